@@ -1,0 +1,104 @@
+/**
+ * Every error a user can meet is an {@link SdkError}: a stable string `code`, a message that says what
+ * was wrong and for what, a `remedy` that names the fix, and structured `data`. Callers branch on
+ * `code` (see {@link isSdkError}), never on `instanceof`: two copies of the SDK may be loaded in one
+ * process tree (the CLI and the supervisor).
+ */
+
+/** The stable error codes. Adding one is an API change; renaming one is a breaking change. */
+export const ERROR_CODES = [
+  'invalid_workflow',
+  'invalid_json',
+  'limit_exceeded',
+  'unsafe_path',
+  'unknown_reference',
+  'duplicate_name',
+  'reserved_name',
+  'invalid_command',
+  'immutable_definition',
+  'reconfiguration_not_allowed',
+  'remote_not_allowed',
+  'missing_env',
+  'command_not_found',
+  'startup_timeout',
+  'initialize_failed',
+  'service_exited',
+  'protocol_error',
+  'forward_timeout',
+  'unsupported_request',
+  'remote_unreachable',
+  'service_busy',
+  'service_resting',
+  'result_too_large',
+  'invalid_arguments',
+  'unknown_tool',
+  'data_dir_too_new',
+  'data_dir_needs_migration',
+  'unknown_project',
+  'unknown_version',
+  'unknown_agent',
+  'usage',
+  'io_error',
+  'supervisor_failed',
+  'internal',
+] as const;
+
+/** One of {@link ERROR_CODES}. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Options of {@link SdkError}. */
+export interface SdkErrorOptions {
+  /** What the user should do about it, as one sentence. */
+  remedy?: string;
+  /** Structured facts: paths, names, exit codes. Never a secret value or a service log. */
+  data?: Record<string, unknown>;
+  /** The underlying error. */
+  cause?: unknown;
+}
+
+/** The one error class of the SDK. */
+export class SdkError extends Error {
+  override readonly name = 'SdkError';
+  readonly code: ErrorCode;
+  readonly remedy: string | undefined;
+  readonly data: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: SdkErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.remedy = options.remedy;
+    this.data = options.data ?? {};
+  }
+
+  /** A plain JSON form, for `--json` output and events. */
+  toJSON(): { code: ErrorCode; message: string; remedy?: string; data?: Record<string, unknown> } {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.remedy === undefined ? {} : { remedy: this.remedy }),
+      ...(Object.keys(this.data).length === 0 ? {} : { data: this.data }),
+    };
+  }
+}
+
+/** True when `error` carries an SDK error code, whichever copy of the SDK made it. */
+export function isSdkError(error: unknown): error is SdkError {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as { code?: unknown }).code === 'string' &&
+    (ERROR_CODES as readonly string[]).includes((error as { code: string }).code) &&
+    typeof (error as { message?: unknown }).message === 'string'
+  );
+}
+
+/** Wraps anything thrown into an SdkError, keeping SDK errors as they are. */
+export function toSdkError(error: unknown, fallback: ErrorCode = 'internal'): SdkError {
+  if (error instanceof SdkError) return error;
+  if (isSdkError(error)) {
+    const e = error as SdkError;
+    return new SdkError(e.code, e.message, { remedy: e.remedy, data: e.data, cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new SdkError(fallback, message, { cause: error });
+}

@@ -1,0 +1,54 @@
+/**
+ * The one face every live service has towards the layers above it (invocation, bridge), whether it is a
+ * project service (a supervised stdio process group) or a remote Streamable HTTP service. The bridge
+ * builds an agent's surface from a list of these; it never sees processes or transports.
+ */
+import type {
+  CallToolResult,
+  GetPromptResult,
+  Implementation,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplateType,
+  ServerCapabilities,
+  Tool,
+} from '@modelcontextprotocol/client';
+
+/** Everything a service offered when it was listed at start (every page of every list). */
+export interface ServiceCatalog {
+  tools: Tool[];
+  resources: Resource[];
+  resourceTemplates: ResourceTemplateType[];
+  prompts: Prompt[];
+  /** What the server said about itself in `initialize`. */
+  serverInfo?: Implementation;
+  capabilities?: ServerCapabilities;
+  /** The protocol version negotiated. */
+  protocolVersion?: string;
+}
+
+/** Options of one forwarded request. */
+export interface ForwardOptions {
+  /** Milliseconds before the request is cancelled at the service and answered `forward_timeout`. Default 60,000. */
+  timeoutMs?: number;
+  /** Aborts the request (it is cancelled at the service). */
+  signal?: AbortSignal;
+}
+
+/** A started, initialized and listed service. */
+export interface ServiceSession {
+  /** The service name the agent sees (for aliases: the first alias; see `aliases`). */
+  readonly name: string;
+  /** Every name this one session serves under in the invocation (aliases of one definition share one session). */
+  readonly aliases: readonly string[];
+  /** `project`: a supervised stdio process group; `remote`: a Streamable HTTP URL. */
+  readonly kind: 'project' | 'remote';
+  /** The catalog as listed before the harness started. */
+  readonly catalog: ServiceCatalog;
+  callTool(name: string, args: Record<string, unknown> | undefined, options?: ForwardOptions): Promise<CallToolResult>;
+  readResource(uri: string, options?: ForwardOptions): Promise<ReadResourceResult>;
+  getPrompt(name: string, args: Record<string, string> | undefined, options?: ForwardOptions): Promise<GetPromptResult>;
+  /** Collects the service (for a project service: stdin end, SIGTERM, grace, SIGKILL, sweep). Idempotent. */
+  close(): Promise<void>;
+}
