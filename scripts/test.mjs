@@ -22,7 +22,9 @@ function find(dir) {
 const args = process.argv.slice(2);
 const picked = args.filter((a) => a.endsWith('.test.ts'));
 const flags = args.filter((a) => !a.endsWith('.test.ts'));
-const files = (picked.length > 0 ? picked : find(join(root, 'test'))).map((f) => relative(root, join(root, relative(root, f)))).sort();
+const files = (picked.length > 0 ? picked : find(join(root, 'test')))
+  .map((f) => relative(root, join(root, relative(root, f))))
+  .sort();
 
 const result = spawnSync(
   process.execPath,

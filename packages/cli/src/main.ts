@@ -1,1 +1,45 @@
-export {};
+/** The `scienceevolve` command: parse, call the SDK, print. Nothing here that the SDK's API cannot do. */
+import { MIGRATE_HELP, migrateCommand } from './commands/migrate.js';
+import { VALIDATE_HELP, validateCommand } from './commands/validate.js';
+import { WORKFLOW_HELP, workflowCommand } from './commands/workflow.js';
+import { EXIT, type Io, processIo, reportError, usageError } from './output.js';
+
+type Command = (argv: string[], io: Io) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  validate: validateCommand,
+  workflow: workflowCommand,
+  migrate: migrateCommand,
+};
+
+const HELP = `scienceevolve — workflows of agents with supervised MCP services
+
+Usage: scienceevolve <command> [options]
+
+  ${[VALIDATE_HELP, WORKFLOW_HELP, MIGRATE_HELP].join('\n').split('\n').join('\n  ')}
+
+Every command takes --json (one JSON document on stdout) and --debug (stack traces on errors).
+Exit codes: 0 success, 1 the work failed, 2 usage error.
+`;
+
+/** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */
+export async function run(argv: string[], io: Io = processIo): Promise<number> {
+  const json = argv.includes('--json');
+  const debug = argv.includes('--debug');
+  const [name, ...rest] = argv;
+  try {
+    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+      io.stdout(HELP);
+      return name === undefined ? EXIT.usage : EXIT.ok;
+    }
+    if (rest.includes('--help') || rest.includes('-h')) {
+      io.stdout(HELP);
+      return EXIT.ok;
+    }
+    const command = COMMANDS[name];
+    if (command === undefined) throw usageError(`unknown command "${name}"`);
+    return await command(rest, io);
+  } catch (error) {
+    return reportError(error, io, { json, debug });
+  }
+}

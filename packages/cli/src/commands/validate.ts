@@ -1,0 +1,33 @@
+/** `scienceevolve validate <workflow.json> [--json]`: validates without touching anything. */
+import { readFile } from 'node:fs/promises';
+import { SdkError, validateWorkflowText } from '@scienceevolve/sdk';
+import { parse } from '../args.js';
+import { EXIT, type Io, printJson, usageError } from '../output.js';
+
+export const VALIDATE_HELP = 'validate <workflow.json> [--json]    check a workflow without touching anything';
+
+export async function validateCommand(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, {});
+  if (positionals.length !== 1)
+    throw usageError('validate takes exactly one workflow file', 'scienceevolve validate <workflow.json>');
+  const file = positionals[0]!;
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new SdkError('io_error', `could not read ${file}: ${(error as Error).message}`, { remedy: 'check the path' });
+  }
+  const result = validateWorkflowText(text);
+  if (values.json) {
+    printJson(io, { ok: result.ok, errors: result.errors });
+  } else if (result.ok) {
+    const w = result.workflow;
+    io.stdout(
+      `ok: ${file} is a valid workflow (${Object.keys(w.agents).length} agents, ${Object.keys(w.mcpDefinitions).length} project services)\n`,
+    );
+  } else {
+    io.stdout(`${file}: ${result.errors.length} error${result.errors.length === 1 ? '' : 's'}\n`);
+    for (const e of result.errors) io.stdout(`  ${e.code} at ${e.path}: ${e.message}\n`);
+  }
+  return result.ok ? EXIT.ok : EXIT.failed;
+}

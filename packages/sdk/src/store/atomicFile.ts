@@ -1,0 +1,75 @@
+/**
+ * Atomic file writes: readers see the old content or the new, never a part. Written to a temporary file
+ * in the same directory (a rename is atomic only within one file system), fsynced, renamed over the
+ * target, then the directory fsynced so the rename itself survives a power cut.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { SdkError } from '../errors.js';
+
+/** Writes `data` to `path` atomically, creating the directory. */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  const dir = dirname(path);
+  await mkdir(dir, { recursive: true });
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const handle = await open(tmp, 'wx', 0o644);
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, path);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw new SdkError('io_error', `could not write ${path}: ${(error as Error).message}`, {
+      remedy: 'check that the data dir is writable and has free space',
+      data: { path },
+      cause: error,
+    });
+  }
+  await syncDirectory(dir);
+}
+
+/** Writes `value` as pretty JSON atomically. */
+export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Reads a JSON file; `undefined` when it does not exist. */
+export async function readJsonFile<T>(path: string): Promise<T | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new SdkError('io_error', `could not read ${path}: ${(error as Error).message}`, {
+      data: { path },
+      cause: error,
+    });
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw new SdkError('io_error', `${path} is not valid JSON: ${(error as Error).message}`, {
+      remedy: 'restore the file from workflow/versions or remove the damaged data dir entry',
+      data: { path },
+      cause: error,
+    });
+  }
+}
+
+/** fsyncs a directory, so that renames and creations in it are durable. Best effort where not supported. */
+export async function syncDirectory(dir: string): Promise<void> {
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Some file systems refuse fsync on a directory (EINVAL/EISDIR); durability then rests on the FS.
+  } finally {
+    await handle?.close();
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Content-addressed persistent sources (SPEC §4): `mcp/<digest>/project-<name>/`, written to a temporary
+ * directory and renamed into place, so a reader never sees half a version; immutable once written.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { SdkError } from '../errors.js';
+import { definitionDigest } from '../workflow/digest.js';
+import type { McpDefinition } from '../workflow/workflowSchema.js';
+import { syncDirectory } from './atomicFile.js';
+import type { ProjectPaths } from './projectStore.js';
+
+/** Where a definition's persistent source is. */
+export interface StoredSource {
+  digest: string;
+  /** The absolute directory of the files. */
+  dir: string;
+  /** False when an identical source was already there. */
+  written: boolean;
+}
+
+/**
+ * Stores a validated definition's files under its digest. Two processes storing the same digest at once
+ * both succeed with one result: each writes its own temporary directory, the first rename wins, and
+ * the loser finds the winner's identical directory in place and discards its own.
+ */
+export async function storeSource(paths: ProjectPaths, name: string, definition: McpDefinition): Promise<StoredSource> {
+  const digest = definitionDigest(definition);
+  const dir = paths.sourceDir(digest, name);
+  if (await exists(dir)) return { digest, dir, written: false };
+
+  const tmp = join(paths.mcpDir, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
+  try {
+    for (const [relative, content] of Object.entries(definition.files)) {
+      const file = join(tmp, ...relative.split('/'));
+      await mkdir(dirname(file), { recursive: true });
+      const handle = await open(file, 'wx', 0o644);
+      try {
+        await handle.writeFile(content, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }
+    await mkdir(dirname(dir), { recursive: true });
+    try {
+      await rename(tmp, dir);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Another writer renamed the same digest into place first: its content is the same by construction.
+      if ((code === 'ENOTEMPTY' || code === 'EEXIST') && (await exists(dir))) return { digest, dir, written: false };
+      throw error;
+    }
+    await syncDirectory(dirname(dir));
+    return { digest, dir, written: true };
+  } catch (error) {
+    throw new SdkError('io_error', `could not store the source of "${name}" in ${dir}: ${(error as Error).message}`, {
+      remedy: 'check that the data dir is writable and has free space',
+      data: { definition: name, digest, path: dir },
+      cause: error,
+    });
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,309 @@
+/**
+ * Validation of a workflow document: every violation of a document in one report, each with a stable
+ * code, its JSON path and a message that names the fix. Validation never executes anything and never
+ * throws past this API.
+ */
+import type { z } from 'zod';
+import { type ErrorCode, SdkError } from '../errors.js';
+import { fileDirectoryConflicts, unsafePathReason } from './filePaths.js';
+import { toJsonPath } from './jsonPath.js';
+import { FIXED_CATALOG_NAMES, LIMITS, RESERVED_ENV_NAMES } from './limits.js';
+import { type Workflow, WorkflowSchema } from './workflowSchema.js';
+
+/** One violation. */
+export interface ValidationIssue {
+  /** A stable code (see `errors.ts`). */
+  code: ErrorCode;
+  /** Where: a JSON path such as `$.agents.main.mcpServers[0].project`. */
+  path: string;
+  /** What is wrong and how to fix it. */
+  message: string;
+}
+
+/** The result of validating a document: the workflow with defaults filled, or every issue. */
+export type ValidationResult = { ok: true; workflow: Workflow; errors: [] } | { ok: false; errors: ValidationIssue[] };
+
+/** Parses and validates the text of a `workflow.json`. */
+export function validateWorkflowText(text: string): ValidationResult {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return fail([{ code: 'invalid_json', path: '$', message: `not valid JSON (${detail}); fix the syntax` }]);
+  }
+  return validateWorkflow(document);
+}
+
+/** Validates a parsed workflow document. */
+export function validateWorkflow(document: unknown): ValidationResult {
+  try {
+    const issues: ValidationIssue[] = [];
+    if (!isPlainObject(document)) {
+      return fail([
+        {
+          code: 'invalid_workflow',
+          path: '$',
+          message: `a workflow is a JSON object with "agents" (and optionally "mcpDefinitions", "orchestration"), not ${describe(document)}`,
+        },
+      ]);
+    }
+    checkDocument(document, issues);
+    const parsed = WorkflowSchema.safeParse(document);
+    if (!parsed.success) issues.push(...parsed.error.issues.flatMap(fromZodIssue));
+    if (issues.length > 0) return fail(issues);
+    if (parsed.success) return { ok: true, workflow: parsed.data, errors: [] };
+    return fail(issues);
+  } catch (error) {
+    // Validation must answer, not throw: a document that trips the validator itself is still reported.
+    const detail = error instanceof Error ? error.message : String(error);
+    return fail([{ code: 'invalid_workflow', path: '$', message: `the document could not be validated (${detail})` }]);
+  }
+}
+
+/** Validates and returns the workflow, or throws one `invalid_workflow` SdkError whose `data.errors` lists every issue. */
+export function parseWorkflow(document: unknown): Workflow {
+  const result = validateWorkflow(document);
+  if (result.ok) return result.workflow;
+  throw invalidWorkflowError(result.errors);
+}
+
+/** The SdkError that carries a list of validation issues. */
+export function invalidWorkflowError(errors: ValidationIssue[], subject = 'the workflow'): SdkError {
+  const lines = errors.map((e) => `  ${e.code} at ${e.path}: ${e.message}`).join('\n');
+  return new SdkError(
+    'invalid_workflow',
+    `${subject} has ${errors.length} error${errors.length === 1 ? '' : 's'}:\n${lines}`,
+    {
+      remedy: 'fix each error at its path, then try again',
+      data: { errors },
+    },
+  );
+}
+
+function fail(issues: ValidationIssue[]): ValidationResult {
+  const seen = new Set<string>();
+  const errors = issues.filter((i) => {
+    const key = `${i.code}\0${i.path}\0${i.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  errors.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { ok: false, errors };
+}
+
+/** The rules zod cannot see: sizes, counts of record entries, file paths, entrypoint, references, reserved names. */
+function checkDocument(doc: Record<string, unknown>, issues: ValidationIssue[]): void {
+  const add = (code: ErrorCode, path: PropertyKey[], message: string) =>
+    issues.push({ code, path: toJsonPath(path), message });
+
+  const size = jsonBytes(doc);
+  if (size > LIMITS.workflowJsonBytes) {
+    add(
+      'limit_exceeded',
+      [],
+      `the workflow is ${size} bytes as JSON; at most ${LIMITS.workflowJsonBytes} (2 MiB) are allowed`,
+    );
+  }
+
+  const defs = doc.mcpDefinitions;
+  const definitionNames = new Set<string>();
+  if (isPlainObject(defs)) {
+    const names = Object.keys(defs);
+    for (const n of names) definitionNames.add(n);
+    if (names.length > LIMITS.definitions) {
+      add(
+        'limit_exceeded',
+        ['mcpDefinitions'],
+        `${names.length} project services; at most ${LIMITS.definitions} are allowed: remove some`,
+      );
+    }
+    const defsSize = jsonBytes(defs);
+    if (defsSize > LIMITS.definitionsJsonBytes) {
+      add(
+        'limit_exceeded',
+        ['mcpDefinitions'],
+        `mcpDefinitions is ${defsSize} bytes as JSON; at most ${LIMITS.definitionsJsonBytes} (1 MiB) are allowed: move large data out of the service files`,
+      );
+    }
+    for (const [name, def] of Object.entries(defs)) {
+      if (isPlainObject(def)) checkDefinition(name, def, add);
+    }
+  }
+
+  const agents = doc.agents;
+  if (isPlainObject(agents)) {
+    if (!Object.hasOwn(agents, 'main')) {
+      add(
+        'invalid_workflow',
+        ['agents'],
+        'there is no agent named "main": add the Main agent, which takes the requirement',
+      );
+    }
+    for (const [agentName, agent] of Object.entries(agents)) {
+      if (!isPlainObject(agent) || !Array.isArray(agent.mcpServers)) continue;
+      const seen = new Map<string, number>();
+      agent.mcpServers.forEach((entry: unknown, index: number) => {
+        if (!isPlainObject(entry)) return;
+        const at = ['agents', agentName, 'mcpServers', index];
+        if (typeof entry.name === 'string') {
+          if (FIXED_CATALOG_NAMES.includes(entry.name)) {
+            add(
+              'reserved_name',
+              [...at, 'name'],
+              `"${entry.name}" is the name of a built-in service of the SDK; choose another name`,
+            );
+          }
+          const first = seen.get(entry.name);
+          if (first !== undefined) {
+            add(
+              'duplicate_name',
+              [...at, 'name'],
+              `"${entry.name}" is already used by mcpServers[${first}] of this agent; give each entry its own name`,
+            );
+          } else {
+            seen.set(entry.name, index);
+          }
+        }
+        if (typeof entry.project === 'string' && !definitionNames.has(entry.project)) {
+          add(
+            'unknown_reference',
+            [...at, 'project'],
+            `there is no definition "${entry.project}" in mcpDefinitions; add it there or fix the name`,
+          );
+        }
+      });
+    }
+  }
+}
+
+function checkDefinition(
+  name: string,
+  def: Record<string, unknown>,
+  add: (code: ErrorCode, path: PropertyKey[], message: string) => void,
+): void {
+  const at = ['mcpDefinitions', name];
+  const files = def.files;
+  if (isPlainObject(files)) {
+    const paths = Object.keys(files);
+    if (paths.length > LIMITS.filesPerDefinition) {
+      add(
+        'limit_exceeded',
+        [...at, 'files'],
+        `${paths.length} files; a definition may have at most ${LIMITS.filesPerDefinition}`,
+      );
+    }
+    if (paths.length === 0)
+      add('invalid_workflow', [...at, 'files'], 'a definition needs at least its entrypoint file');
+    for (const path of paths) {
+      const reason = unsafePathReason(path);
+      if (reason !== undefined) add('unsafe_path', [...at, 'files', path], reason);
+    }
+    for (const { file, below } of fileDirectoryConflicts(paths)) {
+      add(
+        'unsafe_path',
+        [...at, 'files', file],
+        `"${file}" is a file, and "${below}" needs it to be a directory: rename one of them`,
+      );
+    }
+    if (typeof def.entrypoint === 'string' && def.entrypoint !== '') {
+      if (!Object.hasOwn(files, def.entrypoint)) {
+        add(
+          'unknown_reference',
+          [...at, 'entrypoint'],
+          `"${def.entrypoint}" is not a key of files: add that file or name one of the files`,
+        );
+      } else if (files[def.entrypoint] === '') {
+        add(
+          'invalid_workflow',
+          [...at, 'entrypoint'],
+          `the entrypoint "${def.entrypoint}" is empty: give it the service's code`,
+        );
+      }
+    }
+  }
+  if (isPlainObject(def.envFrom)) {
+    for (const key of Object.keys(def.envFrom)) {
+      if (RESERVED_ENV_NAMES.includes(key) || key.startsWith('SCIENCEEVOLVE_')) {
+        add(
+          'reserved_name',
+          [...at, 'envFrom', key],
+          `"${key}" is set by the SDK for every service and cannot be mapped; read it as it is, or map another name`,
+        );
+      }
+    }
+  }
+}
+
+const UNKNOWN_KEY_HINTS: Record<string, string> = {
+  $: 'orchestration, agents, mcpDefinitions',
+};
+
+function fromZodIssue(issue: z.core.$ZodIssue): ValidationIssue[] {
+  const path = toJsonPath(issue.path);
+  switch (issue.code) {
+    case 'unrecognized_keys':
+      return issue.keys.map((key) => ({
+        code: 'invalid_workflow',
+        path: toJsonPath([...issue.path, key]),
+        message: `unknown key "${key}": remove it or fix its spelling${UNKNOWN_KEY_HINTS[path] ? ` (allowed: ${UNKNOWN_KEY_HINTS[path]})` : ''}`,
+      }));
+    case 'invalid_key': {
+      const inner = issue.issues[0];
+      return [{ code: 'invalid_workflow', path, message: `invalid name: ${inner?.message ?? issue.message}` }];
+    }
+    case 'invalid_format':
+      if (issue.path.at(-1) === 'command') return [{ code: 'invalid_command', path, message: issue.message }];
+      return [{ code: 'invalid_workflow', path, message: issue.message }];
+    case 'too_big':
+      return [{ code: 'limit_exceeded', path, message: issue.message }];
+    case 'custom': {
+      const code = (issue.params as { code?: ErrorCode } | undefined)?.code ?? 'invalid_workflow';
+      return [{ code, path, message: issue.message }];
+    }
+    case 'invalid_type':
+      if (issue.input === undefined) {
+        return [{ code: 'invalid_workflow', path, message: `required: add it (expected ${issue.expected})` }];
+      }
+      return [{ code: 'invalid_workflow', path, message: `expected ${issue.expected}, not ${describe(issue.input)}` }];
+    case 'invalid_union':
+      if ('discriminator' in issue && issue.discriminator !== undefined) {
+        return [
+          {
+            code: 'invalid_workflow',
+            path,
+            message: 'unknown "type": use one of "scripted", "openai", "anthropic", "command"',
+          },
+        ];
+      }
+      return [{ code: 'invalid_workflow', path, message: issue.message }];
+    case 'invalid_value':
+      return [
+        {
+          code: 'invalid_workflow',
+          path,
+          message: `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`,
+        },
+      ];
+    default:
+      return [{ code: 'invalid_workflow', path, message: issue.message }];
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return 'a string';
+  if (typeof value === 'number') return 'a number';
+  if (typeof value === 'boolean') return 'a boolean';
+  return typeof value;
+}
+
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? '');
+}

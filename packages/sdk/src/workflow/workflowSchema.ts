@@ -1,0 +1,161 @@
+/**
+ * The `workflow.json` model (SPEC §3): zod schemas and their types, strict objects everywhere, defaults
+ * filled. Cross-field rules (references, file paths, entrypoint, size of the JSON) are checked in
+ * `validate.ts`, which is the entry point callers use.
+ */
+import { z } from 'zod';
+import { COMMAND_PATTERN, ENV_NAME_PATTERN, LIMITS, NAME_PATTERN } from './limits.js';
+
+const nameMessage = `must be 1–${LIMITS.nameChars} characters of a-z 0-9 - _, starting with a letter or digit; rename it`;
+
+/** A service, definition or agent name. */
+export const NameSchema = z.string().regex(NAME_PATTERN, { error: nameMessage });
+
+/** An environment variable name. */
+export const EnvNameSchema = z
+  .string()
+  .regex(ENV_NAME_PATTERN, {
+    error: 'must be an environment variable name (letters, digits, _; not starting with a digit)',
+  });
+
+/** One entry of `mcpDefinitions` (SPEC §3.1). */
+export const McpDefinitionSchema = z.strictObject({
+  /** path → content: the complete set of the service's text files. */
+  files: z.record(
+    z.string(),
+    z.string().max(LIMITS.charsPerFile, {
+      error: `a file may hold at most ${LIMITS.charsPerFile} characters; split it or trim it`,
+    }),
+  ),
+  /** A key of `files` whose content is non-empty. */
+  entrypoint: z.string().min(1, { error: 'name the file to run: a key of files' }),
+  /** `node` (the SDK's own Node executable) or an executable's name or path; never a shell line. */
+  command: z
+    .string()
+    .min(1, { error: 'give an executable name such as "node" or "python3"' })
+    .regex(COMMAND_PATTERN, {
+      error:
+        'must be one executable name or path, not a shell command line: no spaces or shell characters; put arguments in "args"',
+    })
+    .default('node'),
+  /** Arguments after the copied entrypoint's absolute path. */
+  args: z
+    .array(
+      z.string().max(LIMITS.charsPerArg, { error: `an argument may hold at most ${LIMITS.charsPerArg} characters` }),
+    )
+    .max(LIMITS.args, { error: `at most ${LIMITS.args} arguments; pass the rest in a file of the service` })
+    .default([]),
+  /** Service variable → host variable, read when the service starts. */
+  envFrom: z.record(EnvNameSchema, EnvNameSchema).default({}),
+});
+/** One entry of `mcpDefinitions`, with defaults filled. */
+export type McpDefinition = z.infer<typeof McpDefinitionSchema>;
+/** One entry of `mcpDefinitions` as written (defaults may be missing). */
+export type McpDefinitionInput = z.input<typeof McpDefinitionSchema>;
+
+/** One entry of an agent's `mcpServers`: `{ name, project }` or `{ name, url }`, never both. */
+export const McpServerEntrySchema = z
+  .strictObject({
+    /** The name the agent sees. */
+    name: NameSchema,
+    /** A definition of this workflow's `mcpDefinitions`. */
+    project: NameSchema.optional(),
+    /** A remote Streamable HTTP endpoint. */
+    url: z
+      .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL of a Streamable HTTP endpoint' })
+      .optional(),
+  })
+  .superRefine((entry, ctx) => {
+    if (entry.project !== undefined && entry.url !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        params: { code: 'invalid_workflow' },
+        message: 'an entry has either "project" or "url", never both; split it into two entries with different names',
+      });
+    } else if (entry.project === undefined && entry.url === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        params: { code: 'invalid_workflow' },
+        message: 'give "project" (a name in mcpDefinitions) or "url" (a Streamable HTTP endpoint)',
+      });
+    }
+  });
+/** One entry of an agent's `mcpServers`. */
+export type McpServerEntry = z.infer<typeof McpServerEntrySchema>;
+
+/** The external agent CLIs whose configuration the SDK can write. */
+export const HarnessFormatSchema = z.enum(['claude', 'codex', 'gemini', 'opencode']);
+
+/** How an agent is run (SPEC §10.2). */
+export const HarnessSchema = z.discriminatedUnion('type', [
+  /** Simulated model decisions from the run's script file. */
+  z.strictObject({ type: z.literal('scripted') }),
+  /** An OpenAI-compatible chat-completions tool loop. */
+  z.strictObject({
+    type: z.literal('openai'),
+    baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    model: z.string().min(1),
+    apiKeyEnv: EnvNameSchema.optional(),
+  }),
+  /** The Anthropic Messages API tool loop. */
+  z.strictObject({
+    type: z.literal('anthropic'),
+    baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    model: z.string().min(1),
+    apiKeyEnv: EnvNameSchema.optional(),
+  }),
+  /** An external agent CLI given the managed bridge. */
+  z.strictObject({
+    type: z.literal('command'),
+    command: z.string().min(1).regex(COMMAND_PATTERN, {
+      error: 'must be one executable name or path, not a shell command line; put arguments in "args"',
+    }),
+    args: z.array(z.string()).max(LIMITS.args).default([]),
+    format: HarnessFormatSchema,
+  }),
+]);
+/** How an agent is run. */
+export type Harness = z.infer<typeof HarnessSchema>;
+
+/** One agent (SPEC §3.2). */
+export const AgentSchema = z.strictObject({
+  harness: HarnessSchema.default({ type: 'scripted' }),
+  /** Standing instructions. */
+  instructions: z.string().default(''),
+  mcpServers: z
+    .array(McpServerEntrySchema)
+    .max(LIMITS.serversPerAgent, { error: `an agent may have at most ${LIMITS.serversPerAgent} services` })
+    .default([]),
+});
+/** One agent, with defaults filled. */
+export type Agent = z.infer<typeof AgentSchema>;
+
+/** `orchestration` (SPEC §3.3). */
+export const OrchestrationSchema = z.strictObject({
+  /** Main may call `apply_workflow` only when true. */
+  allowMainReconfiguration: z.boolean().default(false),
+  /** Git-on: each role works in its own worktree. */
+  git: z.boolean().default(false),
+  /** How many times a failed invocation is retried with fresh services. */
+  invocationRetries: z.int().min(0).max(LIMITS.invocationRetries).default(1),
+  /** URL prefixes a remote entry proposed by Main must match. */
+  allowedRemoteUrls: z.array(z.url({ protocol: /^https?$/ })).default([]),
+});
+/** `orchestration`, with defaults filled. */
+export type Orchestration = z.infer<typeof OrchestrationSchema>;
+
+/** A whole `workflow.json`. */
+export const WorkflowSchema = z.strictObject({
+  orchestration: OrchestrationSchema.default({
+    allowMainReconfiguration: false,
+    git: false,
+    invocationRetries: 1,
+    allowedRemoteUrls: [],
+  }),
+  agents: z.record(NameSchema, AgentSchema),
+  mcpDefinitions: z.record(NameSchema, McpDefinitionSchema).default({}),
+});
+/** A whole workflow, with every default filled: the form the SDK stores and compares. */
+export type Workflow = z.infer<typeof WorkflowSchema>;
+/** A workflow as a user may write it. */
+export type WorkflowInput = z.input<typeof WorkflowSchema>;
