@@ -12,11 +12,9 @@ const nameMessage = `must be 1–${LIMITS.nameChars} characters of a-z 0-9 - _, 
 export const NameSchema = z.string().regex(NAME_PATTERN, { error: nameMessage });
 
 /** An environment variable name. */
-export const EnvNameSchema = z
-  .string()
-  .regex(ENV_NAME_PATTERN, {
-    error: 'must be an environment variable name (letters, digits, _; not starting with a digit)',
-  });
+export const EnvNameSchema = z.string().regex(ENV_NAME_PATTERN, {
+  error: 'must be an environment variable name (letters, digits, _; not starting with a digit)',
+});
 
 /** One entry of `mcpDefinitions` (SPEC §3.1). */
 export const McpDefinitionSchema = z.strictObject({
