@@ -1,0 +1,124 @@
+/**
+ * `apply_workflow` (SPEC §9): Main proposes a complete workflow snapshot; the whole snapshot is validated
+ * without executing anything, the rules of Main reconfiguration are checked, and the result lands as one
+ * new accepted version or not at all.
+ */
+import stableStringify from 'fast-json-stable-stringify';
+import { SdkError } from '../errors.js';
+import type { ProjectPaths } from '../store/projectStore.js';
+import { type WorkflowVersion, acceptWorkflow, readAccepted } from '../store/workflowVersions.js';
+import { definitionDigest } from '../workflow/digest.js';
+import { toJsonPath } from '../workflow/jsonPath.js';
+import { type ValidationIssue, invalidWorkflowError, validateWorkflow } from '../workflow/validate.js';
+import type { Workflow } from '../workflow/workflowSchema.js';
+
+/** The answer of a successful apply. */
+export interface ApplyResult {
+  version: number;
+  changedMcps: string[];
+  changedAgents: string[];
+}
+
+/** Options of {@link applyWorkflow}. */
+export interface ApplyOptions {
+  /** `main` applies the rules of Main reconfiguration; `operator` only the general rules. Default `main`. */
+  by?: 'main' | 'operator';
+}
+
+/**
+ * Applies a snapshot. `snapshot.mcpDefinitions` omitted keeps the accepted table; supplied, it is the full
+ * table. Throws an SdkError: `reconfiguration_not_allowed`, or `invalid_workflow` whose `data.errors`
+ * lists every issue (codes such as `immutable_definition`, `remote_not_allowed`, `unknown_reference`).
+ */
+export async function applyWorkflow(
+  paths: ProjectPaths,
+  snapshot: unknown,
+  options: ApplyOptions = {},
+): Promise<ApplyResult> {
+  const by = options.by ?? 'main';
+  const current = await readAccepted(paths);
+  const candidate = mergeSnapshot(snapshot, current);
+  const validated = validateWorkflow(candidate);
+  if (!validated.ok) throw invalidWorkflowError(validated.errors, 'the proposed workflow');
+  const result = await acceptWorkflow(paths, validated.workflow, {
+    by,
+    // Checked inside the project's lock, against the version in force at that moment.
+    check: (inForce, next) => {
+      if (by !== 'main') return;
+      const issues = mainReconfigurationIssues(inForce, next);
+      if (issues.length > 0) throw invalidWorkflowError(issues, 'the proposed workflow');
+    },
+  });
+  return { version: result.version, changedMcps: result.changedMcps, changedAgents: result.changedAgents };
+}
+
+function mergeSnapshot(snapshot: unknown, current: WorkflowVersion | undefined): unknown {
+  if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) return snapshot;
+  const doc = snapshot as Record<string, unknown>;
+  if (Object.hasOwn(doc, 'mcpDefinitions') || current === undefined) return doc;
+  return { ...doc, mcpDefinitions: current.workflow.mcpDefinitions };
+}
+
+/**
+ * The rules of SPEC §9 for Main: reconfiguration must be allowed; accepted definitions are immutable
+ * (not rewritten, replaced or removed); `orchestration` and harnesses stay the operator's; a remote URL
+ * Main adds must match `orchestration.allowedRemoteUrls`.
+ */
+export function mainReconfigurationIssues(current: WorkflowVersion | undefined, next: Workflow): ValidationIssue[] {
+  if (current === undefined || !current.workflow.orchestration.allowMainReconfiguration) {
+    throw new SdkError('reconfiguration_not_allowed', 'this workflow does not allow Main to reconfigure services', {
+      remedy: 'the operator must set orchestration.allowMainReconfiguration to true and load the workflow',
+    });
+  }
+  const issues: ValidationIssue[] = [];
+  const before = current.workflow;
+  for (const [name, definition] of Object.entries(before.mcpDefinitions)) {
+    const proposed = next.mcpDefinitions[name];
+    if (proposed === undefined) {
+      issues.push({
+        code: 'immutable_definition',
+        path: toJsonPath(['mcpDefinitions', name]),
+        message: `the accepted service "${name}" cannot be removed by Main; keep it in mcpDefinitions unchanged (an agent that no longer needs it can simply stop referencing it)`,
+      });
+    } else if (definitionDigest(proposed) !== definitionDigest(definition)) {
+      issues.push({
+        code: 'immutable_definition',
+        path: toJsonPath(['mcpDefinitions', name]),
+        message: `the accepted service "${name}" cannot be changed; keep it as it is, add the new version under a new name, and move the agents' references to that name`,
+      });
+    }
+  }
+  if (stableStringify(before.orchestration) !== stableStringify(next.orchestration)) {
+    issues.push({
+      code: 'reconfiguration_not_allowed',
+      path: '$.orchestration',
+      message: "orchestration is the operator's to change; send it exactly as get_workflow returned it",
+    });
+  }
+  const allowed = before.orchestration.allowedRemoteUrls;
+  for (const [agentName, agent] of Object.entries(next.agents)) {
+    const previous = before.agents[agentName];
+    if (previous !== undefined && stableStringify(previous.harness) !== stableStringify(agent.harness)) {
+      issues.push({
+        code: 'reconfiguration_not_allowed',
+        path: toJsonPath(['agents', agentName, 'harness']),
+        message: `the harness of "${agentName}" is the operator's to change; send it as get_workflow returned it`,
+      });
+    }
+    const knownUrls = new Set((previous?.mcpServers ?? []).map((s) => s.url).filter((u) => u !== undefined));
+    agent.mcpServers.forEach((entry, index) => {
+      if (entry.url === undefined || knownUrls.has(entry.url)) return;
+      if (!allowed.some((prefix) => entry.url!.startsWith(prefix))) {
+        issues.push({
+          code: 'remote_not_allowed',
+          path: toJsonPath(['agents', agentName, 'mcpServers', index, 'url']),
+          message:
+            allowed.length === 0
+              ? 'Main may not add remote services to this workflow (orchestration.allowedRemoteUrls is empty); write a project service instead'
+              : `the URL must start with one of: ${allowed.join(', ')}`,
+        });
+      }
+    });
+  }
+  return issues;
+}
