@@ -1,0 +1,242 @@
+/**
+ * The HTTP face: an agent's surface as a Streamable HTTP MCP endpoint at `/mcp` on 127.0.0.1, for one
+ * invocation, behind a bearer token. Both protocol eras are served by the v2 SDK's `createMcpHandler`
+ * (2026-07-28 per request; 2025-11-25 through its stateless fallback, so there are no sessions and no
+ * GET stream). Everything in front of the handler is checked here, in this order, each with its own
+ * status: Host or Origin not loopback → 403; a path other than `/mcp` → 404; no or wrong token → 401;
+ * a method other than POST → 405; an Accept without both `application/json` and `text/event-stream` →
+ * 406; a Content-Type other than `application/json` → 415; a body over the limit → 413.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { type IncomingMessage, type Server as HttpServer, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createMcpHandler } from '@modelcontextprotocol/server';
+import { SdkError } from '../errors.js';
+import type { Surface } from './surface.js';
+import { createSurfaceServer } from './surfaceServer.js';
+
+/** The endpoint path. */
+export const HTTP_FACE_PATH = '/mcp';
+
+/** Options of {@link serveHttp}. */
+export interface HttpFaceOptions {
+  /** The bearer token clients must send (`Authorization: Bearer <token>`); at least 16 characters. See {@link createBridgeToken}. */
+  token: string;
+  /** TCP port; 0 picks a free one. Default 0. */
+  port?: number;
+  /** The address to listen on: only `127.0.0.1` is allowed. Default `127.0.0.1`. */
+  host?: '127.0.0.1';
+  /** Bytes of a request body above which it is refused with 413. Default 1,048,576 (1 MiB). */
+  maxBodyBytes?: number;
+  /** Out-of-band errors (reporting only). */
+  onError?: (error: Error) => void;
+}
+
+/** A running HTTP face. */
+export interface HttpFace {
+  /** The endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops accepting, aborts requests in flight and closes every connection. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A fresh random token for an HTTP face: 32 random bytes, base64url (43 characters). */
+export function createBridgeToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+const LOOPBACK_HOSTNAMES: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** Constant-time token check: both sides are hashed first, so lengths leak nothing either. */
+function tokenMatches(header: string | undefined, expected: Buffer): boolean {
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
+  const given = digest(match?.[1] ?? '');
+  return timingSafeEqual(given, expected) && match !== null;
+}
+
+function hostAllowed(host: string | undefined, port: number): boolean {
+  if (host === undefined) return false;
+  try {
+    const url = new URL(`http://${host}`);
+    return (
+      LOOPBACK_HOSTNAMES.has(url.hostname) &&
+      (url.port === '' || Number(url.port) === port) &&
+      url.host === host.toLowerCase()
+    );
+  } catch {
+    return false;
+  }
+}
+
+function originAllowed(origin: string | undefined): boolean {
+  if (origin === undefined) return true;
+  try {
+    const url = new URL(origin);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOSTNAMES.has(url.hostname);
+  } catch {
+    return false;
+  }
+}
+
+function acceptsBoth(accept: string | undefined): boolean {
+  const types = (accept ?? '').split(',').map((part) => part.split(';')[0]!.trim().toLowerCase());
+  return types.includes('application/json') && types.includes('text/event-stream');
+}
+
+function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+/** Reads the body up to `limit` bytes; undefined when it is longer (the rest is not read). */
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Serves `surface` over Streamable HTTP at `http://127.0.0.1:<port>/mcp` until closed.
+ *
+ * @throws SdkError `usage` for a host other than 127.0.0.1 or a token under 16 characters; `io_error`
+ *   when the port cannot be bound.
+ */
+export async function serveHttp(surface: Surface, options: HttpFaceOptions): Promise<HttpFace> {
+  const host = options.host ?? '127.0.0.1';
+  if (host !== '127.0.0.1') {
+    throw new SdkError('usage', `the HTTP face listens on 127.0.0.1 only, not on "${String(host)}"`, {
+      remedy: 'Leave the host unset; reach other machines through your own authenticated proxy.',
+    });
+  }
+  if (typeof options.token !== 'string' || options.token.length < 16) {
+    throw new SdkError('usage', 'the HTTP face needs a bearer token of at least 16 characters', {
+      remedy: 'Use createBridgeToken() (or `--token-file` with such a token).',
+    });
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const expected = digest(options.token);
+  const reportError = (error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error)));
+  const handler = createMcpHandler(() => createSurfaceServer(surface), {
+    legacy: 'stateless',
+    maxRequestBodySize: maxBodyBytes,
+    onerror: reportError,
+  });
+  let port = 0;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!hostAllowed(req.headers.host, port))
+      return refuse(res, 403, 'forbidden: the Host header is not this loopback endpoint');
+    if (!originAllowed(req.headers.origin))
+      return refuse(res, 403, 'forbidden: requests from this Origin are not allowed');
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== HTTP_FACE_PATH) return refuse(res, 404, `not found: the endpoint is ${HTTP_FACE_PATH}`);
+    if (!tokenMatches(req.headers.authorization, expected)) {
+      return refuse(res, 401, 'unauthorized: send the invocation token as "Authorization: Bearer <token>"', {
+        'www-authenticate': 'Bearer',
+      });
+    }
+    if (req.method !== 'POST')
+      return refuse(res, 405, `method ${req.method} not allowed: this endpoint takes POST only`, { allow: 'POST' });
+    if (!acceptsBoth(req.headers.accept)) {
+      return refuse(res, 406, 'not acceptable: Accept must list both application/json and text/event-stream');
+    }
+    const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (contentType !== 'application/json') return refuse(res, 415, 'unsupported media type: send application/json');
+    const declared = Number(req.headers['content-length'] ?? Number.NaN);
+    const tooLarge = `payload too large: the body limit is ${maxBodyBytes} bytes`;
+    if (Number.isFinite(declared) && declared > maxBodyBytes)
+      return refuse(res, 413, tooLarge, { connection: 'close' });
+    const body = await readBody(req, maxBodyBytes);
+    if (body === undefined) return refuse(res, 413, tooLarge, { connection: 'close' });
+
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (typeof value === 'string') headers.set(name, value);
+      else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    }
+    const request = new Request(`http://127.0.0.1:${port}${req.url ?? HTTP_FACE_PATH}`, {
+      method: 'POST',
+      headers,
+      body,
+      signal: abort.signal,
+    });
+    const response = await handler.fetch(request);
+    const responseHeaders: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      responseHeaders[name] = value;
+    });
+    res.writeHead(response.status, responseHeaders);
+    if (response.body === null) {
+      res.end();
+      return;
+    }
+    const reader = response.body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (res.destroyed) break;
+        if (!res.write(value)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+      }
+    } finally {
+      await reader.cancel().catch(() => {});
+      res.end();
+    }
+  };
+
+  const server: HttpServer = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      reportError(error);
+      if (!res.headersSent) refuse(res, 500, 'internal error of the HTTP face');
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error) => {
+      reject(
+        new SdkError('io_error', `the HTTP face could not listen on ${host}:${options.port ?? 0}: ${error.message}`, {
+          remedy: 'Pick another port, or leave it unset to get a free one.',
+          cause: error,
+        }),
+      );
+    };
+    server.once('error', onError);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}${HTTP_FACE_PATH}`,
+    port,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        try {
+          await handler.close();
+        } finally {
+          server.closeAllConnections();
+          await stopped;
+        }
+      })();
+      return closing;
+    },
+  };
+}

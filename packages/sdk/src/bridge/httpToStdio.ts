@@ -1,0 +1,198 @@
+/**
+ * HTTP → stdio (`scienceevolve bridge http-to-stdio --url U [--header "K: V"]`): a stdio MCP server
+ * that forwards every request it supports to one Streamable HTTP MCP server, for harnesses that can
+ * only launch stdio servers. Both sides speak either era: the stdio side is served by the v2 SDK's
+ * `serveStdio`; the HTTP side negotiates (`server/discover`, falling back to `initialize`).
+ *
+ * Unlike an agent's surface, the bridge renames nothing and checks no arguments (the server does): it
+ * forwards `tools/list`, `tools/call`, `resources/list`, `resources/templates/list`, `resources/read`,
+ * `prompts/list` and `prompts/get` with a timeout, lists live (so pages and changes pass through), and
+ * refuses everything else, including sampling, elicitation and roots requests from the server.
+ */
+import type { Readable, Writable } from 'node:stream';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
+import { SdkError } from '../errors.js';
+import { LineTransport, type LineLimits } from './lineTransport.js';
+import { toProtocolError, unsupportedRequestMessage } from './surfaceServer.js';
+
+/** Options of {@link httpToStdio}. */
+export interface HttpToStdioOptions extends Partial<LineLimits> {
+  /** The Streamable HTTP endpoint, e.g. `http://127.0.0.1:8000/mcp`. */
+  url: string;
+  /** Extra HTTP headers sent with every request (e.g. `Authorization`). Never logged. */
+  headers?: Record<string, string>;
+  /** Where requests come from. Default `process.stdin`. */
+  input?: Readable;
+  /** Where the protocol goes. Default `process.stdout`. */
+  output?: Writable;
+  /** Milliseconds to connect (and negotiate) with the HTTP server. Default 30,000 (30 s). */
+  connectTimeoutMs?: number;
+  /** Milliseconds before a forwarded request is cancelled. Default 60,000 (60 s). */
+  timeoutMs?: number;
+  /** Out-of-band errors (reporting only). */
+  onError?: (error: Error) => void;
+}
+
+/** A running HTTP → stdio bridge. */
+export interface HttpToStdioBridge {
+  /** The protocol version negotiated with the HTTP server. */
+  readonly remoteProtocolVersion: string | undefined;
+  /** Resolves when the stdio side ends (the harness closed stdin, or {@link HttpToStdioBridge.close}). */
+  readonly closed: Promise<void>;
+  /** Ends the stdio side and the HTTP client. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Drops the reserved `io.modelcontextprotocol/*` keys (the 2026 per-request envelope) from `_meta`. */
+function withoutEnvelope<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  const record = value as Record<string, unknown>;
+  const meta = record._meta as Record<string, unknown> | undefined;
+  const rest: Record<string, unknown> = { ...record };
+  delete rest.ttlMs;
+  delete rest.cacheScope;
+  if (meta === undefined) return rest as T;
+  const kept = Object.fromEntries(Object.entries(meta).filter(([key]) => !key.startsWith('io.modelcontextprotocol/')));
+  if (Object.keys(kept).length === 0) delete rest._meta;
+  else rest._meta = kept;
+  return rest as T;
+}
+
+/**
+ * Connects to the Streamable HTTP server at `url`, then serves it over stdio until the input ends.
+ *
+ * @throws SdkError `remote_unreachable` when the HTTP server cannot be connected to.
+ */
+export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToStdioBridge> {
+  const timeout = options.timeoutMs ?? 60_000;
+  const client = new Client(
+    { name: 'scienceevolve-http-to-stdio', version: '0.1.0' },
+    { capabilities: {}, versionNegotiation: { mode: 'auto' } },
+  );
+  // The bridge declares no client capabilities; anything the server asks of it is refused plainly.
+  client.fallbackRequestHandler = async (request) => {
+    throw new ProtocolError(
+      ProtocolErrorCode.MethodNotFound,
+      `"${request.method}" is refused: the ScienceEvolve http-to-stdio bridge does not support sampling, elicitation or roots`,
+    );
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(options.url), {
+    requestInit: { headers: options.headers ?? {} },
+  });
+  try {
+    await client.connect(transport, { timeout: options.connectTimeoutMs ?? 30_000 });
+  } catch (error) {
+    await client.close().catch(() => {});
+    throw new SdkError(
+      'remote_unreachable',
+      `could not connect to the MCP server at ${options.url}: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        remedy:
+          'Check that the server is running and speaks Streamable HTTP at that URL (not SSE), and its headers/token.',
+        data: { url: options.url },
+        cause: error,
+      },
+    );
+  }
+  const remote = client.getServerCapabilities() ?? {};
+  const serverInfo = client.getServerVersion() ?? { name: 'remote', version: '0.0.0' };
+
+  const forward = async <T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> => {
+    try {
+      return withoutEnvelope(await work(signal));
+    } catch (error) {
+      throw toProtocolError(error);
+    }
+  };
+
+  const factory = () => {
+    const server = new Server(serverInfo, {
+      capabilities: {
+        ...(remote.tools ? { tools: {} } : {}),
+        ...(remote.resources ? { resources: {} } : {}),
+        ...(remote.prompts ? { prompts: {} } : {}),
+      },
+    });
+    const opts = (signal: AbortSignal) => ({ signal, timeout, cacheMode: 'bypass' as const });
+    const page = (params: { cursor?: string } | undefined) =>
+      params?.cursor === undefined ? undefined : { cursor: params.cursor };
+    if (remote.tools) {
+      server.setRequestHandler('tools/list', (request, ctx) =>
+        forward((signal) => client.listTools(page(request.params), opts(signal)), ctx.mcpReq.signal),
+      );
+      server.setRequestHandler('tools/call', (request, ctx) =>
+        forward(
+          (signal) =>
+            client.callTool({ name: request.params.name, arguments: request.params.arguments }, { signal, timeout }),
+          ctx.mcpReq.signal,
+        ),
+      );
+    }
+    if (remote.resources) {
+      server.setRequestHandler('resources/list', (request, ctx) =>
+        forward((signal) => client.listResources(page(request.params), opts(signal)), ctx.mcpReq.signal),
+      );
+      server.setRequestHandler('resources/templates/list', (request, ctx) =>
+        forward((signal) => client.listResourceTemplates(page(request.params), opts(signal)), ctx.mcpReq.signal),
+      );
+      server.setRequestHandler('resources/read', (request, ctx) =>
+        forward((signal) => client.readResource({ uri: request.params.uri }, opts(signal)), ctx.mcpReq.signal),
+      );
+    }
+    if (remote.prompts) {
+      server.setRequestHandler('prompts/list', (request, ctx) =>
+        forward((signal) => client.listPrompts(page(request.params), opts(signal)), ctx.mcpReq.signal),
+      );
+      server.setRequestHandler('prompts/get', (request, ctx) =>
+        forward(
+          (signal) =>
+            client.getPrompt({ name: request.params.name, arguments: request.params.arguments }, { signal, timeout }),
+          ctx.mcpReq.signal,
+        ),
+      );
+    }
+    server.fallbackRequestHandler = async (request) => {
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, unsupportedRequestMessage(request.method), {
+        code: 'unsupported_request',
+        method: request.method,
+      });
+    };
+    return server;
+  };
+
+  const lines = new LineTransport(options.input ?? process.stdin, options.output ?? process.stdout, {
+    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+    ...(options.maxDepth === undefined ? {} : { maxDepth: options.maxDepth }),
+  });
+  const handle = sdkServeStdio(factory, {
+    transport: lines,
+    legacy: 'serve',
+    onerror: (error) => options.onError?.(error),
+  });
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      try {
+        await handle.close();
+      } finally {
+        try {
+          await lines.close();
+        } finally {
+          await client.close();
+        }
+      }
+    })();
+    return closing;
+  };
+  // When the harness closes stdin, the HTTP client goes too.
+  lines.closed
+    .then(close)
+    .catch((error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error))));
+  return {
+    remoteProtocolVersion: client.getNegotiatedProtocolVersion(),
+    closed: lines.closed.then(() => closing),
+    close,
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * Keeps a stdio face's stdout for the protocol alone. Call {@link protectStdout} at process start,
+ * before anything logs: from then on `console.log` and every `process.stdout.write` of the process go
+ * to stderr, and only the returned stream writes to the real stdout.
+ *
+ * This works at the JavaScript level. At the descriptor level the CLI keeps fd 1 for the protocol:
+ * every child it starts (services, supervisor) gets its own pipes, never an inherited fd 1.
+ */
+import { Writable } from 'node:stream';
+
+/** What {@link protectStdout} gives back. */
+export interface ProtectedStdout {
+  /** The only stream that writes to the real stdout: hand it to `serveStdio` as `output`. */
+  readonly protocolOutput: Writable;
+  /** Puts `process.stdout.write` back as it was (tests). */
+  restore(): void;
+}
+
+let active: ProtectedStdout | undefined;
+
+/**
+ * Routes every write to `process.stdout` other than the protocol's to `process.stderr`. Idempotent:
+ * a second call returns the first call's result.
+ */
+export function protectStdout(): ProtectedStdout {
+  if (active !== undefined) return active;
+  const stdout = process.stdout;
+  const originalWrite = stdout.write;
+  const realWrite = originalWrite.bind(stdout) as (
+    chunk: string | Uint8Array,
+    callback: (error?: Error | null) => void,
+  ) => boolean;
+  const redirected = ((chunk: string | Uint8Array, encodingOrCallback?: unknown, callback?: unknown) =>
+    (process.stderr.write as (...args: unknown[]) => boolean)(
+      chunk,
+      encodingOrCallback,
+      callback,
+    )) as typeof stdout.write;
+  stdout.write = redirected;
+  const protocolOutput = new Writable({
+    // The callback fires once the real stdout took the chunk, which is the backpressure.
+    write(chunk: Buffer, _encoding, callback) {
+      realWrite(chunk, (error) => callback(error ?? null));
+    },
+  });
+  // Writes that fail because the reader went away end the face through its input; do not crash here.
+  protocolOutput.on('error', () => {});
+  active = {
+    protocolOutput,
+    restore() {
+      if (stdout.write === redirected) stdout.write = originalWrite;
+      active = undefined;
+    },
+  };
+  return active;
+}

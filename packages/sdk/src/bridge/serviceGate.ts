@@ -1,0 +1,211 @@
+/**
+ * The forwarding limits of one service session: a timeout per request, a cap on requests in flight, a
+ * size limit on results, and a rest after consecutive failures. Aliases of one definition share one
+ * session and so one gate.
+ */
+import { SdkError } from '../errors.js';
+
+/** The forwarding limits; every field has a default. */
+export interface ForwardLimits {
+  /** Milliseconds before a forwarded request is cancelled and answered `forward_timeout`. Default 60,000 (60 s). */
+  timeoutMs: number;
+  /** Requests in flight per service; one more is answered `service_busy` at once. Default 4. */
+  maxInFlight: number;
+  /** Bytes of a result (its JSON text, UTF-8) above which it is answered `result_too_large`. Default 1,048,576 (1 MiB). */
+  maxResultBytes: number;
+  /** Consecutive failed requests after which the service is rested. Default 3. */
+  failuresBeforeRest: number;
+  /** Milliseconds a rested service is answered `service_resting` without being asked. Default 60,000 (60 s). */
+  restMs: number;
+}
+
+/** The default {@link ForwardLimits}. */
+export const DEFAULT_FORWARD_LIMITS: Readonly<ForwardLimits> = Object.freeze({
+  timeoutMs: 60_000,
+  maxInFlight: 4,
+  maxResultBytes: 1024 * 1024,
+  failuresBeforeRest: 3,
+  restMs: 60_000,
+});
+
+/** What the gate reports as it works, for the invocation's events. */
+export type GateEvent =
+  /** The service failed `failures` requests in a row and is answered `service_resting` until `untilMs` (epoch ms). */
+  | { kind: 'service_rested'; service: string; failures: number; untilMs: number }
+  /** A request after a rest was answered: the service is used normally again. */
+  | { kind: 'service_recovered'; service: string };
+
+/**
+ * Lifecycle of a gate, for logs and tests:
+ * - `open`: requests are forwarded (up to the in-flight cap);
+ * - `resting`: requests are refused with `service_resting` until the rest ends;
+ * - `probing`: the rest ended; the next answer decides (an answer closes the count, a failure rests again).
+ */
+export type GateState = 'open' | 'resting' | 'probing';
+
+/**
+ * True when `error` is a JSON-RPC error answer from the service itself (it carries a numeric JSON-RPC
+ * code, like the official SDKs' `ProtocolError`/`McpError`), as opposed to the request not being
+ * answered at all. The v1 SDK's local codes -32000 (connection closed) and -32001 (request timeout) are
+ * not answers.
+ */
+export function isServiceAnswer(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  const jsonRpcCode = (error as { data?: { jsonRpcCode?: unknown } }).data?.jsonRpcCode;
+  const numeric = typeof code === 'number' ? code : typeof jsonRpcCode === 'number' ? jsonRpcCode : undefined;
+  return numeric !== undefined && Number.isInteger(numeric) && numeric !== -32000 && numeric !== -32001;
+}
+
+/** Runs forwarded requests of one service under its limits. */
+export class ServiceGate {
+  readonly service: string;
+  readonly limits: Readonly<ForwardLimits>;
+  private inFlight = 0;
+  private consecutiveFailures = 0;
+  private restUntil = 0;
+  private state: GateState = 'open';
+  private readonly onEvent: ((event: GateEvent) => void) | undefined;
+  private readonly now: () => number;
+
+  constructor(
+    service: string,
+    limits: Readonly<ForwardLimits>,
+    options: { onEvent?: (event: GateEvent) => void; now?: () => number } = {},
+  ) {
+    this.service = service;
+    this.limits = limits;
+    this.onEvent = options.onEvent;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The gate's state now (a rest that has ended reads `probing`). */
+  get currentState(): GateState {
+    if (this.state === 'resting' && this.now() >= this.restUntil) this.state = 'probing';
+    return this.state;
+  }
+
+  /** Requests in flight now. */
+  get inFlightCount(): number {
+    return this.inFlight;
+  }
+
+  /**
+   * Forwards one request: refuses at once when resting or at the cap, otherwise runs `send` with a
+   * signal that aborts at the timeout (or when `callerSignal` aborts) and checks the result's size.
+   * Throws an {@link SdkError} (`service_resting`, `service_busy`, `forward_timeout`,
+   * `result_too_large`) or the service's own error.
+   *
+   * @param what - the request, for messages (`tool "search"`, `resource "file:///a"`).
+   */
+  async run<T>(
+    what: string,
+    send: (options: { timeoutMs: number; signal: AbortSignal }) => Promise<T>,
+    callerSignal?: AbortSignal,
+  ): Promise<T> {
+    if (this.currentState === 'resting') {
+      const seconds = Math.ceil((this.restUntil - this.now()) / 1000);
+      throw new SdkError(
+        'service_resting',
+        `service "${this.service}" failed ${this.consecutiveFailures} requests in a row and is resting for ${seconds} s more; ${what} was not sent`,
+        {
+          remedy: `Retry after ${seconds} s, or check the service's stderr log for why it fails.`,
+          data: { service: this.service, retryAfterMs: this.restUntil - this.now() },
+        },
+      );
+    }
+    if (this.inFlight >= this.limits.maxInFlight) {
+      throw new SdkError(
+        'service_busy',
+        `service "${this.service}" already has ${this.inFlight} requests in flight (the limit is ${this.limits.maxInFlight}); ${what} was not sent`,
+        {
+          remedy: 'Wait for an earlier call to this service to finish, then retry.',
+          data: { service: this.service, maxInFlight: this.limits.maxInFlight },
+        },
+      );
+    }
+    this.inFlight++;
+    const controller = new AbortController();
+    let timedOut = false;
+    const onCallerAbort = () => controller.abort(callerSignal?.reason);
+    if (callerSignal?.aborted) onCallerAbort();
+    else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        const error = new SdkError(
+          'forward_timeout',
+          `service "${this.service}" did not answer ${what} within ${this.limits.timeoutMs / 1000} s; the request was cancelled`,
+          {
+            remedy: 'Retry with a smaller request, or raise the forwarding timeout if the service is just slow.',
+            data: { service: this.service, timeoutMs: this.limits.timeoutMs },
+          },
+        );
+        controller.abort(error);
+        reject(error);
+      }, this.limits.timeoutMs);
+      timer.unref();
+    });
+    const aborted = new Promise<never>((_, reject) => {
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+    });
+    // The three-way race must not leave a rejected loser unobserved.
+    timeout.catch(() => {});
+    aborted.catch(() => {});
+    try {
+      const result = await Promise.race([
+        send({ timeoutMs: this.limits.timeoutMs, signal: controller.signal }),
+        timeout,
+        aborted,
+      ]);
+      this.answered();
+      const bytes = Buffer.byteLength(JSON.stringify(result) ?? '', 'utf8');
+      if (bytes > this.limits.maxResultBytes) {
+        throw new SdkError(
+          'result_too_large',
+          `service "${this.service}" answered ${what} with ${bytes} bytes, over the ${this.limits.maxResultBytes}-byte limit`,
+          {
+            remedy: 'Ask for less (a narrower query, a page, a range), or raise the result limit.',
+            data: { service: this.service, bytes, maxResultBytes: this.limits.maxResultBytes },
+          },
+        );
+      }
+      return result;
+    } catch (error) {
+      if (timedOut) this.failed();
+      else if (callerSignal?.aborted) {
+        // The caller gave up: says nothing about the service.
+      } else if (error instanceof SdkError && error.code === 'result_too_large') {
+        // Counted as answered above.
+      } else if (isServiceAnswer(error)) this.answered();
+      else this.failed();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+      this.inFlight--;
+    }
+  }
+
+  private answered(): void {
+    const wasProbing = this.state === 'probing';
+    this.consecutiveFailures = 0;
+    this.state = 'open';
+    if (wasProbing) this.onEvent?.({ kind: 'service_recovered', service: this.service });
+  }
+
+  private failed(): void {
+    this.consecutiveFailures++;
+    if (this.state === 'probing' || this.consecutiveFailures >= this.limits.failuresBeforeRest) {
+      this.restUntil = this.now() + this.limits.restMs;
+      this.state = 'resting';
+      this.onEvent?.({
+        kind: 'service_rested',
+        service: this.service,
+        failures: this.consecutiveFailures,
+        untilMs: this.restUntil,
+      });
+    }
+  }
+}
