@@ -1,5 +1,6 @@
 /** The `scienceevolve` command: parse, call the SDK, print. Nothing here that the SDK's API cannot do. */
 import { MIGRATE_HELP, migrateCommand } from './commands/migrate.js';
+import { SERVICES_HELP, servicesCommand } from './commands/services.js';
 import { VALIDATE_HELP, validateCommand } from './commands/validate.js';
 import { WORKFLOW_HELP, workflowCommand } from './commands/workflow.js';
 import { EXIT, type Io, processIo, reportError, usageError } from './output.js';
@@ -10,13 +11,14 @@ const COMMANDS: Record<string, Command> = {
   validate: validateCommand,
   workflow: workflowCommand,
   migrate: migrateCommand,
+  services: servicesCommand,
 };
 
 const HELP = `scienceevolve — workflows of agents with supervised MCP services
 
 Usage: scienceevolve <command> [options]
 
-  ${[VALIDATE_HELP, WORKFLOW_HELP, MIGRATE_HELP].join('\n').split('\n').join('\n  ')}
+  ${[VALIDATE_HELP, WORKFLOW_HELP, SERVICES_HELP, MIGRATE_HELP].join('\n').split('\n').join('\n  ')}
 
 Every command takes --json (one JSON document on stdout) and --debug (stack traces on errors).
 Exit codes: 0 success, 1 the work failed, 2 usage error.

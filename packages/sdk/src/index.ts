@@ -36,3 +36,47 @@ export { acceptWorkflow, readAccepted, readVersion, listVersions } from './store
 export type { WorkflowVersion, AcceptResult, AcceptOptions, AcceptedBy } from './store/workflowVersions.js';
 export { loadWorkflow, readWorkflowFile } from './store/workflowLoad.js';
 export type { LoadWorkflowOptions, LoadWorkflowResult } from './store/workflowLoad.js';
+
+export {
+  startInvocation,
+  startInvocationServices,
+  newInvocationId,
+  DEFAULT_STARTUP_BUDGET_MS,
+} from './invocation/invocation.js';
+export type { InvocationOptions, InvocationServices, ServiceOutcome } from './invocation/invocation.js';
+export { planServices } from './invocation/plan.js';
+export type { PlannedService, PlannedProjectService, PlannedRemoteService } from './invocation/plan.js';
+export { hostSupervisor, closeHostSupervisor, sweepProjectStrays } from './invocation/hostSupervision.js';
+
+export type { ServiceSession, ServiceCatalog, ForwardOptions } from './services/serviceSession.js';
+export type { ServiceEvent, ServiceState } from './services/serviceEvents.js';
+export { startStdioService } from './services/stdioService.js';
+export type { StdioServiceSpec, StdioServiceSession, StartServiceOptions } from './services/stdioService.js';
+export { connectRemoteService } from './services/remoteService.js';
+export type { RemoteServiceSpec, RemoteServiceSession } from './services/remoteService.js';
+export { buildServiceEnv } from './services/serviceEnv.js';
+export { SupervisorClient } from './services/supervisorClient.js';
+export type { SupervisorClientOptions } from './services/supervisorClient.js';
+export { sweepStrays } from './services/strayProcesses.js';
+export type { SweepReport } from './services/strayProcesses.js';
+
+export {
+  createSurface,
+  serveStdio,
+  serveHttp,
+  createBridgeToken,
+  protectStdout,
+  httpToStdio,
+  harnessConfig,
+  HARNESS_CONFIG_FORMATS,
+  HTTP_FACE_PATH,
+} from './bridge/index.js';
+export type { Surface, SurfaceOptions, LocalService, LocalTool, HarnessConfigFormat, HarnessConfigOptions } from './bridge/index.js';
+
+export { applyWorkflow } from './reconfigure/applyWorkflow.js';
+export type { ApplyResult, ApplyOptions } from './reconfigure/applyWorkflow.js';
+export { fixedCatalog, FIXED_CATALOG_SERVICE } from './engine/fixedCatalog.js';
+export { probeServices, serveAgentServices } from './engine/agentServices.js';
+export type { ProbeReport, ProbedService, HeldProbe, ServedAgent, ServeAgentOptions, AgentServicesOptions } from './engine/agentServices.js';
+export { EventJournal } from './events/journal.js';
+export type { PublicEvent, EventSink } from './events/journal.js';

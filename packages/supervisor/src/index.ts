@@ -1,6 +1,7 @@
 /** `@scienceevolve/supervisor`: see `protocol.ts` for what hosts import. */
 export {
   MARKER_ENV,
+  DEFAULT_GRACE_MS,
   formatMarker,
   parseMarker,
   processStartTime,
@@ -8,5 +9,9 @@ export {
   processGroupOf,
   markerOf,
   scanMarkedProcesses,
+  isHostMessage,
+  isSupervisorMessage,
 } from './protocol.js';
-export type { MarkerParts, MarkedProcess } from './protocol.js';
+export type { MarkerParts, MarkedProcess, HostMessage, SupervisorMessage } from './protocol.js';
+export { collectMarked, listProcesses, isProcessAlive } from './collect.js';
+export type { CollectOptions, CollectReport, KnownGroup, ProcessEntry } from './collect.js';

@@ -25,7 +25,8 @@ const MARKER_PREFIX = 'se1';
 /** `se1:<projectId>:<hostPid>:<hostStart>:<invocationId>` */
 export function formatMarker(parts: MarkerParts): string {
   for (const [k, v] of Object.entries(parts)) {
-    if (String(v).includes(':') || String(v) === '') throw new Error(`marker part ${k} must be non-empty and contain no ":"`);
+    if (String(v).includes(':') || String(v) === '')
+      throw new Error(`marker part ${k} must be non-empty and contain no ":"`);
   }
   return `${MARKER_PREFIX}:${parts.projectId}:${parts.hostPid}:${parts.hostStart}:${parts.invocationId}`;
 }
@@ -135,4 +136,63 @@ function isZombie(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/** Default milliseconds between SIGTERM and SIGKILL when a group is collected (SPEC §5.7): 2000. */
+export const DEFAULT_GRACE_MS = 2000;
+
+/**
+ * What a host sends its supervisor over the IPC channel. The channel is ordered, so a message is
+ * recorded before any later one is; every message is idempotent, so a host may send its whole state
+ * again to a new supervisor and then keep sending as usual.
+ */
+export type HostMessage =
+  /** First message: where to log and how long to wait between SIGTERM and SIGKILL. */
+  | { type: 'hello'; graceMs: number; logPath: string; hostPid: number }
+  /** A marker the host is about to put into a service's environment; answered with `ack`. */
+  | { type: 'intent'; id: number; marker: string }
+  /** A process group was started: `pgid` is the leader's pid, its processes carry `marker`. */
+  | { type: 'register'; pgid: number; marker: string }
+  /** The host collected the group itself; the supervisor forgets it. */
+  | { type: 'release'; pgid: number }
+  /** The host will use the marker no more; the supervisor stops sweeping for it. */
+  | { type: 'releaseMarker'; marker: string }
+  /** Answered with `ack` once everything sent before it is recorded. */
+  | { type: 'sync'; id: number };
+
+/** What a supervisor sends its host. */
+export type SupervisorMessage =
+  /** The `intent` or `sync` with this id is recorded. */
+  { type: 'ack'; id: number };
+
+const isPositiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0;
+const isNonEmptyString = (v: unknown): v is string => typeof v === 'string' && v !== '';
+
+/** True when `value` is a well-formed {@link HostMessage} (the supervisor ignores anything else). */
+export function isHostMessage(value: unknown): value is HostMessage {
+  if (typeof value !== 'object' || value === null) return false;
+  const m = value as Record<string, unknown>;
+  switch (m.type) {
+    case 'hello':
+      return typeof m.graceMs === 'number' && m.graceMs >= 0 && isNonEmptyString(m.logPath) && isPositiveInt(m.hostPid);
+    case 'intent':
+      return isPositiveInt(m.id) && isNonEmptyString(m.marker);
+    case 'register':
+      return isPositiveInt(m.pgid) && isNonEmptyString(m.marker);
+    case 'release':
+      return isPositiveInt(m.pgid);
+    case 'releaseMarker':
+      return isNonEmptyString(m.marker);
+    case 'sync':
+      return isPositiveInt(m.id);
+    default:
+      return false;
+  }
+}
+
+/** True when `value` is a well-formed {@link SupervisorMessage}. */
+export function isSupervisorMessage(value: unknown): value is SupervisorMessage {
+  if (typeof value !== 'object' || value === null) return false;
+  const m = value as Record<string, unknown>;
+  return m.type === 'ack' && isPositiveInt(m.id);
 }

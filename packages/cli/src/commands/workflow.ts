@@ -1,5 +1,12 @@
 /** `scienceevolve workflow load|show`: the operator's view of a project's accepted workflow. */
-import { loadWorkflow, openProject, readAccepted, readVersion, resolveProjectId } from '@scienceevolve/sdk';
+import {
+  ProjectPaths,
+  loadWorkflow,
+  openDataDir,
+  readAccepted,
+  readVersion,
+  resolveProjectId,
+} from '@scienceevolve/sdk';
 import { SdkError } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
@@ -64,7 +71,8 @@ async function show(argv: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw usageError('workflow show takes no positional arguments');
   const dataDir = required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state');
   const project = resolveProjectId({ project: values.project, workspace: values.workspace });
-  const paths = await openProject(dataDir, project);
+  // Reading must not create the project: a mistyped --project would otherwise leave an empty project behind.
+  const paths = new ProjectPaths(await openDataDir(dataDir), project);
   const version = positiveInt(values.version, '--version');
   const record = version === undefined ? await readAccepted(paths) : await readVersion(paths, version);
   if (record === undefined) {

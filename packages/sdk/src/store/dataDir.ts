@@ -72,6 +72,10 @@ export async function migrateDataDir(dataDir: string): Promise<{ from: number | 
   const path = join(root, 'format.json');
   const found = await readJsonFile<FormatFile>(path);
   if (found !== undefined && found.format > DATA_DIR_FORMAT) checkFormat(found, path);
+  if (found !== undefined && typeof found.format === 'number' && found.format < DATA_DIR_FORMAT) {
+    // Format 1 is the first format: there is nothing to convert, only the record to bring up to date.
+    await writeJsonAtomic(path, { format: DATA_DIR_FORMAT, createdBy: 'scienceevolve' } satisfies FormatFile);
+  }
   await openDataDir(root);
   return { from: found?.format ?? null, to: DATA_DIR_FORMAT };
 }

@@ -68,7 +68,7 @@ export async function readVersion(paths: ProjectPaths, version: number): Promise
       : undefined;
   if (found === undefined) {
     throw new SdkError('unknown_version', `project ${paths.projectId} has no workflow version ${version}`, {
-      remedy: 'list the versions with `scienceevolve workflow history`',
+      remedy: 'pass a version from 1 to the accepted one (`workflow show` without --version prints it)',
       data: { project: paths.projectId, version },
     });
   }

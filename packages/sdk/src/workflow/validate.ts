@@ -51,6 +51,9 @@ export function validateWorkflow(document: unknown): ValidationResult {
     checkDocument(document, issues);
     const parsed = WorkflowSchema.safeParse(document);
     if (!parsed.success) issues.push(...parsed.error.issues.flatMap(fromZodIssue));
+    // The sizes count the workflow as it is stored, with defaults filled: measured as written, a document
+    // just under a limit would pass here and be refused when its stored form is validated again.
+    issues.push(...sizeIssues(parsed.success ? parsed.data : document, parsed.success));
     if (issues.length > 0) return fail(issues);
     if (parsed.success) return { ok: true, workflow: parsed.data, errors: [] };
     return fail(issues);
@@ -98,15 +101,6 @@ function checkDocument(doc: Record<string, unknown>, issues: ValidationIssue[]):
   const add = (code: ErrorCode, path: PropertyKey[], message: string) =>
     issues.push({ code, path: toJsonPath(path), message });
 
-  const size = jsonBytes(doc);
-  if (size > LIMITS.workflowJsonBytes) {
-    add(
-      'limit_exceeded',
-      [],
-      `the workflow is ${size} bytes as JSON; at most ${LIMITS.workflowJsonBytes} (2 MiB) are allowed`,
-    );
-  }
-
   const defs = doc.mcpDefinitions;
   const definitionNames = new Set<string>();
   if (isPlainObject(defs)) {
@@ -117,14 +111,6 @@ function checkDocument(doc: Record<string, unknown>, issues: ValidationIssue[]):
         'limit_exceeded',
         ['mcpDefinitions'],
         `${names.length} project services; at most ${LIMITS.definitions} are allowed: remove some`,
-      );
-    }
-    const defsSize = jsonBytes(defs);
-    if (defsSize > LIMITS.definitionsJsonBytes) {
-      add(
-        'limit_exceeded',
-        ['mcpDefinitions'],
-        `mcpDefinitions is ${defsSize} bytes as JSON; at most ${LIMITS.definitionsJsonBytes} (1 MiB) are allowed: move large data out of the service files`,
       );
     }
     for (const [name, def] of Object.entries(defs)) {
@@ -176,6 +162,33 @@ function checkDocument(doc: Record<string, unknown>, issues: ValidationIssue[]):
       });
     }
   }
+}
+
+/**
+ * The two JSON size limits, in `JSON.stringify` UTF-8 bytes. They count the workflow as it is stored,
+ * with defaults filled (`filled`); a document that does not parse is measured as written.
+ */
+function sizeIssues(doc: Record<string, unknown>, filled: boolean): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const how = filled ? 'as JSON with defaults filled' : 'as JSON';
+  const size = jsonBytes(doc);
+  if (size > LIMITS.workflowJsonBytes) {
+    issues.push({
+      code: 'limit_exceeded',
+      path: '$',
+      message: `the workflow is ${size} bytes ${how}; at most ${LIMITS.workflowJsonBytes} (2 MiB) are allowed: move large data out of the workflow`,
+    });
+  }
+  const defs = doc.mcpDefinitions;
+  const defsSize = isPlainObject(defs) ? jsonBytes(defs) : 0;
+  if (defsSize > LIMITS.definitionsJsonBytes) {
+    issues.push({
+      code: 'limit_exceeded',
+      path: toJsonPath(['mcpDefinitions']),
+      message: `mcpDefinitions is ${defsSize} bytes ${how}; at most ${LIMITS.definitionsJsonBytes} (1 MiB) are allowed: move large data out of the service files`,
+    });
+  }
+  return issues;
 }
 
 function checkDefinition(
@@ -254,6 +267,9 @@ function fromZodIssue(issue: z.core.$ZodIssue): ValidationIssue[] {
       return [{ code: 'invalid_workflow', path, message: `invalid name: ${inner?.message ?? issue.message}` }];
     }
     case 'invalid_format':
+      if (issue.path.at(-1) === 'command') return [{ code: 'invalid_command', path, message: issue.message }];
+      return [{ code: 'invalid_workflow', path, message: issue.message }];
+    case 'too_small':
       if (issue.path.at(-1) === 'command') return [{ code: 'invalid_command', path, message: issue.message }];
       return [{ code: 'invalid_workflow', path, message: issue.message }];
     case 'too_big':

@@ -30,7 +30,7 @@ export const McpDefinitionSchema = z.strictObject({
   /** `node` (the SDK's own Node executable) or an executable's name or path; never a shell line. */
   command: z
     .string()
-    .min(1, { error: 'give an executable name such as "node" or "python3"' })
+    .min(1, { error: 'give an executable name such as "node" or "python3"', abort: true })
     .regex(COMMAND_PATTERN, {
       error:
         'must be one executable name or path, not a shell command line: no spaces or shell characters; put arguments in "args"',

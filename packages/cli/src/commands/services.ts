@@ -1,0 +1,141 @@
+/** `scienceevolve services probe|serve`: one agent's services, outside a run. */
+import { writeFile } from 'node:fs/promises';
+import {
+  createBridgeToken,
+  probeServices,
+  protectStdout,
+  serveAgentServices,
+  serveHttp,
+  serveStdio,
+} from '@scienceevolve/sdk';
+import { parse, positiveInt, required } from '../args.js';
+import { EXIT, type Io, printJson, usageError } from '../output.js';
+import { untilSignal } from '../signals.js';
+
+export const SERVICES_HELP = [
+  'services probe --data-dir D [--workflow W] --workspace WS --agent A [--hold S] [--json]',
+  "                                     start an agent's services, list all they offer, collect them",
+  'services serve --data-dir D [--workflow W] --workspace WS --agent A [--http [--port N] --token-file F] [--passthrough]',
+  "                                     serve the agent's managed bridge (stdio MCP server by default)",
+].join('\n');
+
+const OPTIONS = {
+  'data-dir': { type: 'string' },
+  project: { type: 'string' },
+  workspace: { type: 'string' },
+  workflow: { type: 'string' },
+  agent: { type: 'string' },
+  'startup-budget-ms': { type: 'string' },
+  'grace-ms': { type: 'string' },
+} as const;
+
+export async function servicesCommand(argv: string[], io: Io): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === 'probe') return probe(rest, io);
+  if (sub === 'serve') return serve(rest, io);
+  throw usageError(
+    sub === undefined ? 'services needs a subcommand' : `unknown subcommand "services ${sub}"`,
+    'use `services probe` or `services serve`',
+  );
+}
+
+function common(values: Record<string, unknown>) {
+  return {
+    dataDir: required(values['data-dir'] as string | undefined, '--data-dir', 'the directory that holds all ScienceEvolve state'),
+    project: values.project as string | undefined,
+    workspace: required(values.workspace as string | undefined, '--workspace', 'the task directory the services work in'),
+    workflow: values.workflow as string | undefined,
+    agent: required(values.agent as string | undefined, '--agent', 'the agent whose services to start'),
+    startupBudgetMs: positiveInt(values['startup-budget-ms'] as string | undefined, '--startup-budget-ms'),
+    graceMs: positiveInt(values['grace-ms'] as string | undefined, '--grace-ms'),
+  };
+}
+
+async function probe(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, { ...OPTIONS, hold: { type: 'string' } });
+  if (positionals.length > 0) throw usageError('services probe takes no positional arguments');
+  const hold = positiveInt(values.hold, '--hold');
+  const options = common(values);
+  const stop = untilSignal();
+  try {
+    const probed = await probeServices({
+      ...options,
+      onEvent: (e) => {
+        if (e.type === 'service.ready') io.stderr(`ready: ${e.service} (${e.tools} tools, ${e.startMs} ms)\n`);
+        if (e.type === 'service.failed') io.stderr(`failed: ${e.service}: ${e.error.code}\n`);
+      },
+    });
+    try {
+      if (values.json) printJson(io, probed.report);
+      else {
+        io.stdout(`project ${probed.report.project}, invocation ${probed.report.invocation}\n`);
+        for (const s of probed.report.services) {
+          io.stdout(
+            s.state === 'ready'
+              ? `  ${s.name}: ready${s.pid ? ` (pid ${s.pid})` : ''} — tools: ${s.tools.join(', ') || '(none)'}\n`
+              : `  ${s.name}: failed — ${s.error?.code}: ${s.error?.message}\n`,
+          );
+        }
+      }
+      if (hold !== undefined && probed.ok) {
+        io.stderr(`holding the services for ${hold} s (SIGINT or SIGTERM to stop)\n`);
+        await stop.wait(hold * 1000);
+      }
+    } finally {
+      await probed.close();
+    }
+    return probed.ok ? EXIT.ok : EXIT.failed;
+  } finally {
+    stop.dispose();
+  }
+}
+
+async function serve(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, {
+    ...OPTIONS,
+    http: { type: 'boolean', default: false },
+    port: { type: 'string' },
+    'token-file': { type: 'string' },
+    passthrough: { type: 'boolean', default: false },
+  });
+  if (positionals.length > 0) throw usageError('services serve takes no positional arguments');
+  const options = common(values);
+  if (!values.http && (values.port !== undefined || values['token-file'] !== undefined)) {
+    throw usageError('--port and --token-file go with --http');
+  }
+  const tokenFile = values.http ? required(values['token-file'], '--token-file', 'where the bearer token is written (never to stdout)') : undefined;
+  // The stdio face owns fd 1 from the first moment: anything else the process prints goes to stderr.
+  const output = values.http ? undefined : protectStdout().protocolOutput;
+  const stop = untilSignal();
+  try {
+    const served = await serveAgentServices({ ...options, passthrough: values.passthrough });
+    try {
+      if (values.http) {
+        const token = createBridgeToken();
+        await writeFile(tokenFile!, token, { mode: 0o600 });
+        const face = await serveHttp(served.surface, { token, port: positiveInt(values.port, '--port') ?? 0 });
+        try {
+          const info = { project: served.project, invocation: served.invocation, url: face.url, tokenFile };
+          if (values.json) printJson(io, info);
+          else io.stdout(`serving agent ${options.agent} at ${face.url} (bearer token in ${tokenFile})\n`);
+          await stop.wait();
+        } finally {
+          await face.close();
+        }
+      } else {
+        io.stderr(`serving agent ${options.agent} on stdio (${served.surface.tools.length} tools)\n`);
+        const face = serveStdio(served.surface, { output });
+        try {
+          await Promise.race([face.closed, stop.wait()]);
+        } finally {
+          await face.close();
+        }
+      }
+    } finally {
+      await served.close();
+    }
+    return EXIT.ok;
+  } finally {
+    stop.dispose();
+  }
+}

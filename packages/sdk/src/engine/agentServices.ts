@@ -1,0 +1,214 @@
+/**
+ * The operator's view of one agent's services, outside a run: `services probe` (start, list, collect) and
+ * `services serve` (start and serve the agent's managed bridge). Both load the workflow when one is given,
+ * sweep strays of earlier dead hosts of the project, and start every service under the host's supervisor.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { createSurface, type Surface } from '../bridge/surface.js';
+import { SdkError } from '../errors.js';
+import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
+import { type InvocationServices, processFacts, startInvocationServices } from '../invocation/invocation.js';
+import type { ServiceEvent } from '../services/serviceEvents.js';
+import { resolveProjectId } from '../store/projectId.js';
+import { type ProjectPaths, openProject } from '../store/projectStore.js';
+import { loadWorkflow } from '../store/workflowLoad.js';
+import { type WorkflowVersion, readAccepted } from '../store/workflowVersions.js';
+import { FIXED_CATALOG_SERVICE, fixedCatalog } from './fixedCatalog.js';
+
+/** Options shared by probe and serve. */
+export interface AgentServicesOptions {
+  dataDir: string;
+  /** Default: derived from `workspace`. */
+  project?: string | undefined;
+  /** The task directory: every service's cwd. */
+  workspace: string;
+  /** A workflow file or document to load first (as `workflow load`); default: the accepted version. */
+  workflow?: string | Record<string, unknown> | undefined;
+  agent: string;
+  /** Milliseconds for every service together to be ready. Default 35,000. */
+  startupBudgetMs?: number;
+  /** Milliseconds between SIGTERM and SIGKILL. Default 2,000. */
+  graceMs?: number;
+  /** Where `envFrom` reads host variables. Default `process.env`. */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
+  /** Receives service events. */
+  onEvent?: (event: ServiceEvent & { invocation: string; agent: string }) => void;
+}
+
+/** One service of a probe report (one per `mcpServers` name; aliases share pid and lists). */
+export interface ProbedService {
+  name: string;
+  /** The definition (project services) or `null` (remote). */
+  definition: string | null;
+  digest: string | null;
+  url?: string;
+  pid: number | null;
+  pgid: number | null;
+  state: 'ready' | 'failed';
+  tools: string[];
+  resources: string[];
+  resourceTemplates: string[];
+  prompts: string[];
+  error: { code: string; message: string; log: string | null } | null;
+}
+
+/** The `services probe --json` document. */
+export interface ProbeReport {
+  project: string;
+  invocation: string;
+  runtimePath: string;
+  services: ProbedService[];
+}
+
+interface Prepared {
+  paths: ProjectPaths;
+  version: WorkflowVersion;
+}
+
+async function prepare(options: AgentServicesOptions): Promise<Prepared> {
+  const projectId = resolveProjectId(options);
+  if (options.workflow !== undefined) {
+    await loadWorkflow({ dataDir: options.dataDir, project: projectId, workflow: options.workflow });
+  }
+  const paths = await openProject(options.dataDir, projectId);
+  const version = await readAccepted(paths);
+  if (version === undefined) {
+    throw new SdkError('unknown_project', `project ${projectId} has no accepted workflow in ${paths.dataDir}`, {
+      remedy: 'pass --workflow W, or load one first with `scienceevolve workflow load`',
+      data: { project: projectId },
+    });
+  }
+  await sweepProjectStrays(paths, { graceMs: options.graceMs });
+  return { paths, version };
+}
+
+async function start(prepared: Prepared, options: AgentServicesOptions, runId: string): Promise<InvocationServices> {
+  const workspace = resolve(options.workspace);
+  await mkdir(workspace, { recursive: true });
+  const registry = await hostSupervisor(prepared.paths, { graceMs: options.graceMs });
+  return startInvocationServices({
+    paths: prepared.paths,
+    version: prepared.version,
+    agent: options.agent,
+    runId,
+    workspace,
+    registry,
+    startupBudgetMs: options.startupBudgetMs,
+    graceMs: options.graceMs,
+    hostEnv: options.hostEnv,
+    onEvent: options.onEvent,
+  });
+}
+
+function report(prepared: Prepared, services: InvocationServices): ProbeReport {
+  const rows: ProbedService[] = [];
+  for (const outcome of services.outcomes) {
+    const { planned, session, error } = outcome;
+    const facts = processFacts(session);
+    const catalog = session?.catalog;
+    for (const alias of planned.aliases) {
+      rows.push({
+        name: alias,
+        definition: planned.kind === 'project' ? planned.definitionName : null,
+        digest: planned.kind === 'project' ? planned.digest : null,
+        ...(planned.kind === 'remote' ? { url: planned.url } : {}),
+        pid: facts.pid ?? (typeof error?.data.pid === 'number' ? error.data.pid : null),
+        pgid: facts.pgid ?? (typeof error?.data.pgid === 'number' ? error.data.pgid : null),
+        state: error ? 'failed' : 'ready',
+        tools: catalog?.tools.map((t) => t.name) ?? [],
+        resources: catalog?.resources.map((r) => r.uri) ?? [],
+        resourceTemplates: catalog?.resourceTemplates.map((r) => r.uriTemplate) ?? [],
+        prompts: catalog?.prompts.map((p) => p.name) ?? [],
+        error: error
+          ? { code: error.code, message: error.message, log: typeof error.data.log === 'string' ? error.data.log : null }
+          : null,
+      });
+    }
+  }
+  return { project: prepared.paths.projectId, invocation: services.invocationId, runtimePath: services.runtimePath, services: rows };
+}
+
+function newProbeRunId(kind: 'probe' | 'serve'): string {
+  return `${kind}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+}
+
+/** A probe whose services are still up (`--hold`); `close()` collects them. */
+export interface HeldProbe {
+  report: ProbeReport;
+  /** True when every service is ready. */
+  ok: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the agent's services as an invocation would, lists all they offer, and leaves them up until
+ * `close()` (which the caller must call: `services probe` calls it at once, or after `--hold`).
+ */
+export async function probeServices(options: AgentServicesOptions): Promise<HeldProbe> {
+  const prepared = await prepare(options);
+  const services = await start(prepared, options, newProbeRunId('probe'));
+  return { report: report(prepared, services), ok: services.failures.length === 0, close: () => services.close() };
+}
+
+/** A served agent: its surface, with its services up until `close()`. */
+export interface ServedAgent {
+  project: string;
+  invocation: string;
+  runtimePath: string;
+  surface: Surface;
+  close(): Promise<void>;
+}
+
+/** Options of {@link serveAgentServices}. */
+export interface ServeAgentOptions extends AgentServicesOptions {
+  /** Keep the one service's own names (allowed only when the agent has exactly one service). */
+  passthrough?: boolean;
+}
+
+/**
+ * Starts the agent's services and builds its managed surface (for `main`, with the fixed catalog's
+ * `get_workflow` and, when allowed, `apply_workflow`). Throws, with every service collected, when any
+ * service fails to start.
+ */
+export async function serveAgentServices(options: ServeAgentOptions): Promise<ServedAgent> {
+  const prepared = await prepare(options);
+  const services = await start(prepared, options, newProbeRunId('serve'));
+  if (services.failures.length > 0) {
+    const first = services.failures[0]!;
+    throw new SdkError(
+      first.code,
+      `agent "${options.agent}" cannot be served: ${services.failures.map((f) => f.message).join('; ')}`,
+      { remedy: first.remedy ?? 'read the stderr log named above', data: { failures: services.failures.map((f) => f.toJSON()) } },
+    );
+  }
+  try {
+    const entries = [...services.sessions];
+    const withCatalog = options.agent === 'main' && !options.passthrough;
+    const surface = createSurface(
+      withCatalog
+        ? [
+            ...entries,
+            fixedCatalog({
+              paths: prepared.paths,
+              allowReconfiguration: prepared.version.workflow.orchestration.allowMainReconfiguration,
+            }),
+          ]
+        : entries,
+      { passthrough: options.passthrough ?? false },
+    );
+    return {
+      project: prepared.paths.projectId,
+      invocation: services.invocationId,
+      runtimePath: services.runtimePath,
+      surface,
+      close: () => services.close(),
+    };
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
+}
+
+export { FIXED_CATALOG_SERVICE };

@@ -1,0 +1,112 @@
+/**
+ * The fixed catalog `scienceevolve` (SPEC §9, §10.1): the SDK's own tools on Main's surface.
+ * `get_workflow` always; `apply_workflow` only when `orchestration.allowMainReconfiguration` is true;
+ * `delegate` when the engine runs Main. Workers never get the catalog.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { LocalService, LocalTool } from '../bridge/surface.js';
+import { isSdkError, toSdkError } from '../errors.js';
+import { applyWorkflow } from '../reconfigure/applyWorkflow.js';
+import type { ProjectPaths } from '../store/projectStore.js';
+import { readAccepted } from '../store/workflowVersions.js';
+
+/** The fixed catalog's service name. */
+export const FIXED_CATALOG_SERVICE = 'scienceevolve';
+
+/** What the fixed catalog needs. */
+export interface FixedCatalogOptions {
+  paths: ProjectPaths;
+  /** Whether `apply_workflow` is offered (the accepted workflow's `allowMainReconfiguration`). */
+  allowReconfiguration: boolean;
+  /** Told of every successful apply (the engine publishes `workflow.reconfigured`). */
+  onReconfigured?: (result: { version: number; changedMcps: string[]; changedAgents: string[] }) => void;
+  /** The `delegate` tool, when the engine runs Main. */
+  delegate?: LocalTool;
+}
+
+const APPLY_DESCRIPTION = `Propose a new workflow: services (MCP servers) for yourself and the workers.
+Send the COMPLETE workflow snapshot as {"workflow": {...}} — start from get_workflow's "workflow" and change it.
+Rules:
+- To add a service, add an entry to "mcpDefinitions" (files: path -> full file text, entrypoint: the file to run;
+  command defaults to "node", so a CommonJS server can require('@modelcontextprotocol/sdk/server/mcp.js') and 'zod'),
+  then give an agent a reference: agents.<agent>.mcpServers += {"name": "<name>", "project": "<definition>"}.
+- Accepted definitions cannot be changed, replaced or removed: to change one, add it under a NEW name and move the references.
+- Omitting "mcpDefinitions" keeps the accepted table; supplying it states the full table.
+- Leave "orchestration" and every agent's "harness" exactly as get_workflow returned them.
+- A remote service {"name", "url"} must match orchestration.allowedRemoteUrls.
+- Nothing is started now: new services start at the affected agents' next invocation.
+On success: {"version", "changedMcps", "changedAgents"}. On a bad snapshot: isError with every error's code and path; fix them and call again.
+Example: {"workflow": {"agents": {"main": {...unchanged...}, "analyst": {"mcpServers": [{"name": "stats", "project": "stats"}]}},
+  "mcpDefinitions": {...accepted..., "stats": {"entrypoint": "server.cjs", "files": {"server.cjs": "..."}}}, "orchestration": {...unchanged...}}}`;
+
+/** The catalog as an in-process service for the bridge's surface. */
+export function fixedCatalog(options: FixedCatalogOptions): LocalService {
+  const tools: LocalTool[] = [
+    {
+      tool: {
+        name: 'get_workflow',
+        title: 'Get the workflow',
+        description:
+          'Returns the accepted workflow snapshot and its version: {"version", "workflow"}. Start from it when proposing changes with apply_workflow.',
+        inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+        annotations: { readOnlyHint: true },
+      },
+      handler: async () => {
+        const accepted = await readAccepted(options.paths);
+        return jsonResult({ version: accepted?.version ?? 0, workflow: accepted?.workflow ?? null });
+      },
+    },
+  ];
+  if (options.allowReconfiguration) {
+    tools.push({
+      tool: {
+        name: 'apply_workflow',
+        title: 'Apply a new workflow',
+        description: APPLY_DESCRIPTION,
+        inputSchema: {
+          type: 'object',
+          properties: { workflow: { type: 'object', description: 'the complete workflow snapshot' } },
+          required: ['workflow'],
+          additionalProperties: false,
+        },
+        annotations: { destructiveHint: false, idempotentHint: true },
+      },
+      handler: async (args) => {
+        try {
+          const result = await applyWorkflow(options.paths, args.workflow, { by: 'main' });
+          options.onReconfigured?.(result);
+          return jsonResult({
+            ...result,
+            note: result.changedMcps.length + result.changedAgents.length === 0
+              ? 'nothing changed'
+              : 'accepted; new services start at the affected agents\' next invocation',
+          });
+        } catch (error) {
+          return errorResult(error);
+        }
+      },
+    });
+  }
+  if (options.delegate) tools.push(options.delegate);
+  return { name: FIXED_CATALOG_SERVICE, tools };
+}
+
+/** A tool result carrying `value` as structured content and as the JSON text of its one text item. */
+export function jsonResult(value: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
+}
+
+/** A tool error naming every validation error's code and path, so a model can correct itself. */
+export function errorResult(error: unknown): CallToolResult {
+  const e = isSdkError(error) ? toSdkError(error) : toSdkError(error);
+  const errors = (e.data.errors as Array<{ code: string; path: string; message: string }> | undefined) ?? [];
+  const text =
+    errors.length > 0
+      ? `${errors.length} error${errors.length === 1 ? '' : 's'}; nothing was applied:\n${errors.map((x) => `- ${x.code} at ${x.path}: ${x.message}`).join('\n')}`
+      : `${e.code}: ${e.message}${e.remedy ? ` (${e.remedy})` : ''}`;
+  return {
+    isError: true,
+    content: [{ type: 'text', text }],
+    structuredContent: { code: e.code, message: e.message, errors },
+  };
+}

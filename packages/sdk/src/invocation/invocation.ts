@@ -1,0 +1,204 @@
+/**
+ * One invocation's services (SPEC §5): plan (aliases share one process), copy each definition's source
+ * to `runtimePath/mcp/<name>/`, build each environment, start everything in parallel under one startup
+ * budget, and collect everything on close — or at once when any service fails to start.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { formatMarker, processStartTime } from '@scienceevolve/supervisor/protocol';
+import { SdkError, toSdkError } from '../errors.js';
+import type { ProcessRegistry } from '../services/processRegistry.js';
+import { connectRemoteService } from '../services/remoteService.js';
+import { buildServiceEnv } from '../services/serviceEnv.js';
+import type { ServiceEvent } from '../services/serviceEvents.js';
+import type { ServiceSession } from '../services/serviceSession.js';
+import { type StdioServiceSession, startStdioService } from '../services/stdioService.js';
+import type { ProjectPaths } from '../store/projectStore.js';
+import type { WorkflowVersion } from '../store/workflowVersions.js';
+import { copySource } from './copySource.js';
+import { type PlannedService, planServices } from './plan.js';
+
+/** Milliseconds all of an invocation's services together have to be ready: 35,000 (SPEC §5.5). */
+export const DEFAULT_STARTUP_BUDGET_MS = 35_000;
+
+/** Options of {@link startInvocationServices}. */
+export interface InvocationOptions {
+  paths: ProjectPaths;
+  /** The accepted version the invocation runs. */
+  version: WorkflowVersion;
+  agent: string;
+  /** The run the invocation belongs to (for probes: a probe id). */
+  runId: string;
+  /** Default: a new random id. */
+  invocationId?: string;
+  /** The task directory: every service's cwd and `SCIENCEEVOLVE_WORKSPACE`. */
+  workspace: string;
+  /** The supervisor (see `hostSupervisor`); without one, nothing covers a host crash. */
+  registry?: ProcessRegistry;
+  /** Milliseconds for every service together to be ready. Default 35,000. */
+  startupBudgetMs?: number;
+  /** Milliseconds between SIGTERM and SIGKILL on stop. Default 2,000. */
+  graceMs?: number;
+  /** Milliseconds a forwarded call may take. Default 60,000. */
+  forwardTimeoutMs?: number;
+  /** Where `envFrom` reads host variables. Default `process.env` (never modified). */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
+  /** Receives every service event, with the invocation's ids added. */
+  onEvent?: (event: ServiceEvent & { invocation: string; agent: string }) => void;
+  /** Aborts the start. */
+  signal?: AbortSignal;
+}
+
+/** The outcome of one planned service. */
+export interface ServiceOutcome {
+  planned: PlannedService;
+  /** Set when it is ready. */
+  session?: ServiceSession;
+  /** Set when it failed to start. */
+  error?: SdkError;
+}
+
+/** An invocation's started services. */
+export interface InvocationServices {
+  invocationId: string;
+  /** `runs/<runId>/invocations/<invocationId>`. */
+  runtimePath: string;
+  marker: string;
+  /** One per planned service, in plan order. */
+  outcomes: ServiceOutcome[];
+  /** The ready sessions. */
+  sessions: ServiceSession[];
+  /** The failures. */
+  failures: SdkError[];
+  /** Collects every service (idempotent); resolves when every process is gone. */
+  close(): Promise<void>;
+}
+
+/** A new invocation id: time-ordered and unique. */
+export function newInvocationId(): string {
+  return `inv-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * Starts every service of `agent` and reports each outcome. When any fails, the others that started are
+ * collected before this resolves (their outcome keeps the session for reporting, already closed).
+ * Use {@link startInvocation} to get a throw instead.
+ */
+export async function startInvocationServices(options: InvocationOptions): Promise<InvocationServices> {
+  const { paths, version, agent } = options;
+  const invocationId = options.invocationId ?? newInvocationId();
+  const runtimePath = paths.invocationDir(options.runId, invocationId);
+  const plan = planServices(version, agent);
+  await mkdir(join(runtimePath, 'mcp'), { recursive: true });
+  await mkdir(paths.privateDir, { recursive: true });
+
+  const marker = formatMarker({
+    projectId: paths.projectId,
+    hostPid: process.pid,
+    hostStart: processStartTime(process.pid) ?? '0',
+    invocationId,
+  });
+  const budgetMs = options.startupBudgetMs ?? DEFAULT_STARTUP_BUDGET_MS;
+  const deadline = Date.now() + budgetMs;
+  const onEvent = options.onEvent
+    ? (event: ServiceEvent) => options.onEvent?.({ ...event, invocation: invocationId, agent })
+    : undefined;
+
+  const outcomes: ServiceOutcome[] = await Promise.all(
+    plan.map(async (planned): Promise<ServiceOutcome> => {
+      try {
+        if (planned.kind === 'remote') {
+          const session = await connectRemoteService(
+            { name: planned.name, aliases: planned.aliases, url: planned.url, forwardTimeoutMs: options.forwardTimeoutMs },
+            { deadline, signal: options.signal, onEvent },
+          );
+          return { planned, session };
+        }
+        const sourceDir = join(runtimePath, 'mcp', planned.name);
+        await copySource(paths.sourceDir(planned.digest, planned.definitionName), sourceDir);
+        const env = buildServiceEnv({
+          serviceName: planned.name,
+          hostEnv: options.hostEnv ?? process.env,
+          envFrom: planned.definition.envFrom,
+          workspace: options.workspace,
+          sourceDir,
+          projectRoot: paths.privateDir,
+          marker,
+        });
+        const session = await startStdioService(
+          {
+            serviceName: planned.name,
+            aliases: planned.aliases,
+            definitionName: planned.definitionName,
+            digest: planned.digest,
+            command: planned.definition.command,
+            entrypointPath: join(sourceDir, ...planned.definition.entrypoint.split('/')),
+            args: planned.definition.args,
+            cwd: options.workspace,
+            env,
+            stderrLogPath: join(runtimePath, 'mcp', `${planned.name}.stderr.log`),
+            marker,
+            registry: options.registry,
+            graceMs: options.graceMs,
+            forwardTimeoutMs: options.forwardTimeoutMs,
+          },
+          { deadline, signal: options.signal, onEvent },
+        );
+        return { planned, session };
+      } catch (error) {
+        return { planned, error: toSdkError(error) };
+      }
+    }),
+  );
+
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closed ??= (async () => {
+      // Every session is closed even when one close throws; the first error is reported after all ran.
+      const results = await Promise.allSettled(outcomes.map((o) => o.session?.close()));
+      options.registry?.releaseMarker?.(marker);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw toSdkError(failed.reason);
+    })();
+    return closed;
+  };
+
+  const failures = outcomes.flatMap((o) => (o.error ? [o.error] : []));
+  if (failures.length > 0) await close();
+  return {
+    invocationId,
+    runtimePath,
+    marker,
+    outcomes,
+    sessions: outcomes.flatMap((o) => (o.session ? [o.session] : [])),
+    failures,
+    close,
+  };
+}
+
+/**
+ * Starts every service of `agent`, or throws when any fails to start (every other one collected first):
+ * the SdkError of a single failure, or `startup_failed`-style aggregate with `data.failures` listing each.
+ */
+export async function startInvocation(options: InvocationOptions): Promise<InvocationServices> {
+  const services = await startInvocationServices(options);
+  if (services.failures.length === 0) return services;
+  if (services.failures.length === 1) throw services.failures[0]!;
+  const first = services.failures[0]!;
+  throw new SdkError(
+    first.code,
+    `${services.failures.length} services of agent "${options.agent}" failed to start:\n${services.failures.map((f) => `  - ${f.message}`).join('\n')}`,
+    {
+      remedy: 'read each service\'s stderr log named above',
+      data: { failures: services.failures.map((f) => f.toJSON()) },
+    },
+  );
+}
+
+/** The pid and pgid of a project session, for reports. */
+export function processFacts(session: ServiceSession | undefined): { pid?: number; pgid?: number } {
+  if (session?.kind !== 'project') return {};
+  const s = session as StdioServiceSession;
+  return { pid: s.pid, pgid: s.pgid };
+}

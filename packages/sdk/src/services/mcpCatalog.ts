@@ -1,0 +1,36 @@
+/**
+ * Listing a connected server (SPEC §5.5): every page of `tools/list`, and of `resources/list`,
+ * `resources/templates/list` and `prompts/list` where the server declares the capability. The official
+ * client's no-argument list calls walk every page (at most 64). The client keeps the `tools/list` answer
+ * (it never serves it from cache without a server hint) and validates tool results against their output
+ * schemas with it.
+ */
+import type { Client, Implementation } from '@modelcontextprotocol/client';
+import type { ServiceCatalog } from './serviceSession.js';
+
+/** The client identity the SDK gives in `initialize`. */
+export const CLIENT_INFO: Implementation = { name: 'scienceevolve', version: '0.1.0' };
+
+/**
+ * Lists everything `client` offers. The four lists run concurrently (JSON-RPC allows it and it saves
+ * round trips); each request gets `timeoutMs` and `signal`.
+ */
+export async function listCatalog(
+  client: Client,
+  options: { signal: AbortSignal; timeoutMs: () => number },
+): Promise<ServiceCatalog> {
+  const capabilities = client.getServerCapabilities() ?? {};
+  const request = () => ({ signal: options.signal, timeout: options.timeoutMs() });
+  const [tools, resources, resourceTemplates, prompts] = await Promise.all([
+    capabilities.tools ? client.listTools(undefined, request()).then((r) => r.tools) : [],
+    capabilities.resources ? client.listResources(undefined, request()).then((r) => r.resources) : [],
+    capabilities.resources ? client.listResourceTemplates(undefined, request()).then((r) => r.resourceTemplates) : [],
+    capabilities.prompts ? client.listPrompts(undefined, request()).then((r) => r.prompts) : [],
+  ]);
+  const catalog: ServiceCatalog = { tools, resources, resourceTemplates, prompts, capabilities };
+  const serverInfo = client.getServerVersion();
+  if (serverInfo !== undefined) catalog.serverInfo = serverInfo;
+  const protocolVersion = client.getNegotiatedProtocolVersion();
+  if (protocolVersion !== undefined) catalog.protocolVersion = protocolVersion;
+  return catalog;
+}
