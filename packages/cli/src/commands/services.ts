@@ -41,9 +41,17 @@ export async function servicesCommand(argv: string[], io: Io): Promise<number> {
 
 function common(values: Record<string, unknown>) {
   return {
-    dataDir: required(values['data-dir'] as string | undefined, '--data-dir', 'the directory that holds all ScienceEvolve state'),
+    dataDir: required(
+      values['data-dir'] as string | undefined,
+      '--data-dir',
+      'the directory that holds all ScienceEvolve state',
+    ),
     project: values.project as string | undefined,
-    workspace: required(values.workspace as string | undefined, '--workspace', 'the task directory the services work in'),
+    workspace: required(
+      values.workspace as string | undefined,
+      '--workspace',
+      'the task directory the services work in',
+    ),
     workflow: values.workflow as string | undefined,
     agent: required(values.agent as string | undefined, '--agent', 'the agent whose services to start'),
     startupBudgetMs: positiveInt(values['startup-budget-ms'] as string | undefined, '--startup-budget-ms'),
@@ -103,7 +111,9 @@ async function serve(argv: string[], io: Io): Promise<number> {
   if (!values.http && (values.port !== undefined || values['token-file'] !== undefined)) {
     throw usageError('--port and --token-file go with --http');
   }
-  const tokenFile = values.http ? required(values['token-file'], '--token-file', 'where the bearer token is written (never to stdout)') : undefined;
+  const tokenFile = values.http
+    ? required(values['token-file'], '--token-file', 'where the bearer token is written (never to stdout)')
+    : undefined;
   // The stdio face owns fd 1 from the first moment: anything else the process prints goes to stderr.
   const output = values.http ? undefined : protectStdout().protocolOutput;
   const stop = untilSignal();

@@ -122,12 +122,21 @@ function report(prepared: Prepared, services: InvocationServices): ProbeReport {
         resourceTemplates: catalog?.resourceTemplates.map((r) => r.uriTemplate) ?? [],
         prompts: catalog?.prompts.map((p) => p.name) ?? [],
         error: error
-          ? { code: error.code, message: error.message, log: typeof error.data.log === 'string' ? error.data.log : null }
+          ? {
+              code: error.code,
+              message: error.message,
+              log: typeof error.data.log === 'string' ? error.data.log : null,
+            }
           : null,
       });
     }
   }
-  return { project: prepared.paths.projectId, invocation: services.invocationId, runtimePath: services.runtimePath, services: rows };
+  return {
+    project: prepared.paths.projectId,
+    invocation: services.invocationId,
+    runtimePath: services.runtimePath,
+    services: rows,
+  };
 }
 
 function newProbeRunId(kind: 'probe' | 'serve'): string {
@@ -180,7 +189,10 @@ export async function serveAgentServices(options: ServeAgentOptions): Promise<Se
     throw new SdkError(
       first.code,
       `agent "${options.agent}" cannot be served: ${services.failures.map((f) => f.message).join('; ')}`,
-      { remedy: first.remedy ?? 'read the stderr log named above', data: { failures: services.failures.map((f) => f.toJSON()) } },
+      {
+        remedy: first.remedy ?? 'read the stderr log named above',
+        data: { failures: services.failures.map((f) => f.toJSON()) },
+      },
     );
   }
   try {

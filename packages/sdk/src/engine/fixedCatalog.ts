@@ -77,9 +77,10 @@ export function fixedCatalog(options: FixedCatalogOptions): LocalService {
           options.onReconfigured?.(result);
           return jsonResult({
             ...result,
-            note: result.changedMcps.length + result.changedAgents.length === 0
-              ? 'nothing changed'
-              : 'accepted; new services start at the affected agents\' next invocation',
+            note:
+              result.changedMcps.length + result.changedAgents.length === 0
+                ? 'nothing changed'
+                : "accepted; new services start at the affected agents' next invocation",
           });
         } catch (error) {
           return errorResult(error);

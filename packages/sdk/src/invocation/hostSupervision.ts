@@ -14,7 +14,10 @@ let shared: Promise<SupervisorClient> | undefined;
  * The host's supervisor client, started on first use with its log under the project's data. Every later
  * call returns the same client: one supervisor per host process. A client that failed is replaced.
  */
-export async function hostSupervisor(paths: ProjectPaths, options: { graceMs?: number } = {}): Promise<ProcessRegistry> {
+export async function hostSupervisor(
+  paths: ProjectPaths,
+  options: { graceMs?: number } = {},
+): Promise<ProcessRegistry> {
   if (shared !== undefined) {
     const client = await shared.catch(() => undefined);
     if (client !== undefined && client.state !== 'failed' && client.state !== 'closed') return client;

@@ -110,7 +110,12 @@ export async function startInvocationServices(options: InvocationOptions): Promi
       try {
         if (planned.kind === 'remote') {
           const session = await connectRemoteService(
-            { name: planned.name, aliases: planned.aliases, url: planned.url, forwardTimeoutMs: options.forwardTimeoutMs },
+            {
+              name: planned.name,
+              aliases: planned.aliases,
+              url: planned.url,
+              forwardTimeoutMs: options.forwardTimeoutMs,
+            },
             { deadline, signal: options.signal, onEvent },
           );
           return { planned, session };
@@ -190,7 +195,7 @@ export async function startInvocation(options: InvocationOptions): Promise<Invoc
     first.code,
     `${services.failures.length} services of agent "${options.agent}" failed to start:\n${services.failures.map((f) => `  - ${f.message}`).join('\n')}`,
     {
-      remedy: 'read each service\'s stderr log named above',
+      remedy: "read each service's stderr log named above",
       data: { failures: services.failures.map((f) => f.toJSON()) },
     },
   );

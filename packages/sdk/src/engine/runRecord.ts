@@ -1,0 +1,177 @@
+/**
+ * A run's durable state, `runs/<runId>/run.json` (SPEC §4, §10): written atomically before anything
+ * depends on it and after every transition, so `status` and `resume` can read it at any moment.
+ */
+import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isHostAlive } from '@scienceevolve/supervisor';
+import { readJsonFile, writeFileAtomic } from '../store/atomicFile.js';
+import type { ProjectPaths } from '../store/projectStore.js';
+
+/**
+ * The life of a run. `running → succeeded | failed`; `running → interrupted` when the host was cancelled
+ * (SIGINT/SIGTERM, an aborted signal); a `running` run whose host died is shown as `interrupted` by
+ * `status`. `interrupted → running` by `resume`.
+ */
+export type RunStatus =
+  /** A host is taking the requirement through Main. */
+  | 'running'
+  /** Main finished and returned its answer. Final. */
+  | 'succeeded'
+  /** Main's invocation failed after its retries (or the run could not continue). Final. */
+  | 'failed'
+  /** The host stopped before Main finished; `resume` continues it. */
+  | 'interrupted';
+
+/**
+ * The life of an invocation: `starting → running → succeeded`; a failed attempt goes back to `starting`
+ * while retries remain, else to `failed`; `interrupted` when its host stopped or died mid-way (a resumed
+ * run restarts Main's invocation, which delegates its workers anew).
+ */
+export type InvocationState =
+  /** Its services are being started (the harness has not started). */
+  | 'starting'
+  /** Every service is ready and the harness is running. */
+  | 'running'
+  /** The harness returned its final answer. Final. */
+  | 'succeeded'
+  /** Every attempt failed. Final. */
+  | 'failed'
+  /** Its host stopped before it finished. Final for this record unless it is Main's, which resume restarts. */
+  | 'interrupted';
+
+/** An error as stored and published: `SdkError.toJSON()`. */
+export interface ErrorRecord {
+  code: string;
+  message: string;
+  remedy?: string;
+  data?: Record<string, unknown>;
+}
+
+/** One attempt of an invocation: its own services, its own runtime directory. */
+export interface AttemptRecord {
+  /** 1, 2, … across retries and resumes. */
+  attempt: number;
+  /** The id its services run under (the invocation id for the first attempt, `<id>-<n>` after). */
+  servicesId: string;
+  /** `runs/<runId>/invocations/<servicesId>`: the copies of the services and their stderr logs. */
+  runtimePath: string;
+  /** The accepted workflow version the attempt started. */
+  version: number;
+  /** True for an attempt started by `resume`. */
+  restarted: boolean;
+  startedAt: string;
+  finishedAt: string | null;
+  outcome: 'succeeded' | 'failed' | 'interrupted' | null;
+  error: ErrorRecord | null;
+}
+
+/** One invocation (an agent working one task). */
+export interface InvocationRecord {
+  id: string;
+  agent: string;
+  /** The invocation that delegated this one (Main's), or null for Main's own. */
+  parent: string | null;
+  task: string;
+  state: InvocationState;
+  /** True when `resume` restarted it from its start (its tool calls may have run twice). */
+  restarted: boolean;
+  /** The directory it worked in (the shared workspace, or its role's worktree when Git-on). */
+  workspace: string;
+  /** Git-on: the role's branch and the commit made at the end of the invocation (null: nothing changed). */
+  git: { branch: string; commit: string | null } | null;
+  attempts: AttemptRecord[];
+  startedAt: string;
+  finishedAt: string | null;
+  output: string | null;
+  error: ErrorRecord | null;
+  /** Scripted harness: every agent's script position when the invocation was created (restored on restart). */
+  scriptPositions: Record<string, number> | null;
+}
+
+/** `run.json`. */
+export interface RunRecord {
+  format: 1;
+  run: string;
+  project: string;
+  status: RunStatus;
+  requirement: string;
+  /** The absolute workspace. */
+  workspace: string;
+  /** The accepted version when the run started. */
+  version: number;
+  /** The run's copy of its script (`runs/<runId>/script.json`), or null. */
+  script: string | null;
+  /** The host working the run now (the last one for a finished run). */
+  host: { pid: number; start: string };
+  startedAt: string;
+  finishedAt: string | null;
+  /** Main's final answer. */
+  output: string | null;
+  error: ErrorRecord | null;
+  /** How many times `resume` continued the run. */
+  resumes: number;
+  invocations: InvocationRecord[];
+}
+
+/** A new run id: time-ordered and unique. */
+export function newRunId(): string {
+  return `run-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+}
+
+/** `runs/<runId>/run.json`. */
+export function runRecordPath(paths: ProjectPaths, runId: string): string {
+  return join(paths.runDir(runId), 'run.json');
+}
+
+/** `runs/<runId>/events.jsonl`. */
+export function runEventsPath(paths: ProjectPaths, runId: string): string {
+  return join(paths.runDir(runId), 'events.jsonl');
+}
+
+/** Reads one run's record; undefined when there is none. */
+export function readRunRecord(paths: ProjectPaths, runId: string): Promise<RunRecord | undefined> {
+  return readJsonFile<RunRecord>(runRecordPath(paths, runId));
+}
+
+/** Every run of a project, oldest first. */
+export async function listRunRecords(paths: ProjectPaths): Promise<RunRecord[]> {
+  let names: string[];
+  try {
+    names = await readdir(paths.runsDir);
+  } catch {
+    return [];
+  }
+  const records: RunRecord[] = [];
+  for (const name of names.sort()) {
+    const record = await readRunRecord(paths, name).catch(() => undefined);
+    if (record !== undefined) records.push(record);
+  }
+  return records;
+}
+
+/** The status a reader should see: a `running` run whose host is gone is `interrupted`. */
+export function effectiveStatus(record: RunRecord): RunStatus {
+  if (record.status !== 'running') return record.status;
+  return isHostAlive({ hostPid: record.host.pid, hostStart: record.host.start }) ? 'running' : 'interrupted';
+}
+
+/** Writes a run's record atomically; writes are queued so the file always holds the latest state. */
+export class RunFile {
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly path: string,
+    readonly record: RunRecord,
+  ) {}
+
+  /** Writes the record as it is now. Resolves when this state is on disk. */
+  save(): Promise<void> {
+    const text = `${JSON.stringify(this.record, null, 2)}\n`;
+    const write = this.queue.then(() => writeFileAtomic(this.path, text));
+    // The queue keeps going after a failed write; the caller of that save sees the failure.
+    this.queue = write.catch(() => {});
+    return write;
+  }
+}
