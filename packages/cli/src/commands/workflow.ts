@@ -1,6 +1,8 @@
 /** `scienceevolve workflow load|show`: the operator's view of a project's accepted workflow. */
 import {
   ProjectPaths,
+  diffWorkflows,
+  listVersions,
   loadWorkflow,
   openDataDir,
   readAccepted,
@@ -16,6 +18,10 @@ export const WORKFLOW_HELP = [
   '                                     validate, store sources, accept a new version if anything changed',
   'workflow show --data-dir D --project P [--version N] [--json]',
   '                                     print an accepted version',
+  'workflow history --data-dir D --project P [--json]',
+  '                                     every accepted version: number, time, who applied it, what changed',
+  'workflow diff A B --data-dir D --project P [--json]',
+  '                                     what changed between versions A and B',
 ].join('\n');
 
 const PROJECT_OPTIONS = {
@@ -28,9 +34,11 @@ export async function workflowCommand(argv: string[], io: Io): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'load') return load(rest, io);
   if (sub === 'show') return show(rest, io);
+  if (sub === 'history') return history(rest, io);
+  if (sub === 'diff') return diff(rest, io);
   throw usageError(
     sub === undefined ? 'workflow needs a subcommand' : `unknown subcommand "workflow ${sub}"`,
-    'use `workflow load` or `workflow show`',
+    'use `workflow load`, `show`, `history` or `diff`',
   );
 }
 
@@ -71,9 +79,9 @@ async function show(argv: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw usageError('workflow show takes no positional arguments');
   const dataDir = required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state');
   const project = resolveProjectId({ project: values.project, workspace: values.workspace });
+  const version = positiveInt(values.version, '--version');
   // Reading must not create the project: a mistyped --project would otherwise leave an empty project behind.
   const paths = new ProjectPaths(await openDataDir(dataDir), project);
-  const version = positiveInt(values.version, '--version');
   const record = version === undefined ? await readAccepted(paths) : await readVersion(paths, version);
   if (record === undefined) {
     throw new SdkError('unknown_project', `project ${project} has no accepted workflow in ${paths.dataDir}`, {
@@ -93,6 +101,88 @@ async function show(argv: string[], io: Io): Promise<number> {
   } else {
     io.stdout(`project ${project}, version ${record.version} (accepted ${record.acceptedAt} by ${record.by})\n`);
     io.stdout(`${JSON.stringify(record.workflow, null, 2)}\n`);
+  }
+  return EXIT.ok;
+}
+
+/** The paths of an existing project, without creating anything. */
+async function existingProject(values: {
+  'data-dir'?: string;
+  project?: string;
+  workspace?: string;
+}): Promise<ProjectPaths> {
+  const dataDir = required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state');
+  const project = resolveProjectId({ project: values.project, workspace: values.workspace });
+  const paths = new ProjectPaths(await openDataDir(dataDir), project);
+  if ((await readAccepted(paths)) === undefined) {
+    throw new SdkError('unknown_project', `project ${project} has no accepted workflow in ${paths.dataDir}`, {
+      remedy: 'load one with `scienceevolve workflow load <workflow.json> --data-dir D --project P`',
+      data: { project },
+    });
+  }
+  return paths;
+}
+
+async function history(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, PROJECT_OPTIONS);
+  if (positionals.length > 0) throw usageError('workflow history takes no positional arguments');
+  const paths = await existingProject(values);
+  const versions = [];
+  for (const n of await listVersions(paths)) {
+    const v = await readVersion(paths, n);
+    versions.push({
+      version: v.version,
+      acceptedAt: v.acceptedAt,
+      by: v.by,
+      changedMcps: v.changedMcps,
+      changedAgents: v.changedAgents,
+    });
+  }
+  if (values.json) printJson(io, { project: paths.projectId, versions });
+  else {
+    io.stdout(`project ${paths.projectId}\n`);
+    for (const v of versions) {
+      io.stdout(
+        `  ${v.version}  ${v.acceptedAt}  by ${v.by.padEnd(8)}  services: ${v.changedMcps.join(', ') || '-'}; agents: ${v.changedAgents.join(', ') || '-'}\n`,
+      );
+    }
+  }
+  return EXIT.ok;
+}
+
+async function diff(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, PROJECT_OPTIONS);
+  if (positionals.length !== 2)
+    throw usageError(
+      'workflow diff takes two version numbers',
+      'scienceevolve workflow diff 1 2 --data-dir D --project P',
+    );
+  const [a, b] = positionals.map((p, i) => positiveInt(p, i === 0 ? 'version A' : 'version B')!) as [number, number];
+  const paths = await existingProject(values);
+  const [before, after] = [await readVersion(paths, a), await readVersion(paths, b)];
+  const d = diffWorkflows(before.workflow, after.workflow);
+  const result = {
+    project: paths.projectId,
+    from: a,
+    to: b,
+    changedMcps: d.changedMcps,
+    changedAgents: d.changedAgents,
+    orchestrationChanged: d.orchestrationChanged,
+    digests: Object.fromEntries(
+      d.changedMcps.map((name) => [name, { from: before.digests[name] ?? null, to: after.digests[name] ?? null }]),
+    ),
+  };
+  if (values.json) printJson(io, result);
+  else {
+    io.stdout(`project ${paths.projectId}: version ${a} -> ${b}\n`);
+    for (const name of d.changedMcps) {
+      const x = result.digests[name]!;
+      io.stdout(
+        `  service ${name}: ${x.from === null ? 'added' : x.to === null ? 'removed' : 'changed'} (${x.from?.slice(0, 12) ?? '-'} -> ${x.to?.slice(0, 12) ?? '-'})\n`,
+      );
+    }
+    io.stdout(`  agents: ${d.changedAgents.join(', ') || '(none)'}\n`);
+    if (d.orchestrationChanged) io.stdout('  orchestration changed\n');
   }
   return EXIT.ok;
 }

@@ -32,17 +32,25 @@ export async function storeSource(paths: ProjectPaths, name: string, definition:
 
   const tmp = join(paths.mcpDir, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
   try {
-    for (const [relative, content] of Object.entries(definition.files)) {
-      const file = join(tmp, ...relative.split('/'));
-      await mkdir(dirname(file), { recursive: true });
-      const handle = await open(file, 'wx', 0o644);
-      try {
-        await handle.writeFile(content, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    }
+    // Directories first, then every file written and fsynced concurrently: the fsyncs overlap instead of
+    // queueing one behind another (each costs milliseconds on a real disk).
+    const files = Object.entries(definition.files).map(([relative, content]) => ({
+      path: join(tmp, ...relative.split('/')),
+      content,
+    }));
+    await mkdir(tmp, { recursive: true });
+    for (const dirPath of new Set(files.map((f) => dirname(f.path)))) await mkdir(dirPath, { recursive: true });
+    await Promise.all(
+      files.map(async ({ path, content }) => {
+        const handle = await open(path, 'wx', 0o644);
+        try {
+          await handle.writeFile(content, 'utf8');
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
     await mkdir(dirname(dir), { recursive: true });
     try {
       await rename(tmp, dir);
