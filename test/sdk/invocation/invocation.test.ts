@@ -135,11 +135,11 @@ test('the startup budget covers every service together', async (t) => {
     runId: 'r4',
     workspace,
     graceMs: 200,
-    startupBudgetMs: 1500,
+    startupBudgetMs: 5000,
   });
   t.after(() => services.close());
   assert.equal(services.outcomes[0]?.error?.code, 'startup_timeout');
   assert.equal(services.outcomes[1]?.error, undefined);
-  assert.ok(Date.now() - started < 6000, 'the failure is reported within the budget plus collection');
+  assert.ok(Date.now() - started < 12_000, 'the failure is reported within the budget plus collection');
   await assertNoMarkedProcess(project);
 });

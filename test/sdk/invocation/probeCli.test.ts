@@ -133,7 +133,7 @@ test('probe: services that cannot start are reported failed with their code and 
       '--grace-ms',
       '300',
       '--startup-budget-ms',
-      '3000',
+      '6000',
       '--json',
     ],
     { encoding: 'utf8', timeout: 60_000 },

@@ -361,7 +361,11 @@ class StdioService implements StdioServiceSession {
         cause: error,
       });
     }
-    if (this.child !== undefined && this.exitStatus === undefined && mcpCode(error) === 'CONNECTION_CLOSED') {
+    // A dying service can fail the handshake in several ways (its stdout closed, a write to its stdin
+    // refused with EPIPE, an answer cut short) before its exit status arrives; on a loaded machine the status
+    // may trail by hundreds of milliseconds. Whatever the error, wait briefly for it so that a service that
+    // exited is reported as `service_exited` with its code, not as a protocol failure.
+    if (this.child !== undefined && this.exitStatus === undefined && !budget.signal.aborted) {
       await raceDelay(this.exited, EXIT_STATUS_WAIT_MS);
     }
     if (this.exitStatus !== undefined) {
