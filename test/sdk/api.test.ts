@@ -1,0 +1,112 @@
+/**
+ * Pins the public API: the runtime export names of packages/sdk/src/index.ts. Adding or removing one is
+ * a deliberate act: update this list with it (and the CHANGELOG).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import * as sdk from '../../packages/sdk/src/index.js';
+
+const EXPORTS = [
+  'AgentSchema',
+  'DATA_DIR_FORMAT',
+  'DEFAULT_STARTUP_BUDGET_MS',
+  'ERROR_CODES',
+  'EventJournal',
+  'FIXED_CATALOG_NAMES',
+  'FIXED_CATALOG_SERVICE',
+  'HARNESS_CONFIG_FORMATS',
+  'HTTP_FACE_PATH',
+  'HarnessSchema',
+  'LIMITS',
+  'McpDefinitionSchema',
+  'McpServerEntrySchema',
+  'OrchestrationSchema',
+  'ProjectPaths',
+  'RESERVED_ENV_NAMES',
+  'SdkError',
+  'SupervisorClient',
+  'WorkflowSchema',
+  'acceptWorkflow',
+  'applyWorkflow',
+  'buildServiceEnv',
+  'canonicalDefinitionJson',
+  'closeHostSupervisor',
+  'connectRemoteService',
+  'createBridgeToken',
+  'createSurface',
+  'defaultDataDir',
+  'definitionDigest',
+  'diffWorkflows',
+  'fixedCatalog',
+  'harnessConfig',
+  'hostSupervisor',
+  'httpToStdio',
+  'isSdkError',
+  'listVersions',
+  'loadWorkflow',
+  'migrateDataDir',
+  'newInvocationId',
+  'openDataDir',
+  'openProject',
+  'parseWorkflow',
+  'planServices',
+  'probeServices',
+  'projectIdForWorkspace',
+  'protectStdout',
+  'readAccepted',
+  'readVersion',
+  'readWorkflowFile',
+  'resolveProjectId',
+  'serveAgentServices',
+  'serveHttp',
+  'serveStdio',
+  'startInvocation',
+  'startInvocationServices',
+  'startStdioService',
+  'storeSource',
+  'sweepProjectStrays',
+  'sweepStrays',
+  'toSdkError',
+  'validateWorkflow',
+  'validateWorkflowText',
+];
+
+test('the runtime exports of @scienceevolve/sdk are exactly the pinned list', () => {
+  const actual = Object.keys(sdk).sort();
+  const added = actual.filter((name) => !EXPORTS.includes(name));
+  const removed = EXPORTS.filter((name) => !actual.includes(name));
+  assert.deepEqual(
+    { added, removed },
+    { added: [], removed: [] },
+    'the public API changed: update EXPORTS in test/sdk/api.test.ts if that is deliberate',
+  );
+  assert.deepEqual(actual, EXPORTS);
+});
+
+test('the pinned limits are those of SPEC §3.4 (and the documented additions)', () => {
+  assert.deepEqual(sdk.LIMITS, {
+    definitions: 32,
+    filesPerDefinition: 100,
+    charsPerFile: 500_000,
+    definitionsJsonBytes: 1024 * 1024,
+    serversPerAgent: 32,
+    workflowJsonBytes: 2 * 1024 * 1024,
+    args: 64,
+    charsPerArg: 4096,
+    nameChars: 64,
+    pathChars: 1024,
+    pathSegmentBytes: 255,
+    invocationRetries: 10,
+  });
+  assert.ok(sdk.FIXED_CATALOG_NAMES.includes('scienceevolve'));
+});
+
+test('errors: every code is a stable snake_case string; SdkError carries code, remedy and data', () => {
+  for (const code of sdk.ERROR_CODES) assert.match(code, /^[a-z]+(_[a-z]+)*$/);
+  assert.equal(new Set(sdk.ERROR_CODES).size, sdk.ERROR_CODES.length);
+  const error = new sdk.SdkError('unsafe_path', 'bad path', { remedy: 'fix it', data: { path: 'a' } });
+  assert.deepEqual(error.toJSON(), { code: 'unsafe_path', message: 'bad path', remedy: 'fix it', data: { path: 'a' } });
+  assert.equal(sdk.isSdkError({ code: 'unsafe_path', message: 'from another copy of the SDK' }), true);
+  assert.equal(sdk.isSdkError({ code: 'ENOENT', message: 'not ours' }), false);
+  assert.equal(sdk.toSdkError(new Error('boom')).code, 'internal');
+});
