@@ -59,7 +59,7 @@ test('through `services serve --agent main`, a standard client reads the workflo
   assert.ok(tools.includes('scienceevolve__apply_workflow'));
   assert.ok(tools.some((name) => name.startsWith('tools__')));
 
-  const got = (await client.callTool({ name: 'scienceevolve__get_workflow', arguments: {} })) as {
+  const got = (await client.callTool({ name: 'scienceevolve__get_workflow', arguments: {} })) as unknown as {
     structuredContent: {
       version: number;
       workflow: { agents: Record<string, { mcpServers: unknown[] }>; mcpDefinitions: Record<string, unknown> };
@@ -84,7 +84,10 @@ test('through `services serve --agent main`, a standard client reads the workflo
   const next = structuredClone(got.structuredContent.workflow);
   next.mcpDefinitions.stats = fixtureDefinition('printsBannerOnStdout.cjs');
   next.agents.analyst!.mcpServers.push({ name: 'stats', project: 'stats' });
-  const applied = (await client.callTool({ name: 'scienceevolve__apply_workflow', arguments: { workflow: next } })) as {
+  const applied = (await client.callTool({
+    name: 'scienceevolve__apply_workflow',
+    arguments: { workflow: next },
+  })) as unknown as {
     isError?: boolean;
     structuredContent: { version: number; changedMcps: string[]; changedAgents: string[] };
   };
