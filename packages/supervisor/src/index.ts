@@ -13,5 +13,5 @@ export {
   isSupervisorMessage,
 } from './protocol.js';
 export type { MarkerParts, MarkedProcess, HostMessage, SupervisorMessage } from './protocol.js';
-export { collectMarked, listProcesses, isProcessAlive } from './collect.js';
+export { collectMarked, findMarked, listProcesses, isProcessAlive } from './collect.js';
 export type { CollectOptions, CollectReport, KnownGroup, ProcessEntry } from './collect.js';

@@ -4,7 +4,7 @@
  * both it and its supervisor died. A marker names its host by pid and start time, so a live host's
  * processes are told apart and never touched.
  */
-import { collectMarked, DEFAULT_GRACE_MS, isHostAlive, parseMarker } from '@scienceevolve/supervisor';
+import { collectMarked, DEFAULT_GRACE_MS, isHostAlive, isProcessAlive, parseMarker } from '@scienceevolve/supervisor';
 
 /** Options of {@link sweepStrays}. */
 export interface SweepStraysOptions {
@@ -53,7 +53,11 @@ export async function sweepStrays(options: SweepStraysOptions): Promise<SweepRep
     let stray = verdicts.get(marker);
     if (stray === undefined) {
       const parts = parseMarker(marker);
-      stray = parts !== undefined && parts.projectId === options.projectId && !isHostAlive(parts);
+      // A killed host may linger as a zombie until its parent reaps it: that host is dead too.
+      stray =
+        parts !== undefined &&
+        parts.projectId === options.projectId &&
+        !(isHostAlive(parts) && isProcessAlive(parts.hostPid));
       verdicts.set(marker, stray);
     }
     return stray;

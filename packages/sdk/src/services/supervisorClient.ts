@@ -225,7 +225,8 @@ export class SupervisorClient implements ProcessRegistry {
     const now = performance.now();
     this.#startTimes.push(now);
     while ((this.#startTimes[0] ?? now) < now - this.#options.restartWindowMs) this.#startTimes.shift();
-    if (this.#generation > 0 && this.#startTimes.length > this.#options.maxRestarts) {
+    // Starts in the window = the first (or an earlier) start + restarts.
+    if (this.#generation > 0 && this.#startTimes.length > this.#options.maxRestarts + 1) {
       this.#fail(
         `the supervisor (${this.#options.entry}) died ${this.#startTimes.length - 1} times within ${this.#options.restartWindowMs} ms`,
       );
