@@ -233,3 +233,68 @@ test('probe --hold: services stay up until SIGINT, then every process is collect
   await assertAllGone([...report.services.map((s) => s.pid), pids.inGroup, pids.setsid]);
   await assertNoMarkedProcess(project);
 });
+
+test('probe --hold, host SIGKILLed: the supervisor collects every service, the setsid grandchild included', async (t) => {
+  const dir = tempDir(t);
+  const project = `probe-kill-${process.pid}`;
+  t.after(() => killMarked(project));
+  const pidsFile = join(dir, 'pids.json');
+  const workflow = writeWorkflow(dir, {
+    agents: {
+      main: {
+        mcpServers: [
+          { name: 'spawner', project: 'spawner' },
+          { name: 'stubborn', project: 'stubborn' },
+        ],
+      },
+    },
+    mcpDefinitions: {
+      spawner: fixtureDefinition('spawnsGrandchildren.cjs', { args: [pidsFile] }),
+      stubborn: fixtureDefinition('ignoresSigterm.cjs'),
+    },
+  });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'services',
+      'probe',
+      '--data-dir',
+      join(dir, 'data'),
+      '--project',
+      project,
+      '--workflow',
+      workflow,
+      '--workspace',
+      join(dir, 'ws'),
+      '--agent',
+      'main',
+      '--grace-ms',
+      '300',
+      '--hold',
+      '60',
+      '--json',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  t.after(() => child.kill('SIGKILL'));
+  let stdout = '';
+  child.stdout.setEncoding('utf8');
+  const report = await new Promise<{ services: Array<{ pid: number }> }>((resolve, reject) => {
+    child.stdout.on('data', (chunk: string) => {
+      stdout += chunk;
+      try {
+        resolve(JSON.parse(stdout));
+      } catch {
+        // not complete yet
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`probe exited early with ${code}`)));
+  });
+  const pids = JSON.parse(readFileSync(pidsFile, 'utf8')) as { inGroup: number; setsid: number };
+  const all = [...report.services.map((s) => s.pid), pids.inGroup, pids.setsid];
+  child.kill('SIGKILL');
+  // Grace 300 ms + 1 s is the goal; the deadline is wider so a loaded CI machine does not flake.
+  await assertAllGone(all, 10_000);
+  await assertNoMarkedProcess(project);
+});
