@@ -1,6 +1,12 @@
 /** The `scienceevolve` command: parse, call the SDK, print. Nothing here that the SDK's API cannot do. */
+import { BRIDGE_HELP, bridgeCommand } from './commands/bridge.js';
+import { GATEWAY_HELP, gatewayCommand } from './commands/gateway.js';
+import { HARNESS_CONFIG_HELP, harnessConfigCommand } from './commands/harnessConfig.js';
 import { MIGRATE_HELP, migrateCommand } from './commands/migrate.js';
+import { RESUME_HELP, resumeCommand } from './commands/resume.js';
+import { RUN_HELP, runCommand } from './commands/run.js';
 import { SERVICES_HELP, servicesCommand } from './commands/services.js';
+import { STATUS_HELP, statusCommand } from './commands/status.js';
 import { VALIDATE_HELP, validateCommand } from './commands/validate.js';
 import { WORKFLOW_HELP, workflowCommand } from './commands/workflow.js';
 import { EXIT, type Io, processIo, reportError, usageError } from './output.js';
@@ -12,13 +18,19 @@ const COMMANDS: Record<string, Command> = {
   workflow: workflowCommand,
   migrate: migrateCommand,
   services: servicesCommand,
+  bridge: bridgeCommand,
+  gateway: gatewayCommand,
+  'harness-config': harnessConfigCommand,
+  run: runCommand,
+  resume: resumeCommand,
+  status: statusCommand,
 };
 
 const HELP = `scienceevolve — workflows of agents with supervised MCP services
 
 Usage: scienceevolve <command> [options]
 
-  ${[VALIDATE_HELP, WORKFLOW_HELP, SERVICES_HELP, MIGRATE_HELP].join('\n').split('\n').join('\n  ')}
+  ${[VALIDATE_HELP, WORKFLOW_HELP, SERVICES_HELP, BRIDGE_HELP, GATEWAY_HELP, HARNESS_CONFIG_HELP, RUN_HELP, RESUME_HELP, STATUS_HELP, MIGRATE_HELP].join('\n').split('\n').join('\n  ')}
 
 Every command takes --json (one JSON document on stdout) and --debug (stack traces on errors).
 Exit codes: 0 success, 1 the work failed, 2 usage error.

@@ -41,6 +41,10 @@ export const ERROR_CODES = [
   'io_error',
   'supervisor_failed',
   'internal',
+  'invalid_script',
+  'harness_unavailable',
+  'not_a_git_repo',
+  'cancelled',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

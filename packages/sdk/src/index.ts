@@ -71,12 +71,67 @@ export {
   HARNESS_CONFIG_FORMATS,
   HTTP_FACE_PATH,
 } from './bridge/index.js';
-export type { Surface, SurfaceOptions, LocalService, LocalTool, HarnessConfigFormat, HarnessConfigOptions } from './bridge/index.js';
+export type {
+  Surface,
+  SurfaceOptions,
+  LocalService,
+  LocalTool,
+  HarnessConfigFormat,
+  HarnessConfigOptions,
+} from './bridge/index.js';
 
 export { applyWorkflow } from './reconfigure/applyWorkflow.js';
 export type { ApplyResult, ApplyOptions } from './reconfigure/applyWorkflow.js';
 export { fixedCatalog, FIXED_CATALOG_SERVICE } from './engine/fixedCatalog.js';
 export { probeServices, serveAgentServices } from './engine/agentServices.js';
-export type { ProbeReport, ProbedService, HeldProbe, ServedAgent, ServeAgentOptions, AgentServicesOptions } from './engine/agentServices.js';
+export type {
+  ProbeReport,
+  ProbedService,
+  HeldProbe,
+  ServedAgent,
+  ServeAgentOptions,
+  AgentServicesOptions,
+} from './engine/agentServices.js';
 export { EventJournal } from './events/journal.js';
 export type { PublicEvent, EventSink } from './events/journal.js';
+export {
+  startGateway,
+  defaultGatewayLogDir,
+  DEFAULT_GATEWAY_PORT,
+  GATEWAY_PROJECT_ID,
+  serveCommand,
+} from './bridge/index.js';
+export type {
+  Gateway,
+  GatewayEvent,
+  GatewayOptions,
+  GatewayState,
+  ServeCommandOptions,
+  HttpToStdioOptions,
+  HttpToStdioBridge,
+} from './bridge/index.js';
+
+export { startRun, runWorkflow, resumeRuns, readEvents, TOOL_SUMMARY_BYTES } from './engine/engine.js';
+export type { RunOptions, RunResult, RunHandle, ResumeOptions, EngineOptions } from './engine/engine.js';
+export { runStatus } from './engine/runStatus.js';
+export type {
+  StatusOptions,
+  StatusReport,
+  ProjectStatus,
+  RunStatusReport,
+  InvocationStatus,
+  LiveService,
+} from './engine/runStatus.js';
+export type {
+  RunRecord,
+  RunStatus,
+  InvocationRecord,
+  InvocationState,
+  AttemptRecord,
+  ErrorRecord,
+} from './engine/runRecord.js';
+export { EventStream } from './events/eventStream.js';
+export { ScriptedHarness, ScriptSchema, parseScript, readScriptFile } from './harness/scriptedHarness.js';
+export type { Script, ScriptStep, ScriptPositions } from './harness/scriptedHarness.js';
+export { harnessFor, AVAILABLE_HARNESS_TYPES } from './harness/harnessFor.js';
+export type { AgentHarness, HarnessInput, HarnessOutput } from './harness/harness.js';

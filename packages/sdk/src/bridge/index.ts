@@ -26,3 +26,7 @@ export type {
   SurfaceRoute,
 } from './surface.js';
 export { assignSurfaceNames, MAX_SURFACE_NAME_LENGTH } from './surfaceNames.js';
+export { startGateway, defaultGatewayLogDir, DEFAULT_GATEWAY_PORT, GATEWAY_PROJECT_ID } from './gateway.js';
+export type { Gateway, GatewayEvent, GatewayOptions, GatewayState } from './gateway.js';
+export { serveCommand } from './serveCommand.js';
+export type { ServeCommandOptions } from './serveCommand.js';

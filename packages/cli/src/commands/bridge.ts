@@ -1,0 +1,73 @@
+/** `scienceevolve bridge http-to-stdio --url U [--header "K: V"]…`: a stdio MCP server forwarding to a Streamable HTTP one. */
+import { httpToStdio, protectStdout } from '@scienceevolve/sdk';
+import { parse, positiveInt, required } from '../args.js';
+import { EXIT, type Io, usageError } from '../output.js';
+import { untilSignal } from '../signals.js';
+
+export const BRIDGE_HELP = [
+  'bridge http-to-stdio --url U [--header "K: V"]… [--timeout-ms N] [--connect-timeout-ms N]',
+  '                                     serve a Streamable HTTP MCP server as a stdio MCP server',
+].join('\n');
+
+/** `Name: value` → [name, value]; the name must be an HTTP token. */
+function parseHeader(text: string): [string, string] {
+  const colon = text.indexOf(':');
+  const name = colon === -1 ? '' : text.slice(0, colon).trim();
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+    throw usageError(`--header takes "Name: value", not "${colon === -1 ? text : `${name}:…`}"`);
+  }
+  return [name, text.slice(colon + 1).trim()];
+}
+
+export async function bridgeCommand(argv: string[], io: Io): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'http-to-stdio') {
+    throw usageError(
+      sub === undefined ? 'bridge needs a subcommand' : `unknown subcommand "bridge ${sub}"`,
+      'use `bridge http-to-stdio --url U`',
+    );
+  }
+  const { values, positionals } = parse(rest, {
+    url: { type: 'string' },
+    header: { type: 'string', multiple: true },
+    'timeout-ms': { type: 'string' },
+    'connect-timeout-ms': { type: 'string' },
+  });
+  if (positionals.length > 0) throw usageError('bridge http-to-stdio takes no positional arguments');
+  const url = required(values.url, '--url', 'the Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp');
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http(s)');
+  } catch {
+    throw usageError(`--url takes an http(s) URL, not "${url}"`);
+  }
+  const headers: Record<string, string> = {};
+  for (const text of values.header ?? []) {
+    const [name, value] = parseHeader(text);
+    headers[name] = value;
+  }
+  const timeoutMs = positiveInt(values['timeout-ms'], '--timeout-ms');
+  const connectTimeoutMs = positiveInt(values['connect-timeout-ms'], '--connect-timeout-ms');
+  // fd 1 carries the protocol only, from the first moment: everything else the process prints goes to stderr.
+  const { protocolOutput } = protectStdout();
+  const stop = untilSignal();
+  try {
+    const bridge = await httpToStdio({
+      url,
+      headers,
+      output: protocolOutput,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
+      onError: (error) => io.stderr(`bridge: ${error.message}\n`),
+    });
+    try {
+      io.stderr(`bridging stdio to ${url} (${bridge.remoteProtocolVersion ?? 'unknown protocol version'})\n`);
+      await Promise.race([bridge.closed, stop.wait()]);
+    } finally {
+      await bridge.close();
+    }
+    return EXIT.ok;
+  } finally {
+    stop.dispose();
+  }
+}

@@ -1,0 +1,87 @@
+/** `scienceevolve gateway --stdio "<launch command>" [--port 8000]`: supergateway, supervised and checked. */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { SdkError, startGateway } from '@scienceevolve/sdk';
+import { parse, positiveInt, required } from '../args.js';
+import { EXIT, type Io, printJson, usageError } from '../output.js';
+import { untilSignal } from '../signals.js';
+
+export const GATEWAY_HELP = [
+  'gateway --stdio "<launch command>" [--port 8000] [--stateless] [--log-dir D] [--json]',
+  '                                     a stdio MCP server as Streamable HTTP at /mcp (supergateway, supervised)',
+].join('\n');
+
+/** supergateway's entry script, resolved from this package's own dependencies. */
+function supergatewayBin(): string {
+  const require = createRequire(import.meta.url);
+  const manifestPath = require.resolve('supergateway/package.json');
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { bin?: string | Record<string, string> };
+  const bin = typeof manifest.bin === 'string' ? manifest.bin : manifest.bin?.supergateway;
+  if (bin === undefined) throw new SdkError('internal', `supergateway's package (${manifestPath}) names no bin`);
+  return join(dirname(manifestPath), bin);
+}
+
+export async function gatewayCommand(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, {
+    stdio: { type: 'string' },
+    port: { type: 'string' },
+    stateless: { type: 'boolean', default: false },
+    'log-dir': { type: 'string' },
+    'log-level': { type: 'string' },
+    'grace-ms': { type: 'string' },
+    'ready-timeout-ms': { type: 'string' },
+  });
+  if (positionals.length > 0) {
+    throw usageError('gateway takes no positional arguments', 'quote the launch command: --stdio "node server.js"');
+  }
+  const stdio = required(values.stdio, '--stdio', 'the launch command of a stdio MCP server, in quotes');
+  const port = positiveInt(values.port, '--port');
+  if (port !== undefined && port > 65_535) throw usageError(`--port takes 0–65535, not ${port}`);
+  const logLevel = values['log-level'];
+  if (logLevel !== undefined && logLevel !== 'info' && logLevel !== 'debug' && logLevel !== 'none') {
+    throw usageError(`--log-level takes info, debug or none, not "${logLevel}"`);
+  }
+  const graceMs = positiveInt(values['grace-ms'], '--grace-ms');
+  const readyTimeoutMs = positiveInt(values['ready-timeout-ms'], '--ready-timeout-ms');
+  // Handlers first: a Ctrl-C during the start finishes the start, then collects, instead of leaving it up.
+  const stop = untilSignal();
+  try {
+    const gateway = await startGateway({
+      stdio,
+      supergateway: supergatewayBin(),
+      stateless: values.stateless,
+      ...(port === undefined ? {} : { port }),
+      ...(values['log-dir'] === undefined ? {} : { logDir: values['log-dir'] }),
+      ...(logLevel === undefined ? {} : { logLevel }),
+      ...(graceMs === undefined ? {} : { graceMs }),
+      ...(readyTimeoutMs === undefined ? {} : { readyTimeoutMs }),
+    });
+    let unexpected: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    try {
+      if (values.json) {
+        printJson(io, { url: gateway.url, pid: gateway.pid, pgid: gateway.pgid, tools: gateway.tools });
+      } else {
+        io.stdout(`${gateway.url}\n`);
+      }
+      io.stderr(
+        `gateway ready: supergateway pid ${gateway.pid}, ${gateway.tools.length} tools` +
+          `${gateway.calledTool === null ? '' : `, called ${gateway.calledTool}`}; log ${gateway.logPath}\n` +
+          'SIGINT or SIGTERM stops it and everything it started\n',
+      );
+      unexpected = await Promise.race([stop.wait().then(() => undefined), gateway.exited]);
+    } finally {
+      await gateway.close();
+    }
+    if (unexpected !== undefined) {
+      throw new SdkError(
+        'service_exited',
+        `supergateway exited on its own (code ${unexpected.code}, signal ${unexpected.signal}); see ${gateway.logPath}`,
+        { remedy: 'Read the log; everything it had started was collected.', data: { logPath: gateway.logPath } },
+      );
+    }
+    return EXIT.ok;
+  } finally {
+    stop.dispose();
+  }
+}

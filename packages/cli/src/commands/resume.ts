@@ -1,0 +1,49 @@
+/** `scienceevolve resume`: continues interrupted runs (SPEC §10.3). */
+import { closeHostSupervisor, resumeRuns } from '@scienceevolve/sdk';
+import { parse, positiveInt, required } from '../args.js';
+import { EXIT, type Io, printJson, usageError } from '../output.js';
+import { untilSignal } from '../signals.js';
+import { progressLine } from './run.js';
+
+export const RESUME_HELP = [
+  'resume --data-dir D --project P [--run R] [--json]',
+  "                                     continue interrupted runs: restart Main's invocation with new processes",
+].join('\n');
+
+export async function resumeCommand(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, {
+    'data-dir': { type: 'string' },
+    project: { type: 'string' },
+    run: { type: 'string' },
+    'startup-budget-ms': { type: 'string' },
+    'grace-ms': { type: 'string' },
+  });
+  if (positionals.length > 0) throw usageError('resume takes no positional arguments');
+  const stop = untilSignal();
+  const abort = new AbortController();
+  void stop.wait().then(() => {
+    if (stop.signal !== undefined) abort.abort(new Error(`received ${stop.signal}`));
+  });
+  try {
+    const results = await resumeRuns({
+      dataDir: required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state'),
+      project: required(values.project, '--project', 'the project whose runs to continue (see `scienceevolve status`)'),
+      run: values.run,
+      startupBudgetMs: positiveInt(values['startup-budget-ms'], '--startup-budget-ms'),
+      graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
+      signal: abort.signal,
+      onEvent: (event) => {
+        const line = progressLine(event);
+        if (line !== undefined) io.stderr(`${line}\n`);
+      },
+    });
+    const runs = results.map((r) => ({ run: r.run, status: r.status, output: r.output, error: r.error }));
+    if (values.json) printJson(io, { runs });
+    else if (runs.length === 0) io.stdout('no interrupted runs\n');
+    else for (const r of runs) io.stdout(`${r.run}: ${r.status}${r.output !== null ? `\n${r.output}` : ''}\n`);
+    return results.every((r) => r.status === 'succeeded') ? EXIT.ok : EXIT.failed;
+  } finally {
+    stop.dispose();
+    await closeHostSupervisor();
+  }
+}

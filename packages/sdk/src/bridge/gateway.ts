@@ -1,0 +1,388 @@
+/**
+ * stdio → HTTP, supervised (`scienceevolve gateway --stdio "<launch command>"`): runs supergateway 4 with
+ * Streamable HTTP output in a process group of its own, under a supervisor of its own, and proves the
+ * endpoint works with the official MCP client (`initialize`, `tools/list`, and a `tools/call` of a
+ * read-only tool when one can be called without arguments) before it is reported ready.
+ *
+ * Why all the machinery: supergateway starts the stdio server (through a shell) in a process group of
+ * its own, per session (`--stateful`) or per request (stateless). Killing supergateway's group therefore
+ * does not reach the server, and a SIGKILLed supergateway orphans it. So every process of the gateway
+ * carries one marker in its environment (`SCIENCEEVOLVE_MARKER`, project id `gateway`): the orderly stop
+ * collects supergateway's group and sweeps the marker; a supervisor process (the same one services use)
+ * does both if the host process dies, SIGKILL included.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { createServer, connect as netConnect } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { formatMarker, MARKER_ENV, processStartTime } from '@scienceevolve/supervisor/protocol';
+import { SdkError, toSdkError } from '../errors.js';
+import { collectGroup, delay } from '../services/processGroup.js';
+import { sweepStrays } from '../services/strayProcesses.js';
+import { SupervisorClient } from '../services/supervisorClient.js';
+import { raceDelay, runEach } from '../services/teardown.js';
+
+/** supergateway's documented default port, and the gateway's: 8000. */
+export const DEFAULT_GATEWAY_PORT = 8000;
+
+/** The project id in every gateway marker (`se1:gateway:<hostPid>:<hostStart>:<gatewayId>`). */
+export const GATEWAY_PROJECT_ID = 'gateway';
+
+/** Options of {@link startGateway}. */
+export interface GatewayOptions {
+  /** The stdio MCP server's launch command; supergateway runs it through `/bin/sh`. */
+  stdio: string;
+  /**
+   * supergateway's entry script (the file its package's `bin` names). The SDK does not depend on
+   * supergateway: the CLI resolves it from its own dependencies with `createRequire`.
+   */
+  supergateway: string;
+  /** TCP port supergateway listens on (all interfaces, its own choice); 0 picks a free one. Default 8000. */
+  port?: number;
+  /** supergateway's stateless mode: a new server process for every request (~425 ms a call). Default `false` (`--stateful`). */
+  stateless?: boolean;
+  /** Where supergateway's output (`gateway-<port>.log`) and the supervisor's log (`gateway-<port>.supervisor.log`) go. Default {@link defaultGatewayLogDir}. */
+  logDir?: string;
+  /** supergateway's `--logLevel`. `info` logs every message that passes. Default `info`. */
+  logLevel?: 'debug' | 'info' | 'none';
+  /** Milliseconds between SIGTERM and SIGKILL when the gateway is collected. Default 2,000. */
+  graceMs?: number;
+  /** Milliseconds for supergateway to listen and for the checks to pass, together. Default 30,000 (30 s). */
+  readyTimeoutMs?: number;
+  /** supergateway's environment (the stdio server inherits it); the marker is added. Default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Receives every lifecycle transition, for a log. Must not throw. */
+  onEvent?: (event: GatewayEvent) => void;
+}
+
+/**
+ * A gateway's life; every transition is reported through {@link GatewayOptions.onEvent}.
+ * - `starting`: the supervisor is up and supergateway was spawned; waiting for it to listen;
+ * - `checking`: it listens; the official client runs `initialize`, `tools/list` and a `tools/call`;
+ * - `ready`: the checks passed; the endpoint is in use;
+ * - `stopping`: collecting supergateway's group and sweeping the marker;
+ * - `stopped`: nothing the gateway started is alive.
+ */
+export type GatewayState = 'starting' | 'checking' | 'ready' | 'stopping' | 'stopped';
+
+/** What {@link GatewayOptions.onEvent} receives. */
+export type GatewayEvent =
+  | { type: 'state'; state: GatewayState; pid?: number }
+  /** supergateway exited while the gateway was not stopping it. */
+  | { type: 'exited'; code: number | null; signal: NodeJS.Signals | null };
+
+/** A running, checked gateway. */
+export interface Gateway {
+  /** The endpoint, `http://127.0.0.1:<port>/mcp`. */
+  readonly url: string;
+  readonly port: number;
+  /** supergateway's pid. */
+  readonly pid: number;
+  /** supergateway's process group (its pid: it was started detached). */
+  readonly pgid: number;
+  /** The marker every process of the gateway carries. */
+  readonly marker: string;
+  /** The tool names `tools/list` returned during the check. */
+  readonly tools: string[];
+  /** The read-only tool called during the check, or `null` when none could be called without arguments. */
+  readonly calledTool: string | null;
+  /** supergateway's output (and the stdio server's stderr, which supergateway copies into it). */
+  readonly logPath: string;
+  /** The supervisor's log. */
+  readonly supervisorLogPath: string;
+  /** Resolves when supergateway has exited, on its own or through {@link Gateway.close}. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Collects supergateway's group and every marked process, then ends the supervisor. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** `$XDG_CACHE_HOME/scienceevolve/gateway` (default `~/.cache/scienceevolve/gateway`). */
+export function defaultGatewayLogDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const cache =
+    env.XDG_CACHE_HOME !== undefined && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
+  return join(cache, 'scienceevolve', 'gateway');
+}
+
+/** Resolves with a port the OS considers free now (a gateway started on it may still lose a race). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/** Rejects with `io_error` when something already listens on `port` (where supergateway would: all interfaces). */
+function assertPortFree(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        new SdkError('io_error', `port ${port} is not free for the gateway (${error.code ?? error.message})`, {
+          remedy: 'Stop what listens there, or pick another port with --port (0 picks a free one).',
+          data: { port },
+          cause: error,
+        }),
+      );
+    });
+    server.listen(port, () => server.close(() => resolve()));
+  });
+}
+
+/** True once a TCP connection to 127.0.0.1:`port` is accepted. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = netConnect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** The first read-only tool that takes no required argument (so `{}` is a valid call), or `undefined`. */
+function callableReadOnlyTool(
+  tools: readonly { name: string; annotations?: { readOnlyHint?: boolean }; inputSchema?: { required?: unknown } }[],
+): string | undefined {
+  return tools.find((tool) => {
+    const required = tool.inputSchema?.required;
+    return tool.annotations?.readOnlyHint === true && (!Array.isArray(required) || required.length === 0);
+  })?.name;
+}
+
+/** Runs the client checks against `url`; resolves with the tools and the tool called. */
+async function check(url: string, timeoutMs: () => number): Promise<{ tools: string[]; calledTool: string | null }> {
+  const client = new Client({ name: 'scienceevolve-gateway-check', version: '0.1.0' }, { capabilities: {} });
+  client.onerror = () => {};
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  const step = (what: string, code: 'initialize_failed' | 'protocol_error', error: unknown) =>
+    new SdkError(
+      code,
+      `the gateway at ${url} failed the ${what} check: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        remedy: 'Run the launch command by hand to see that it is a stdio MCP server, and read the gateway log.',
+        data: { url, check: what },
+        cause: error,
+      },
+    );
+  try {
+    try {
+      // The default ('legacy') negotiation: a plain `initialize` + `notifications/initialized`.
+      await client.connect(transport, { timeout: timeoutMs() });
+    } catch (error) {
+      throw step('initialize', 'initialize_failed', error);
+    }
+    let tools: Awaited<ReturnType<Client['listTools']>>['tools'];
+    try {
+      tools = (await client.listTools(undefined, { timeout: timeoutMs() })).tools;
+    } catch (error) {
+      throw step('tools/list', 'protocol_error', error);
+    }
+    const name = callableReadOnlyTool(tools);
+    if (name !== undefined) {
+      try {
+        // Any CallToolResult proves the round trip, `isError: true` included (the tool answered).
+        await client.callTool({ name, arguments: {} }, { timeout: timeoutMs() });
+      } catch (error) {
+        throw step(`tools/call "${name}"`, 'protocol_error', error);
+      }
+    }
+    return { tools: tools.map((t) => t.name), calledTool: name ?? null };
+  } finally {
+    // A stateful session owns a server process: end it (DELETE) rather than leave it to idle out. The
+    // DELETE has no timeout of its own, so it gets 2 s: a gateway that does not answer it is failing anyway.
+    await runEach([() => raceDelay(transport.terminateSession(), 2000), () => client.close()]);
+  }
+}
+
+/**
+ * Starts supergateway in front of `options.stdio` and resolves once the official client checked it.
+ * On any failure everything started is collected before the promise rejects.
+ *
+ * @throws SdkError `usage` (no command, bad port), `io_error` (port taken, log dir), `supervisor_failed`,
+ *   `service_exited` (supergateway exited while starting), `startup_timeout` (not listening or not
+ *   checked within `readyTimeoutMs`), `initialize_failed` / `protocol_error` (a check failed).
+ */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  if (options.stdio.trim() === '') {
+    throw new SdkError('usage', 'the gateway needs a launch command', { remedy: 'Pass --stdio "<launch command>".' });
+  }
+  const requestedPort = options.port ?? DEFAULT_GATEWAY_PORT;
+  if (!Number.isInteger(requestedPort) || requestedPort < 0 || requestedPort > 65_535) {
+    throw new SdkError('usage', `${requestedPort} is not a TCP port`, {
+      remedy: 'Pass --port 1–65535, or 0 for a free one.',
+    });
+  }
+  const graceMs = options.graceMs ?? 2000;
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
+  const remaining = () => Math.max(1, deadline - Date.now());
+  const onEvent = options.onEvent ?? (() => {});
+  const port = requestedPort === 0 ? await freePort() : requestedPort;
+  await assertPortFree(port);
+
+  const logDir = options.logDir ?? defaultGatewayLogDir(options.env ?? process.env);
+  const logPath = join(logDir, `gateway-${port}.log`);
+  const supervisorLogPath = join(logDir, `gateway-${port}.supervisor.log`);
+  try {
+    mkdirSync(logDir, { recursive: true });
+  } catch (error) {
+    throw new SdkError('io_error', `cannot create the gateway log directory ${logDir}: ${(error as Error).message}`, {
+      remedy: 'Pass a writable --log-dir.',
+      data: { logDir },
+      cause: error,
+    });
+  }
+
+  // Strays of earlier gateway hosts that died together with their supervisors.
+  await sweepStrays({ projectId: GATEWAY_PROJECT_ID, graceMs });
+  const supervisor = await SupervisorClient.start({ logPath: supervisorLogPath, graceMs });
+  const marker = formatMarker({
+    projectId: GATEWAY_PROJECT_ID,
+    hostPid: process.pid,
+    hostStart: processStartTime(process.pid) ?? '0',
+    invocationId: `gw${port}-${randomBytes(6).toString('hex')}`,
+  });
+  let child: ChildProcess | undefined;
+  let stopping = false;
+  const transition = (to: GatewayState) => {
+    onEvent({ type: 'state', state: to, ...(child?.pid === undefined ? {} : { pid: child.pid }) });
+  };
+
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
+      stopping = true;
+      transition('stopping');
+      const pgid = child?.pid;
+      await runEach([
+        // SIGTERM to supergateway's group and to every marked process outside it (the stdio servers in
+        // their own groups), SIGKILL after the grace, until /proc shows none of them alive.
+        () => (pgid === undefined ? undefined : collectGroup({ pgid, marker, graceMs })),
+        () => (pgid === undefined ? undefined : supervisor.release(pgid)),
+        () => supervisor.releaseMarker(marker),
+        () => supervisor.close(),
+      ]);
+      transition('stopped');
+    })();
+    return closed;
+  };
+
+  try {
+    await supervisor.intent(marker);
+    const logFd = openSync(logPath, 'w');
+    try {
+      const args = [
+        options.supergateway,
+        '--stdio',
+        options.stdio,
+        '--outputTransport',
+        'streamableHttp',
+        '--port',
+        String(port),
+        '--logLevel',
+        options.logLevel ?? 'info',
+        ...(options.stateless ? [] : ['--stateful']),
+      ];
+      child = spawn(process.execPath, args, {
+        // detached: supergateway leads a new process group (pgid = its pid), so it can be collected as a
+        // whole and a Ctrl-C at the host's terminal is the host's to handle, not supergateway's.
+        detached: true,
+        // stdin is a pipe we hold: supergateway shuts down (stopping its servers) when it closes, which
+        // also happens when the host dies. Its output goes straight to the log file, never to our stdout.
+        stdio: ['pipe', logFd, logFd],
+        env: { ...(options.env ?? process.env), [MARKER_ENV]: marker },
+        windowsHide: true,
+      });
+    } finally {
+      closeSync(logFd);
+    }
+    const spawned = child;
+    spawned.on('error', () => {});
+    spawned.stdin?.on('error', () => {});
+    if (spawned.pid === undefined) {
+      throw new SdkError('service_exited', `supergateway (${options.supergateway}) could not be started`, {
+        remedy: 'Check that Node can run it.',
+        data: { supergateway: options.supergateway },
+      });
+    }
+    const pid = spawned.pid;
+    supervisor.register(pid, marker);
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      spawned.once('exit', (code, signal) => {
+        if (!stopping) onEvent({ type: 'exited', code, signal });
+        resolve({ code, signal });
+      });
+    });
+    transition('starting');
+
+    const url = `http://127.0.0.1:${port}/mcp`;
+    let exitedEarly = false;
+    void exited.then(() => {
+      exitedEarly = true;
+    });
+    while (!(await accepts(port))) {
+      if (exitedEarly || spawned.exitCode !== null || spawned.signalCode !== null) {
+        throw new SdkError(
+          'service_exited',
+          `supergateway exited while starting (code ${spawned.exitCode}, signal ${spawned.signalCode}); see ${logPath}`,
+          {
+            remedy: 'Read the log: a taken port or a bad launch command are the usual causes.',
+            data: { logPath, port },
+          },
+        );
+      }
+      if (Date.now() >= deadline) {
+        throw new SdkError('startup_timeout', `supergateway did not listen on port ${port} in time; see ${logPath}`, {
+          remedy: 'Read the log, or raise the ready timeout.',
+          data: { logPath, port },
+        });
+      }
+      await delay(25);
+    }
+    transition('checking');
+    let checked: { tools: string[]; calledTool: string | null };
+    try {
+      checked = await check(url, remaining);
+    } catch (error) {
+      const failed = toSdkError(error, 'protocol_error');
+      throw new SdkError(failed.code, `${failed.message}; see ${logPath}`, {
+        ...(failed.remedy === undefined ? {} : { remedy: failed.remedy }),
+        data: { ...failed.data, logPath },
+        cause: failed.cause,
+      });
+    }
+    // Whatever answered must be this supergateway: one that lost the port to another process exits.
+    if (exitedEarly || spawned.exitCode !== null || spawned.signalCode !== null) {
+      throw new SdkError('service_exited', `supergateway exited during the checks; see ${logPath}`, {
+        remedy: 'Read the log: a port taken meanwhile is the usual cause; pick another --port.',
+        data: { logPath, port },
+      });
+    }
+    transition('ready');
+    return {
+      url,
+      port,
+      pid,
+      pgid: pid,
+      marker,
+      tools: checked.tools,
+      calledTool: checked.calledTool,
+      logPath,
+      supervisorLogPath,
+      exited,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

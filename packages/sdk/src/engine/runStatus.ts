@@ -1,0 +1,128 @@
+/**
+ * `status` (SPEC §13): a project's runs and their invocations, the services still alive under the
+ * project's markers, and the accepted version. Reads only; never starts or changes anything.
+ */
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { isHostAlive, parseMarker, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
+import { SdkError } from '../errors.js';
+import { ProjectPaths } from '../store/projectStore.js';
+import { readAccepted } from '../store/workflowVersions.js';
+import { type InvocationState, type RunStatus, effectiveStatus, listRunRecords } from './runRecord.js';
+
+/** One invocation as `status` shows it. */
+export interface InvocationStatus {
+  id: string;
+  agent: string;
+  parent: string | null;
+  state: InvocationState;
+  attempts: number;
+  restarted: boolean;
+}
+
+/** One run as `status` shows it. */
+export interface RunStatusReport {
+  run: string;
+  /** `running` only while its host is alive; a dead host's run shows `interrupted`. */
+  status: RunStatus;
+  startedAt: string;
+  finishedAt: string | null;
+  hostPid: number;
+  resumes: number;
+  output: string | null;
+  invocations: InvocationStatus[];
+}
+
+/** A live service process of the project (it carries one of the project's markers). */
+export interface LiveService {
+  pid: number;
+  pgid: number;
+  /** The services id of the invocation attempt it belongs to. */
+  invocation: string;
+  hostPid: number;
+  /** False for a stray of a dead host (the next `run` or `resume` sweeps it). */
+  hostAlive: boolean;
+}
+
+/** One project as `status` shows it. */
+export interface ProjectStatus {
+  project: string;
+  /** The accepted version, or null when none was accepted. */
+  acceptedVersion: number | null;
+  runs: RunStatusReport[];
+  liveServices: LiveService[];
+}
+
+/** The `status --json` document. */
+export interface StatusReport {
+  dataDir: string;
+  projects: ProjectStatus[];
+}
+
+/** Options of {@link runStatus}. */
+export interface StatusOptions {
+  dataDir: string;
+  /** One project; default: every project of the data dir. */
+  project?: string | undefined;
+}
+
+/** Reports runs, invocations, live services and the accepted version of one project or of all. */
+export async function runStatus(options: StatusOptions): Promise<StatusReport> {
+  const dataDir = resolve(options.dataDir);
+  const projectsDir = join(dataDir, 'projects');
+  let ids: string[];
+  if (options.project !== undefined) {
+    if (!existsSync(join(projectsDir, options.project))) {
+      throw new SdkError('unknown_project', `the data dir ${dataDir} has no project "${options.project}"`, {
+        remedy: 'run `scienceevolve status --data-dir D` without --project to list the projects',
+        data: { project: options.project },
+      });
+    }
+    ids = [options.project];
+  } else {
+    ids = existsSync(projectsDir) ? (await readdir(projectsDir)).sort() : [];
+  }
+  const marked = scanMarkedProcesses(() => true);
+  const projects: ProjectStatus[] = [];
+  for (const id of ids) {
+    const paths = new ProjectPaths(dataDir, id);
+    const accepted = await readAccepted(paths).catch(() => undefined);
+    const runs = await listRunRecords(paths);
+    projects.push({
+      project: id,
+      acceptedVersion: accepted?.version ?? null,
+      runs: runs.map((r) => ({
+        run: r.run,
+        status: effectiveStatus(r),
+        startedAt: r.startedAt,
+        finishedAt: r.finishedAt,
+        hostPid: r.host.pid,
+        resumes: r.resumes,
+        output: r.output,
+        invocations: r.invocations.map((i) => ({
+          id: i.id,
+          agent: i.agent,
+          parent: i.parent,
+          state: i.state,
+          attempts: i.attempts.length,
+          restarted: i.restarted,
+        })),
+      })),
+      liveServices: marked.flatMap((p) => {
+        const parts = parseMarker(p.marker);
+        if (parts === undefined || parts.projectId !== id) return [];
+        return [
+          {
+            pid: p.pid,
+            pgid: p.pgid,
+            invocation: parts.invocationId,
+            hostPid: parts.hostPid,
+            hostAlive: isHostAlive(parts),
+          },
+        ];
+      }),
+    });
+  }
+  return { dataDir, projects };
+}

@@ -1,0 +1,160 @@
+/**
+ * The `scripted` harness (SPEC §10.2): simulated model decisions from a script file,
+ * `{"agents": {"<agent>": [{"call": "<surface tool>", "arguments": {…}}, …, {"final": "text"}]}}`.
+ * Each agent's list is consumed in order across its invocations; `{{N}}` in a final text is the text
+ * content of this invocation's N-th call result (0-based). Deterministic: the offline demo and the tests
+ * use it.
+ */
+import { readFile } from 'node:fs/promises';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { z } from 'zod';
+import { SdkError, toSdkError } from '../errors.js';
+import type { AgentHarness, HarnessInput, HarnessOutput } from './harness.js';
+
+/** One call step: a tool of the agent's surface (`<service>__<tool>`) and its arguments. */
+export const ScriptCallSchema = z.strictObject({
+  call: z.string().min(1, { error: 'name a tool of the agent\'s surface, e.g. "workspace-tools__read_file"' }),
+  arguments: z.record(z.string(), z.unknown()).default({}),
+});
+/** The final step: the agent's answer; `{{N}}` is the text of the N-th call result of the invocation. */
+export const ScriptFinalSchema = z.strictObject({ final: z.string() });
+/** One step. */
+export const ScriptStepSchema = z.union([ScriptCallSchema, ScriptFinalSchema], {
+  error: 'a step is {"call": "<tool>", "arguments": {…}} or {"final": "text"}',
+});
+/** A script file. */
+export const ScriptSchema = z.strictObject({
+  agents: z.record(z.string(), z.array(ScriptStepSchema)),
+});
+/** A script, defaults filled. */
+export type Script = z.infer<typeof ScriptSchema>;
+/** One step of a script. */
+export type ScriptStep = z.infer<typeof ScriptStepSchema>;
+
+/** Validates a script document; throws `usage` naming every problem with its JSON path. */
+export function parseScript(value: unknown, source = 'the script'): Script {
+  const result = ScriptSchema.safeParse(value);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => ({
+    path: `$${issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}`,
+    message: issue.message,
+  }));
+  throw new SdkError(
+    'invalid_script',
+    `${source} is not a valid script:\n${problems.map((p) => `  - ${p.path}: ${p.message}`).join('\n')}`,
+    {
+      remedy:
+        'write {"agents": {"<agent>": [{"call": "<service>__<tool>", "arguments": {…}}, …, {"final": "text"}]}} (see docs/harnesses.md)',
+      data: { errors: problems },
+    },
+  );
+}
+
+/** Reads and validates a script file. */
+export async function readScriptFile(path: string): Promise<Script> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new SdkError('io_error', `could not read the script file ${path}: ${(error as Error).message}`, {
+      remedy: 'check the --script path',
+      data: { path },
+      cause: error,
+    });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new SdkError('invalid_json', `the script file ${path} is not JSON: ${(error as Error).message}`, {
+      remedy: 'fix the JSON syntax of the script file',
+      data: { path },
+      cause: error,
+    });
+  }
+  return parseScript(value, `the script file ${path}`);
+}
+
+/** Where each agent is in its step list: agent → index of its next step. */
+export type ScriptPositions = Record<string, number>;
+
+/**
+ * The scripted harness of one run. It keeps each agent's position; the engine snapshots the positions
+ * when an invocation starts and restores them when that invocation is retried or resumed, so a restarted
+ * invocation replays the same decisions.
+ */
+export class ScriptedHarness implements AgentHarness {
+  private positions: ScriptPositions = {};
+
+  constructor(readonly script: Script) {}
+
+  /** A copy of every agent's position. */
+  snapshot(): ScriptPositions {
+    return { ...this.positions };
+  }
+
+  /** Puts every agent back where a {@link snapshot} found it. */
+  restore(positions: ScriptPositions): void {
+    this.positions = { ...positions };
+  }
+
+  /** Puts one agent back where a {@link snapshot} found it, leaving the others where they are. */
+  restoreAgent(agent: string, positions: ScriptPositions): void {
+    this.positions[agent] = positions[agent] ?? 0;
+  }
+
+  async run(input: HarnessInput): Promise<HarnessOutput> {
+    const steps = this.script.agents[input.agent] ?? [];
+    const results: string[] = [];
+    const known = new Set(input.surface.tools.map((t) => t.name));
+    for (;;) {
+      const index = this.positions[input.agent] ?? 0;
+      const step = steps[index];
+      if (step === undefined) {
+        throw new SdkError(
+          'invalid_script',
+          `the script has no more steps for agent "${input.agent}" (it used ${steps.length}; this invocation needs a "final" step)`,
+          {
+            remedy: `add steps ending in {"final": "…"} to agents.${input.agent} of the script: one list per invocation of the agent, in order`,
+            data: { agent: input.agent, steps: steps.length },
+          },
+        );
+      }
+      this.positions[input.agent] = index + 1;
+      if ('final' in step) return { output: substitute(step.final, results) };
+      if (input.signal.aborted) throw toSdkError(input.signal.reason);
+      if (!known.has(step.call)) {
+        throw new SdkError(
+          'unknown_tool',
+          `step ${index} of the script for agent "${input.agent}" calls "${step.call}", which is not on the agent's surface`,
+          {
+            remedy: `use one of: ${[...known].sort().join(', ') || '(the agent has no tools)'}`,
+            data: { agent: input.agent, step: index, tool: step.call, tools: [...known].sort() },
+          },
+        );
+      }
+      let text: string;
+      try {
+        text = resultText(await input.surface.callTool(step.call, step.arguments, { signal: input.signal }));
+      } catch (error) {
+        // A call that fails does not stop the script: like a model, it sees the error as the result.
+        if (input.signal.aborted) throw error;
+        text = toSdkError(error).message;
+      }
+      results.push(text);
+    }
+  }
+}
+
+/** The text content of a tool result, its text items joined by newlines. */
+export function resultText(result: CallToolResult): string {
+  return (result.content ?? [])
+    .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
+}
+
+/** Replaces `{{N}}` by the N-th result; a reference past the results is left as written. */
+function substitute(text: string, results: readonly string[]): string {
+  return text.replace(/\{\{(\d+)\}\}/g, (whole, n: string) => results[Number(n)] ?? whole);
+}

@@ -1,0 +1,134 @@
+/**
+ * `scienceevolve gateway` end to end: supergateway in front of the lab service, checked by the CLI, used
+ * with the official client; then stopped three ways — SIGTERM (orderly), SIGKILL of the gateway (its
+ * supervisor collects), SIGKILL of supergateway itself (the gateway sweeps the orphaned service and exits
+ * 1) — and each time nothing it started is left. Also: a launch command that is not an MCP server is
+ * refused (an open port alone proves nothing).
+ *
+ * Slow (about 5 s a test on 2 cores): every test starts the CLI, a supervisor, supergateway and the service.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { parseMarker } from '@scienceevolve/supervisor/protocol';
+import { assertGone, assertNothingLeft, BIN, LAB_SERVICE, spawnNode, type Spawned, tempDir } from './helpers.js';
+
+interface Started {
+  gateway: Spawned;
+  doc: { url: string; pid: number; pgid: number; tools: string[] };
+  logDir: string;
+}
+
+async function startLabGateway(t: TestContext): Promise<Started> {
+  const logDir = tempDir(t, 'se-gateway-');
+  const gateway = spawnNode(t, [
+    BIN,
+    'gateway',
+    '--stdio',
+    `${JSON.stringify(process.execPath)} ${JSON.stringify(LAB_SERVICE)}`,
+    '--port',
+    '0',
+    '--log-dir',
+    logDir,
+    '--grace-ms',
+    '300',
+    '--json',
+  ]);
+  const doc = await gateway.json<Started['doc']>(60_000);
+  // The safety net for supergateway (its own group) and its servers, should the test fail before its proofs.
+  t.after(() => {
+    try {
+      process.kill(-doc.pgid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  return { gateway, doc, logDir };
+}
+
+/** Connects the official client and calls `whoami`: the service process behind the gateway. */
+async function whoami(t: TestContext, url: string): Promise<{ client: Client; pid: number; marker: string }> {
+  const client = new Client({ name: 'gateway-e2e', version: '1.0.0' }, { capabilities: {} });
+  client.onerror = () => {};
+  t.after(() => client.close().catch(() => {}));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const result = await client.callTool({ name: 'whoami', arguments: {} });
+  const text = (result.content as { type: string; text: string }[])[0]?.text ?? '{}';
+  const who = JSON.parse(text) as { pid: number; marker: string };
+  return { client, ...who };
+}
+
+test('gateway prints a checked endpoint; SIGTERM collects supergateway and its server', async (t) => {
+  const { gateway, doc } = await startLabGateway(t);
+  assert.match(doc.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+  assert.equal(doc.pgid, doc.pid);
+  assert.deepEqual([...doc.tools].sort(), ['echo', 'whoami']);
+  assert.match(gateway.stderr(), /called whoami/);
+
+  const { client, pid, marker } = await whoami(t, doc.url);
+  assert.equal(parseMarker(marker)?.projectId, 'gateway');
+  assert.equal(parseMarker(marker)?.hostPid, gateway.pid);
+  const echoed = await client.callTool({ name: 'echo', arguments: { text: 'through supergateway' } });
+  assert.deepEqual(echoed.content, [{ type: 'text', text: 'echo: through supergateway' }]);
+
+  gateway.child.kill('SIGTERM');
+  assert.deepEqual(await gateway.exited, { code: 0, signal: null });
+  await assertGone(doc.pid);
+  await assertGone(pid);
+  await assertNothingLeft({ marker });
+});
+
+test('a SIGKILLed gateway leaves nothing: its supervisor collects supergateway and its server', async (t) => {
+  const { gateway, doc, logDir } = await startLabGateway(t);
+  const { pid, marker } = await whoami(t, doc.url);
+
+  gateway.child.kill('SIGKILL');
+  assert.equal((await gateway.exited).signal, 'SIGKILL');
+  await assertGone(doc.pid);
+  await assertGone(pid);
+  await assertNothingLeft({ marker });
+  const port = new URL(doc.url).port;
+  const log = readFileSync(join(logDir, `gateway-${port}.supervisor.log`), 'utf8');
+  assert.match(log, new RegExp(`host ${gateway.pid} channel closed; 1 group\\(s\\), 1 marker\\(s\\)`));
+});
+
+test('a SIGKILLed supergateway: the gateway sweeps its orphaned server and exits 1', async (t) => {
+  const { gateway, doc } = await startLabGateway(t);
+  const { pid, marker } = await whoami(t, doc.url);
+
+  // supergateway alone would orphan its server here: the server runs in a process group of its own.
+  process.kill(doc.pid, 'SIGKILL');
+  const { code } = await gateway.exited;
+  assert.equal(code, 1);
+  assert.match(gateway.stderr(), /error \[service_exited\]: supergateway exited on its own/);
+  await assertGone(pid);
+  await assertNothingLeft({ marker });
+});
+
+test('gateway refuses a launch command that is not an MCP server, and leaves nothing', async (t) => {
+  const logDir = tempDir(t, 'se-gateway-');
+  const gateway = spawnNode(t, [
+    BIN,
+    'gateway',
+    '--stdio',
+    // Prints a line that is not JSON-RPC and exits: supergateway still listens, and still answers HTTP.
+    `${JSON.stringify(process.execPath)} -e "console.log('hello, I am not an MCP server')"`,
+    '--port',
+    '0',
+    '--log-dir',
+    logDir,
+    '--grace-ms',
+    '300',
+  ]);
+  const { code } = await gateway.exited;
+  assert.equal(code, 1, gateway.stderr());
+  assert.equal(gateway.stdout(), '', 'no endpoint is printed');
+  assert.match(
+    gateway.stderr(),
+    /error \[initialize_failed\]: the gateway at http:\/\/127\.0\.0\.1:\d+\/mcp failed the initialize check/,
+  );
+  assert.match(gateway.stderr(), /fix: /);
+  await assertNothingLeft({ dir: logDir });
+});

@@ -1,0 +1,81 @@
+/** The scripted harness against an in-process surface: order across invocations, {{N}}, errors as results. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createSurface } from '../../../packages/sdk/src/bridge/surface.js';
+import { ScriptedHarness, parseScript } from '../../../packages/sdk/src/harness/scriptedHarness.js';
+
+const surface = createSurface([
+  {
+    name: 'svc',
+    tools: [
+      {
+        tool: { name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
+        handler: (args) => ({ content: [{ type: 'text', text: String(args.text) }] }),
+      },
+      {
+        tool: { name: 'fails', inputSchema: { type: 'object' } },
+        handler: () => ({ isError: true, content: [{ type: 'text', text: 'it failed' }] }),
+      },
+      {
+        tool: { name: 'throws', inputSchema: { type: 'object' } },
+        handler: () => {
+          throw new Error('it threw');
+        },
+      },
+    ],
+  },
+]);
+
+function input(agent: string) {
+  return {
+    agent,
+    instructions: '',
+    task: 't',
+    surface,
+    workspace: '/tmp',
+    signal: new AbortController().signal,
+    invocationId: 'inv-test',
+  };
+}
+
+test('each agent consumes its list in order across invocations; {{N}} is the N-th result of this invocation', async () => {
+  const harness = new ScriptedHarness(
+    parseScript({
+      agents: {
+        a: [
+          { call: 'svc__echo', arguments: { text: 'one' } },
+          { final: 'first: {{0}}' },
+          { call: 'svc__echo', arguments: { text: 'two' } },
+          { call: 'svc__fails' },
+          { call: 'svc__throws' },
+          { final: 'second: {{0}} / {{1}} / {{2}}' },
+        ],
+      },
+    }),
+  );
+  assert.deepEqual(await harness.run(input('a')), { output: 'first: one' });
+  const second = await harness.run(input('a'));
+  assert.match(second.output, /^second: two \/ it failed \/ .*it threw$/);
+  await assert.rejects(harness.run(input('a')), { code: 'invalid_script', message: /no more steps for agent "a"/ });
+  await assert.rejects(harness.run(input('nobody')), {
+    code: 'invalid_script',
+    message: /no more steps for agent "nobody"/,
+  });
+});
+
+test('a step naming a tool that is not on the surface fails the invocation with a clear error', async () => {
+  const harness = new ScriptedHarness(parseScript({ agents: { a: [{ call: 'svc__nope' }, { final: 'x' }] } }));
+  await assert.rejects(harness.run(input('a')), {
+    code: 'unknown_tool',
+    message: /step 0 of the script for agent "a" calls "svc__nope", which is not on the agent's surface/,
+  });
+});
+
+test('snapshot and restore replay an invocation from its start', async () => {
+  const harness = new ScriptedHarness(parseScript({ agents: { a: [{ final: 'x' }, { final: 'y' }] } }));
+  const start = harness.snapshot();
+  assert.equal((await harness.run(input('a'))).output, 'x');
+  harness.restoreAgent('a', start);
+  assert.equal((await harness.run(input('a'))).output, 'x');
+  assert.equal((await harness.run(input('a'))).output, 'y');
+});
