@@ -139,7 +139,10 @@ test('probe: services that cannot start are reported failed with their code and 
     { encoding: 'utf8', timeout: 60_000 },
   );
   assert.equal(result.status, 1, result.stderr);
-  assert.ok(Date.now() - started < 20_000);
+  assert.ok(
+    Date.now() - started < 45_000,
+    'failures are reported within the budget plus collection, not the 35 s default each',
+  );
   const report = JSON.parse(result.stdout) as {
     runtimePath: string;
     services: Array<{

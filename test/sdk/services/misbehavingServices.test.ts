@@ -107,7 +107,8 @@ test('neverAnswersInitialize: startup_timeout when the deadline passes, and the 
   assertDiagnostics(error, spec);
   assert.equal(error.code, 'startup_timeout');
   assert.match(error.message, /did not finish initialize within/);
-  assert.ok(Date.now() - started < 2500, 'fails at the deadline, not later');
+  // Far below the 35 s default budget, with room for a loaded machine's collection.
+  assert.ok(Date.now() - started < 8000, 'fails at the deadline, not later');
   await assertAllGone([error.data.pid as number]);
 });
 
