@@ -17,6 +17,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { createServer, connect as netConnect } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { formatMarker, MARKER_ENV, processStartTime } from '@scienceevolve/supervisor/protocol';
 import { SdkError, toSdkError } from '../errors.js';
@@ -281,6 +282,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const logFd = openSync(logPath, 'w');
     try {
       const args = [
+        // Loopback only, and Host/Origin checked: supergateway alone listens everywhere (loopbackGuard.ts).
+        '--import',
+        pathToFileURL(fileURLToPath(new URL('./loopbackGuard.js', import.meta.url))).href,
         options.supergateway,
         '--stdio',
         options.stdio,

@@ -1,0 +1,58 @@
+/**
+ * Loaded into supergateway with `node --import` by `gateway`: supergateway 4 listens on every interface
+ * and checks neither `Host` nor `Origin`, and has no option for either. This module, evaluated before
+ * supergateway's own code, makes every server of that process listen on 127.0.0.1 when no host was
+ * given, and answers 403 to an HTTP request whose `Host` or `Origin` is not a loopback name (the DNS
+ * rebinding defence the SDK's own HTTP face has). It touches nothing but the process that imports it: the
+ * stdio server supergateway launches does not inherit it (it is not in `NODE_OPTIONS`).
+ */
+import http from 'node:http';
+import net from 'node:net';
+
+const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+function hostnameOf(value: string): string {
+  // `Host` is `name[:port]`, an IPv6 literal in brackets.
+  if (value.startsWith('[')) return value.slice(0, value.indexOf(']') + 1).toLowerCase();
+  return value.split(':')[0]!.toLowerCase();
+}
+
+function originIsLoopback(origin: string): boolean {
+  try {
+    return LOOPBACK_NAMES.has(new URL(origin).hostname.toLowerCase());
+  } catch {
+    return false;
+  }
+}
+
+const originalListen = net.Server.prototype.listen;
+net.Server.prototype.listen = function listen(this: net.Server, ...args: unknown[]) {
+  const [first] = args;
+  if (typeof first === 'number' || (typeof first === 'string' && /^\d+$/.test(first))) {
+    // listen(port[, host][, backlog][, callback]): insert the host when the second argument is not one.
+    if (typeof args[1] !== 'string') args.splice(1, 0, '127.0.0.1');
+  } else if (typeof first === 'object' && first !== null && !('path' in first) && !('host' in first)) {
+    args[0] = { ...(first as object), host: '127.0.0.1' };
+  }
+  return (originalListen as (...a: unknown[]) => net.Server).apply(this, args);
+} as typeof net.Server.prototype.listen;
+
+const originalEmit = http.Server.prototype.emit;
+http.Server.prototype.emit = function emit(this: http.Server, event: string | symbol, ...args: unknown[]) {
+  if (event === 'request') {
+    const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
+    const host = req.headers.host;
+    const origin = req.headers.origin;
+    if (
+      host === undefined ||
+      !LOOPBACK_NAMES.has(hostnameOf(host)) ||
+      (origin !== undefined && !originIsLoopback(origin))
+    ) {
+      res
+        .writeHead(403, { 'content-type': 'text/plain', connection: 'close' })
+        .end('forbidden: not a loopback Host or Origin\n');
+      return true;
+    }
+  }
+  return (originalEmit as (...a: unknown[]) => boolean).call(this, event, ...args);
+} as typeof http.Server.prototype.emit;
