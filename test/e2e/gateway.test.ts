@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 /**
  * `scienceevolve gateway` end to end: supergateway in front of the lab service, checked by the CLI, used
  * with the official client; then stopped three ways — SIGTERM (orderly), SIGKILL of the gateway (its
@@ -72,6 +74,39 @@ test('gateway prints a checked endpoint; SIGTERM collects supergateway and its s
   assert.equal(parseMarker(marker)?.hostPid, gateway.pid);
   const echoed = await client.callTool({ name: 'echo', arguments: { text: 'through supergateway' } });
   assert.deepEqual(echoed.content, [{ type: 'text', text: 'echo: through supergateway' }]);
+
+  // The loopback guard: a foreign Host or Origin is refused before supergateway sees the request, and it
+  // listens on 127.0.0.1 only (no other address of this machine answers).
+  const port = new URL(doc.url).port;
+  for (const headers of [{ host: `evil.example:${port}` }, { origin: 'http://evil.example' }]) {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/mcp',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end('{}');
+    });
+    assert.equal(status, 403, JSON.stringify(headers));
+  }
+  const listening = readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .filter(
+      (line) => line.includes(`:${Number(port).toString(16).toUpperCase().padStart(4, '0')} `) && line.includes(' 0A '),
+    );
+  assert.ok(
+    listening.length > 0 && listening.every((line) => line.trim().split(/\s+/)[1]?.startsWith('0100007F:')),
+    listening.join('\n'),
+  );
 
   gateway.child.kill('SIGTERM');
   assert.deepEqual(await gateway.exited, { code: 0, signal: null });
