@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 /**
  * `scienceevolve gateway` end to end: supergateway in front of the lab service, checked by the CLI, used
