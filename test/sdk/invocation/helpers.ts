@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
 
+export { assertAllGone, isGone } from '../services/helpers.ts';
+
 const FIXTURES = new URL('../../fixtures/services/', import.meta.url).pathname;
 
 /** A definition that runs the fixture `name` (with the shared `lib/makeServer.cjs` beside it). */
@@ -28,32 +30,6 @@ export function tempDir(t: TestContext, prefix = 'se-inv-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
-}
-
-/** True when `pid` is gone (or a zombie: PID 1 here may never reap orphans). */
-export function isGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
-  } catch {
-    return true;
-  }
-}
-
-/** Polls until every pid is gone; fails the test naming the survivors at the deadline. */
-export async function assertAllGone(pids: number[], deadlineMs = 5000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  let alive = pids.filter((p) => !isGone(p));
-  while (alive.length > 0 && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 20));
-    alive = pids.filter((p) => !isGone(p));
-  }
-  assert.deepEqual(alive, [], `processes still alive: ${alive.join(', ')}`);
 }
 
 /** Polls until no live process carries a marker of `projectId`. */

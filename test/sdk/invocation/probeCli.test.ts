@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { assertAllGone, assertNoMarkedProcess, fixtureDefinition, killMarked, tempDir } from './helpers.ts';
 
 const BIN = new URL('../../../packages/cli/bin/scienceevolve.js', import.meta.url).pathname;
@@ -165,9 +165,10 @@ test('probe: services that cannot start are reported failed with their code and 
   await assertNoMarkedProcess(project);
 });
 
-test('probe --hold: services stay up until SIGINT, then every process is collected', async (t) => {
+/** Starts `services probe --hold 60` of a spawner (setsid grandchild) and a SIGTERM-ignoring service; resolves once it printed its report. */
+async function startHeldProbe(t: TestContext, label: string) {
   const dir = tempDir(t);
-  const project = `probe-hold-${process.pid}`;
+  const project = `probe-${label}-${process.pid}`;
   t.after(() => killMarked(project));
   const pidsFile = join(dir, 'pids.json');
   const workflow = writeWorkflow(dir, {
@@ -222,82 +223,29 @@ test('probe --hold: services stay up until SIGINT, then every process is collect
     });
     child.on('exit', (code) => reject(new Error(`probe exited early with ${code}`)));
   });
+  const grandchildren = JSON.parse(readFileSync(pidsFile, 'utf8')) as { inGroup: number; setsid: number };
+  const pids = [...report.services.map((s) => s.pid), grandchildren.inGroup, grandchildren.setsid];
+  return { child, project, report, pids };
+}
+
+test('probe --hold: services stay up until SIGINT, then every process is collected', async (t) => {
+  const { child, project, report, pids } = await startHeldProbe(t, 'hold');
   assert.deepEqual(
     report.services.map((s) => s.state),
     ['ready', 'ready'],
   );
-  const pids = JSON.parse(readFileSync(pidsFile, 'utf8')) as { inGroup: number; setsid: number };
-  for (const pid of [...report.services.map((s) => s.pid), pids.inGroup, pids.setsid]) {
-    assert.doesNotThrow(() => process.kill(pid, 0), `pid ${pid} is up while held`);
-  }
+  for (const pid of pids) assert.doesNotThrow(() => process.kill(pid, 0), `pid ${pid} is up while held`);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   child.kill('SIGINT');
   assert.equal(await exited, 0);
-  await assertAllGone([...report.services.map((s) => s.pid), pids.inGroup, pids.setsid]);
+  await assertAllGone(pids);
   await assertNoMarkedProcess(project);
 });
 
 test('probe --hold, host SIGKILLed: the supervisor collects every service, the setsid grandchild included', async (t) => {
-  const dir = tempDir(t);
-  const project = `probe-kill-${process.pid}`;
-  t.after(() => killMarked(project));
-  const pidsFile = join(dir, 'pids.json');
-  const workflow = writeWorkflow(dir, {
-    agents: {
-      main: {
-        mcpServers: [
-          { name: 'spawner', project: 'spawner' },
-          { name: 'stubborn', project: 'stubborn' },
-        ],
-      },
-    },
-    mcpDefinitions: {
-      spawner: fixtureDefinition('spawnsGrandchildren.cjs', { args: [pidsFile] }),
-      stubborn: fixtureDefinition('ignoresSigterm.cjs'),
-    },
-  });
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      'services',
-      'probe',
-      '--data-dir',
-      join(dir, 'data'),
-      '--project',
-      project,
-      '--workflow',
-      workflow,
-      '--workspace',
-      join(dir, 'ws'),
-      '--agent',
-      'main',
-      '--grace-ms',
-      '300',
-      '--hold',
-      '60',
-      '--json',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  t.after(() => child.kill('SIGKILL'));
-  let stdout = '';
-  child.stdout.setEncoding('utf8');
-  const report = await new Promise<{ services: Array<{ pid: number }> }>((resolve, reject) => {
-    child.stdout.on('data', (chunk: string) => {
-      stdout += chunk;
-      try {
-        resolve(JSON.parse(stdout));
-      } catch {
-        // not complete yet
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`probe exited early with ${code}`)));
-  });
-  const pids = JSON.parse(readFileSync(pidsFile, 'utf8')) as { inGroup: number; setsid: number };
-  const all = [...report.services.map((s) => s.pid), pids.inGroup, pids.setsid];
+  const { child, project, pids } = await startHeldProbe(t, 'kill');
   child.kill('SIGKILL');
   // Grace 300 ms + 1 s is the goal; the deadline is wider so a loaded CI machine does not flake.
-  await assertAllGone(all, 10_000);
+  await assertAllGone(pids, 10_000);
   await assertNoMarkedProcess(project);
 });
