@@ -109,3 +109,15 @@ describe('definitionDigest', () => {
     assert.equal(definitionDigest(workflow.mcpDefinitions.alpha!), definitionDigest(workflow.mcpDefinitions.beta!));
   });
 });
+
+test('the digest streamed file by file equals sha256 of the whole canonical JSON, for awkward content', () => {
+  const files: Record<string, string> = {
+    a: '',
+    Z: 'z',
+    'é/ü.txt': '"quotes"\u2028\n\\ and 😀',
+    'b/c': 'x'.repeat(70_000),
+  };
+  const definition = { files, entrypoint: 'Z', command: 'python3', args: ['-u', 'x"y'], envFrom: { B: 'X', A: 'Y' } };
+  const expected = createHash('sha256').update(stableStringify(definition), 'utf8').digest('hex');
+  assert.equal(definitionDigest(definition), expected);
+});

@@ -8,20 +8,45 @@ import { createHash } from 'node:crypto';
 import stableStringify from 'fast-json-stable-stringify';
 import type { McpDefinition, McpDefinitionInput } from './workflowSchema.js';
 
-/** The canonical JSON text a digest is taken of. */
-export function canonicalDefinitionJson(definition: McpDefinition | McpDefinitionInput): string {
-  return stableStringify({
+function canonicalParts(definition: McpDefinition | McpDefinitionInput) {
+  return {
     files: definition.files,
     entrypoint: definition.entrypoint,
     command: definition.command ?? 'node',
     args: definition.args ?? [],
     envFrom: definition.envFrom ?? {},
-  });
+  };
 }
 
-/** The sha256 hex digest of a definition. */
+/** The canonical JSON text a digest is taken of. */
+export function canonicalDefinitionJson(definition: McpDefinition | McpDefinitionInput): string {
+  return stableStringify(canonicalParts(definition));
+}
+
+/**
+ * The sha256 hex digest of a definition. The same bytes as {@link canonicalDefinitionJson}, fed to the
+ * hash file by file: one string of the whole definition (up to 1 MiB of JSON, far more through the API)
+ * would cost a large allocation and a UTF-8 conversion of all of it at once.
+ */
 export function definitionDigest(definition: McpDefinition | McpDefinitionInput): string {
-  return createHash('sha256').update(canonicalDefinitionJson(definition), 'utf8').digest('hex');
+  const parts = canonicalParts(definition);
+  const hash = createHash('sha256');
+  // Keys in sorted order, as fast-json-stable-stringify writes them: args, command, entrypoint, envFrom, files.
+  hash.update(
+    `{"args":${stableStringify(parts.args)},"command":${JSON.stringify(parts.command)},"entrypoint":${JSON.stringify(parts.entrypoint)},"envFrom":${stableStringify(parts.envFrom)},"files":{`,
+    'utf8',
+  );
+  let first = true;
+  for (const path of Object.keys(parts.files).sort()) {
+    const content = parts.files[path];
+    // fast-json-stable-stringify leaves out keys whose value is undefined; validated definitions have none.
+    if (content === undefined) continue;
+    hash.update(`${first ? '' : ','}${JSON.stringify(path)}:`, 'utf8');
+    hash.update(JSON.stringify(content), 'utf8');
+    first = false;
+  }
+  hash.update('}}', 'utf8');
+  return hash.digest('hex');
 }
 
 /** A 64-hex-digit sha256 digest. */
