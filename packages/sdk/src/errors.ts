@@ -45,6 +45,7 @@ export const ERROR_CODES = [
   'harness_unavailable',
   'not_a_git_repo',
   'cancelled',
+  'workflow_conflict',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

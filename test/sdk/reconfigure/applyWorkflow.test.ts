@@ -146,3 +146,28 @@ test('the operator may rewrite and remove definitions within the general rules',
     changedAgents: ['main'],
   });
 });
+
+test('two concurrent applies by Main: one lands, the other answers workflow_conflict with the version it lost to', async (t) => {
+  const paths = await project(t);
+  const proposal = (name: string) => {
+    const next = base();
+    (next.mcpDefinitions as Record<string, unknown>)[name] = {
+      entrypoint: 's.cjs',
+      files: { 's.cjs': `${SERVER}//${name}` },
+    };
+    next.agents.analyst.mcpServers.push({ name, project: name });
+    return next;
+  };
+  const results = await Promise.allSettled([
+    applyWorkflow(paths, proposal('left')),
+    applyWorkflow(paths, proposal('right')),
+  ]);
+  const won = results.filter((r) => r.status === 'fulfilled');
+  const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  assert.equal(won.length, 1);
+  assert.equal(lost.length, 1);
+  assert.equal(lost[0]!.reason.code, 'workflow_conflict');
+  assert.equal(lost[0]!.reason.data.version, 2);
+  assert.match(lost[0]!.reason.message, /changed to version 2 while this snapshot was prepared from version 1/);
+  assert.deepEqual(await listVersions(paths), [1, 2]);
+});

@@ -27,8 +27,10 @@ export interface ApplyOptions {
 
 /**
  * Applies a snapshot. `snapshot.mcpDefinitions` omitted keeps the accepted table; supplied, it is the full
- * table. Throws an SdkError: `reconfiguration_not_allowed`, or `invalid_workflow` whose `data.errors`
- * lists every issue (codes such as `immutable_definition`, `remote_not_allowed`, `unknown_reference`).
+ * table. Throws an SdkError: `reconfiguration_not_allowed`; `workflow_conflict` when, under Main, another
+ * apply landed between reading the version in force and taking the project's lock (`data.version` is the
+ * version it lost to); or `invalid_workflow` whose `data.errors` lists every issue (codes such as
+ * `immutable_definition`, `remote_not_allowed`, `unknown_reference`).
  */
 export async function applyWorkflow(
   paths: ProjectPaths,
@@ -40,11 +42,24 @@ export async function applyWorkflow(
   const candidate = mergeSnapshot(snapshot, current);
   const validated = validateWorkflow(candidate);
   if (!validated.ok) throw invalidWorkflowError(validated.errors, 'the proposed workflow');
+  const basedOn = current?.version ?? 0;
   const result = await acceptWorkflow(paths, validated.workflow, {
     by,
     // Checked inside the project's lock, against the version in force at that moment.
     check: (inForce, next) => {
       if (by !== 'main') return;
+      // Two applies prepared from the same version: the first wins, the second must not silently undo it.
+      const inForceVersion = inForce?.version ?? 0;
+      if (inForceVersion !== basedOn) {
+        throw new SdkError(
+          'workflow_conflict',
+          `the workflow changed to version ${inForceVersion} while this snapshot was prepared from version ${basedOn}; nothing was applied`,
+          {
+            remedy: 'call get_workflow, make the change again on the new version, and apply that',
+            data: { version: inForceVersion, basedOn },
+          },
+        );
+      }
       const issues = mainReconfigurationIssues(inForce, next);
       if (issues.length > 0) throw invalidWorkflowError(issues, 'the proposed workflow');
     },
