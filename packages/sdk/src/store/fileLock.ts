@@ -1,9 +1,13 @@
 /**
- * A lock file that a dead holder does not keep: created with O_EXCL holding the holder's pid and start
- * time; a waiter that finds the holder gone (or the pid reused by another process) removes it and tries
- * again.
+ * A lock file that a dead holder does not keep. The lock is created with its content in one step (a
+ * temporary file hard-linked to the lock's name, which fails if the name exists), so a lock file is never
+ * seen empty. A waiter that finds the holder gone (or its pid reused by another process) takes the lock
+ * over under a second, short-lived guard file, re-checking under the guard, so that two waiters that both
+ * judged the same lock stale cannot both remove it (the second would remove the first's live lock).
+ * Release removes the lock only while it is still this holder's.
  */
-import { open, readFile, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { link, open, readFile, rm, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { processStartTime } from '@scienceevolve/supervisor/protocol';
 import { SdkError } from '../errors.js';
@@ -16,38 +20,80 @@ export interface FileLockOptions {
   pollMs?: number;
 }
 
+/** Milliseconds after which a takeover guard is itself taken for a crashed waiter's: 5,000. */
+const GUARD_STALE_MS = 5000;
+
 /** Runs `fn` holding the lock at `path`. */
 export async function withFileLock<T>(path: string, fn: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-  const me = JSON.stringify({ pid: process.pid, start: processStartTime(process.pid) ?? '' });
+  const me = JSON.stringify({
+    pid: process.pid,
+    start: processStartTime(process.pid) ?? '',
+    nonce: randomBytes(8).toString('hex'),
+  });
   for (;;) {
-    try {
-      const handle = await open(path, 'wx', 0o644);
-      try {
-        await handle.writeFile(me);
-      } finally {
-        await handle.close();
-      }
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (await holderIsGone(path)) {
-        await rm(path, { force: true });
-        continue;
-      }
-      if (Date.now() > deadline) {
-        throw new SdkError('io_error', `timed out waiting for the lock ${path}`, {
-          remedy: 'another process holds it; wait for it to finish, or remove the file if no such process exists',
-          data: { path },
-        });
-      }
-      await sleep(options.pollMs ?? 10);
+    if (await tryCreate(path, me)) break;
+    if (await holderIsGone(path)) {
+      await takeOver(path);
+      continue;
     }
+    if (Date.now() > deadline) {
+      throw new SdkError('io_error', `timed out waiting for the lock ${path}`, {
+        remedy: 'another process holds it; wait for it to finish, or remove the file if no such process exists',
+        data: { path },
+      });
+    }
+    await sleep(options.pollMs ?? 10);
   }
   try {
     return await fn();
   } finally {
-    await rm(path, { force: true });
+    // Only our own lock: never a lock someone else holds now.
+    if ((await readFile(path, 'utf8').catch(() => undefined)) === me) await rm(path, { force: true });
+  }
+}
+
+/** Creates the lock with `content` in one step; false when it exists. */
+async function tryCreate(path: string, content: string): Promise<boolean> {
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const handle = await open(tmp, 'wx', 0o644);
+  try {
+    await handle.writeFile(content);
+  } finally {
+    await handle.close();
+  }
+  try {
+    await link(tmp, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
+
+/** Removes a stale lock under the takeover guard, after checking again that it is still stale. */
+async function takeOver(path: string): Promise<void> {
+  const guard = `${path}.takeover`;
+  try {
+    const handle = await open(guard, 'wx', 0o644);
+    await handle.close();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Another waiter is taking over; a guard left by a waiter that crashed meanwhile expires.
+    const age = await stat(guard).then(
+      (s) => Date.now() - s.mtimeMs,
+      () => 0,
+    );
+    if (age > GUARD_STALE_MS) await rm(guard, { force: true });
+    await sleep(5);
+    return;
+  }
+  try {
+    if (await holderIsGone(path)) await rm(path, { force: true });
+  } finally {
+    await rm(guard, { force: true });
   }
 }
 
@@ -62,12 +108,8 @@ async function holderIsGone(path: string): Promise<boolean> {
   try {
     holder = JSON.parse(text) as { pid?: number; start?: string };
   } catch {
-    // Created but not yet filled, or torn by a crash between open and write: held unless a second old.
-    try {
-      return Date.now() - (await stat(path)).mtimeMs > 1000;
-    } catch {
-      return false;
-    }
+    // Locks are created with their content in one step, so this is not ours to understand: a damaged file.
+    return true;
   }
   if (typeof holder.pid !== 'number') return true;
   const start = processStartTime(holder.pid);
