@@ -106,9 +106,18 @@ test('one service failing to start collects the others and lists every failure w
 
   await assert.rejects(
     startInvocation({ paths, version, agent: 'main', runId: 'r3', workspace, graceMs: 300, hostEnv: {} }),
-    (error: { code: string; data: { failures: unknown[] } }) => {
-      assert.equal(error.code, 'service_exited');
-      assert.equal(error.data.failures.length, 2);
+    (error: { code: string; data: { failures: Array<{ code: string; data?: { cancelled?: boolean } }> } }) => {
+      // missing_env fails before any spawn, so it is the cause, listed first; every other start either
+      // failed on its own (dies: service_exited) or was cancelled because of it.
+      assert.equal(error.code, 'missing_env');
+      assert.equal(error.data.failures[0]?.code, 'missing_env');
+      for (const f of error.data.failures.slice(1)) {
+        assert.ok(
+          f.code === 'service_exited' || (f.code === 'startup_timeout' && f.data?.cancelled),
+          JSON.stringify(f),
+        );
+      }
+      assert.ok(error.data.failures.length >= 2, 'dies is listed too: exited or cancelled');
       return true;
     },
   );
@@ -141,5 +150,39 @@ test('the startup budget covers every service together', async (t) => {
   assert.equal(services.outcomes[0]?.error?.code, 'startup_timeout');
   assert.equal(services.outcomes[1]?.error, undefined);
   assert.ok(Date.now() - started < 12_000, 'the failure is reported within the budget plus collection');
+  await assertNoMarkedProcess(project);
+});
+
+test('startInvocation: the first failure cancels the starts still running instead of waiting out the budget', async (t) => {
+  const { paths, version, workspace, project } = await setup(t, {
+    agents: {
+      main: {
+        mcpServers: [
+          { name: 'mute', project: 'mute' },
+          { name: 'nocommand', project: 'nocommand' },
+        ],
+      },
+    },
+    mcpDefinitions: {
+      mute: fixtureDefinition('neverAnswersInitialize.cjs'),
+      nocommand: fixtureDefinition('plain.cjs', { command: 'se-no-such-command' }),
+    },
+  });
+  const started = Date.now();
+  await assert.rejects(
+    startInvocation({ paths, version, agent: 'main', runId: 'r5', workspace, graceMs: 200, startupBudgetMs: 30_000 }),
+    (error: { code: string; data: { failures: Array<{ code: string; data?: { cancelled?: boolean } }> } }) => {
+      assert.equal(error.code, 'command_not_found', 'the cause is named first');
+      assert.deepEqual(
+        error.data.failures.map((f) => [f.code, f.data?.cancelled ?? false]),
+        [
+          ['command_not_found', false],
+          ['startup_timeout', true],
+        ],
+      );
+      return true;
+    },
+  );
+  assert.ok(Date.now() - started < 15_000, 'not the 30 s budget');
   await assertNoMarkedProcess(project);
 });

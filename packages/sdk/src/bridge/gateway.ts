@@ -41,7 +41,7 @@ export interface GatewayOptions {
    * supergateway: the CLI resolves it from its own dependencies with `createRequire`.
    */
   supergateway: string;
-  /** TCP port supergateway listens on (all interfaces, its own choice); 0 picks a free one. Default 8000. */
+  /** TCP port supergateway listens on (on 127.0.0.1 only, through the loopback guard); 0 picks a free one. Default 8000. */
   port?: number;
   /** supergateway's stateless mode: a new server process for every request (~425 ms a call). Default `false` (`--stateful`). */
   stateless?: boolean;
@@ -121,7 +121,7 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Rejects with `io_error` when something already listens on `port` (where supergateway would: all interfaces). */
+/** Rejects with `io_error` when something already listens on `port` (checked on every interface, so no other listener shares the port). */
 function assertPortFree(port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const server = createServer();

@@ -189,6 +189,9 @@ export class LineTransport implements Transport {
     this.input.off('end', this.onEnd);
     this.input.off('close', this.onEnd);
     this.input.off('error', this.onInputError);
+    // A flowing stdin keeps the event loop alive even with no listener left: pause it, so a process that
+    // closed its face (a signal while the client still holds the pipe open) can exit.
+    this.input.pause();
     this.chunks = [];
     try {
       this.onclose?.();

@@ -28,10 +28,19 @@ function originIsLoopback(origin: string): boolean {
 const originalListen = net.Server.prototype.listen;
 net.Server.prototype.listen = function listen(this: net.Server, ...args: unknown[]) {
   const [first] = args;
-  if (typeof first === 'number' || (typeof first === 'string' && /^\d+$/.test(first))) {
-    // listen(port[, host][, backlog][, callback]): insert the host when the second argument is not one.
-    if (typeof args[1] !== 'string') args.splice(1, 0, '127.0.0.1');
-  } else if (typeof first === 'object' && first !== null && !('path' in first) && !('host' in first)) {
+  const wildcard = (host: unknown) =>
+    host === undefined || host === null || host === '' || host === '0.0.0.0' || host === '::';
+  if (args.length === 0 || first === undefined || first === null || typeof first === 'function') {
+    // listen() or listen(callback): an ephemeral port on every interface, made loopback.
+    args.splice(0, first === undefined || first === null ? 1 : 0, 0, '127.0.0.1');
+  } else if (typeof first === 'number' || (typeof first === 'string' && /^\d+$/.test(first))) {
+    // listen(port[, host][, backlog][, callback]): insert the host, or replace a wildcard one.
+    if (typeof args[1] === 'string') {
+      if (wildcard(args[1])) args[1] = '127.0.0.1';
+    } else {
+      args.splice(1, 0, '127.0.0.1');
+    }
+  } else if (typeof first === 'object' && !('path' in first) && wildcard((first as { host?: unknown }).host)) {
     args[0] = { ...(first as object), host: '127.0.0.1' };
   }
   return (originalListen as (...a: unknown[]) => net.Server).apply(this, args);

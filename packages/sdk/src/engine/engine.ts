@@ -348,7 +348,8 @@ class RunEngine {
   async driveMain(restartOf: InvocationRecord | undefined): Promise<RunResult> {
     let main: InvocationRecord | undefined = restartOf;
     try {
-      if (main === undefined || main.state !== 'succeeded') {
+      // A Main that already ended (succeeded, or failed after its retries) is not run again on resume.
+      if (main === undefined || (main.state !== 'succeeded' && main.state !== 'failed')) {
         main = await this.invoke('main', this.record.requirement, null, main);
       }
     } finally {

@@ -48,6 +48,12 @@ export interface InvocationOptions {
   onEvent?: (event: ServiceEvent & { invocation: string; agent: string }) => void;
   /** Aborts the start. */
   signal?: AbortSignal;
+  /**
+   * When one service fails to start, cancel the starts still running instead of letting them run out the
+   * budget (they then fail as cancelled). Default `false` here, so a probe reports every service's own
+   * outcome; {@link startInvocation}, which only needs to know that the invocation cannot start, sets it.
+   */
+  cancelOnFailure?: boolean;
 }
 
 /** The outcome of one planned service. */
@@ -101,6 +107,11 @@ export async function startInvocationServices(options: InvocationOptions): Promi
   });
   const budgetMs = options.startupBudgetMs ?? DEFAULT_STARTUP_BUDGET_MS;
   const deadline = Date.now() + budgetMs;
+  // One abort for every start: the caller's signal, or the first failure when cancelOnFailure is set.
+  const cancel = new AbortController();
+  const forwardAbort = () => cancel.abort(options.signal?.reason);
+  if (options.signal?.aborted) forwardAbort();
+  else options.signal?.addEventListener('abort', forwardAbort, { once: true });
   const onEvent = options.onEvent
     ? (event: ServiceEvent) => options.onEvent?.({ ...event, invocation: invocationId, agent })
     : undefined;
@@ -116,7 +127,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
               url: planned.url,
               forwardTimeoutMs: options.forwardTimeoutMs,
             },
-            { deadline, signal: options.signal, onEvent },
+            { deadline, signal: cancel.signal, onEvent },
           );
           return { planned, session };
         }
@@ -148,14 +159,16 @@ export async function startInvocationServices(options: InvocationOptions): Promi
             graceMs: options.graceMs,
             forwardTimeoutMs: options.forwardTimeoutMs,
           },
-          { deadline, signal: options.signal, onEvent },
+          { deadline, signal: cancel.signal, onEvent },
         );
         return { planned, session };
       } catch (error) {
+        if (options.cancelOnFailure) cancel.abort(new Error(`service "${planned.name}" failed to start`));
         return { planned, error: toSdkError(error) };
       }
     }),
   );
+  options.signal?.removeEventListener('abort', forwardAbort);
 
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -187,16 +200,21 @@ export async function startInvocationServices(options: InvocationOptions): Promi
  * the SdkError of a single failure, or `startup_failed`-style aggregate with `data.failures` listing each.
  */
 export async function startInvocation(options: InvocationOptions): Promise<InvocationServices> {
-  const services = await startInvocationServices(options);
+  const services = await startInvocationServices({ cancelOnFailure: true, ...options });
   if (services.failures.length === 0) return services;
-  if (services.failures.length === 1) throw services.failures[0]!;
-  const first = services.failures[0]!;
+  // The cause first: starts cancelled because of another failure are listed after it.
+  const failures = [
+    ...services.failures.filter((f) => f.data.cancelled !== true),
+    ...services.failures.filter((f) => f.data.cancelled === true),
+  ];
+  if (failures.length === 1) throw failures[0]!;
+  const first = failures[0]!;
   throw new SdkError(
     first.code,
-    `${services.failures.length} services of agent "${options.agent}" failed to start:\n${services.failures.map((f) => `  - ${f.message}`).join('\n')}`,
+    `${failures.length} services of agent "${options.agent}" failed to start:\n${failures.map((f) => `  - ${f.message}`).join('\n')}`,
     {
       remedy: "read each service's stderr log named above",
-      data: { failures: services.failures.map((f) => f.toJSON()) },
+      data: { failures: failures.map((f) => f.toJSON()) },
     },
   );
 }
