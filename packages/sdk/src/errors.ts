@@ -46,6 +46,7 @@ export const ERROR_CODES = [
   'not_a_git_repo',
   'cancelled',
   'workflow_conflict',
+  'collect_failed',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

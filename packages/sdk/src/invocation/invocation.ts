@@ -175,6 +175,20 @@ export async function startInvocationServices(options: InvocationOptions): Promi
     closed ??= (async () => {
       // Every session is closed even when one close throws; the first error is reported after all ran.
       const results = await Promise.allSettled(outcomes.map((o) => o.session?.close()));
+      const survivors = outcomes.flatMap((o) =>
+        o.session?.kind === 'project' ? [...(o.session as StdioServiceSession).survivors] : [],
+      );
+      if (survivors.length > 0) {
+        // Not released: the supervisor keeps the marker and collects them when it can (or the next start-up sweep does).
+        throw new SdkError(
+          'collect_failed',
+          `processes ${survivors.join(', ')} of invocation ${invocationId} outlived SIGKILL; they stay under the supervisor`,
+          {
+            remedy: 'look at them with `ps -o pid,stat,cmd -p <pid>` (state D: stuck in the kernel)',
+            data: { survivors, marker },
+          },
+        );
+      }
       options.registry?.releaseMarker?.(marker);
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw toSdkError(failed.reason);

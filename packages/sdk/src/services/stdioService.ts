@@ -100,6 +100,8 @@ export interface StdioServiceSession extends ServiceSession {
   readonly pollutedLines: number;
   /** Stdout lines so far that claimed JSON-RPC but were invalid. */
   readonly invalidLines: number;
+  /** After close: pids that outlived SIGKILL and the wait (normally empty); the supervisor keeps them. */
+  readonly survivors: readonly number[];
   /** The last lines of stderr (for diagnostics; never published as events). */
   stderrTail(): string[];
 }
@@ -129,6 +131,11 @@ class StdioService implements StdioServiceSession {
   readonly stderrLogPath: string;
   pid = 0;
   pgid = 0;
+  private leftAlive: number[] = [];
+
+  get survivors(): readonly number[] {
+    return this.leftAlive;
+  }
 
   private readonly spec: StdioServiceSpec;
   private readonly options: StartServiceOptions;
@@ -563,9 +570,12 @@ class StdioService implements StdioServiceSession {
         if (this.pgid > 1) untrackGroup(this.spec.marker, this.pgid);
       },
       () => {
-        if (this.pgid > 1) this.spec.registry?.release(this.pgid);
+        // A process that outlived SIGKILL and the wait (stuck in the kernel, or not ours to signal) stays
+        // the supervisor's to collect: only a group that is really gone is released.
+        if (this.pgid > 1 && result.survivors.length === 0) this.spec.registry?.release(this.pgid);
       },
     ]);
+    this.leftAlive = result.survivors;
     if (this.pid > 0) {
       const counts = this.lineCounts();
       this.emit({
