@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { collectMarked } from '@scienceevolve/supervisor';
 import { formatMarker, processStartTime } from '@scienceevolve/supervisor/protocol';
 import { SdkError, toSdkError } from '../errors.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
@@ -175,9 +176,17 @@ export async function startInvocationServices(options: InvocationOptions): Promi
     closed ??= (async () => {
       // Every session is closed even when one close throws; the first error is reported after all ran.
       const results = await Promise.allSettled(outcomes.map((o) => o.session?.close()));
-      const survivors = outcomes.flatMap((o) =>
-        o.session?.kind === 'project' ? [...(o.session as StdioServiceSession).survivors] : [],
+      // Every group is gone; what still carries the marker is an orphan no single service could claim
+      // while its siblings lived (a daemon whose parent exited): the invocation's own, so collected here.
+      const orphans = await collectMarked({ matches: (m) => m === marker, graceMs: options.graceMs }).catch(
+        () => undefined,
       );
+      const survivors = [
+        ...outcomes.flatMap((o) =>
+          o.session?.kind === 'project' ? [...(o.session as StdioServiceSession).survivors] : [],
+        ),
+        ...(orphans?.survivors ?? []),
+      ];
       if (survivors.length > 0) {
         // Not released: the supervisor keeps the marker and collects them when it can (or the next start-up sweep does).
         throw new SdkError(

@@ -101,8 +101,8 @@ export function liveGroupMembers(pgid: number): number[] {
  * The marked processes that belong to the service of group `pgid`: in the group itself, or outside every
  * other live service group of the same marker and not descended from one. A process that left the group
  * with `setsid` while its parent was still alive is found through its parent; one whose parent already
- * died has been re-parented and cannot be told apart from any other stray of the invocation, so it is
- * taken too (it is a stray either way).
+ * died has been re-parented and cannot be told apart from a live sibling's daemon, so it is taken only
+ * when no sibling group of the marker is alive (the invocation's final sweep takes the rest).
  */
 export function sweepCandidates(marker: string, pgid: number): MarkedProcess[] {
   const siblings = new Set(liveGroups.get(marker) ?? []);
@@ -113,7 +113,7 @@ export function sweepCandidates(marker: string, pgid: number): MarkedProcess[] {
     let pid = p.pid;
     for (let depth = 0; depth < 64; depth++) {
       const stat = procStat(pid);
-      if (stat === undefined || stat.ppid <= 1) return true;
+      if (stat === undefined || stat.ppid <= 1) return siblings.size === 0;
       if (siblings.has(stat.pgid)) return false;
       if (stat.pgid === pgid) return true;
       pid = stat.ppid;
@@ -176,19 +176,25 @@ export async function collectGroup(options: CollectOptions): Promise<CollectResu
   const killWaitMs = options.killWaitMs ?? KILL_WAIT_MS;
   const swept = new Set<number>();
 
+  // Marked processes outside the group are claimed through their parent chain, which only works while the
+  // parents live: so they are claimed before the first signal too, and a claimed pid stays claimed after
+  // its parent died and it was re-parented.
+  const claim = () => {
+    if (marker === undefined) return;
+    for (const p of sweepCandidates(marker, pgid)) if (p.pgid !== pgid) swept.add(p.pid);
+  };
   const look = (signal: NodeJS.Signals | undefined): number[] => {
     const alive = liveGroupMembers(pgid);
-    if (marker !== undefined) {
-      for (const p of sweepCandidates(marker, pgid)) {
-        if (p.pgid === pgid) continue;
-        swept.add(p.pid);
-        alive.push(p.pid);
-        if (signal !== undefined) signalPid(p.pid, signal);
-      }
+    claim();
+    for (const pid of swept) {
+      if (!isProcessAlive(pid)) continue;
+      alive.push(pid);
+      if (signal !== undefined) signalPid(pid, signal);
     }
     return alive;
   };
 
+  claim();
   signalGroup(pgid, 'SIGTERM');
   let alive = look('SIGTERM');
   const termDeadline = Date.now() + graceMs;
