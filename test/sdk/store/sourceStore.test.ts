@@ -3,7 +3,7 @@
  * renamed into place. Real child processes race, write while a reader polls, and are SIGKILLed mid-write.
  */
 import assert from 'node:assert/strict';
-import { readFile, readdir } from 'node:fs/promises';
+import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -200,5 +200,26 @@ describe('storeSource', () => {
       await assertComplete(stored.dir, definition);
     }
     await checkVisibleVersions(paths);
+    // The dead writers' temporary directories were removed by the next store.
+    const leftovers = (await readdir(paths.mcpDir)).filter((name) => name.startsWith('.tmp-'));
+    assert.deepEqual(leftovers, [], "no dead writer's temporary directory is left");
   });
+});
+
+test("a store removes dead writers' temporary directories and leaves a live one's", async (t) => {
+  const dataDir = await tempDir(t);
+  const paths = await openProject(dataDir, 'p');
+  await mkdir(join(paths.mcpDir, '.tmp-999999-abcdef', 'sub'), { recursive: true });
+  // The parent of this test process is alive: its directory must stay.
+  const live = `.tmp-${process.ppid}-0123ab`;
+  await mkdir(join(paths.mcpDir, live), { recursive: true });
+  await storeSource(paths, 'x', {
+    entrypoint: 'a.cjs',
+    files: { 'a.cjs': '1' },
+    command: 'node',
+    args: [],
+    envFrom: {},
+  });
+  const hidden = (await readdir(paths.mcpDir)).filter((name) => name.startsWith('.'));
+  assert.deepEqual(hidden, [live]);
 });

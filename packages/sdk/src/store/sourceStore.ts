@@ -3,8 +3,9 @@
  * directory and renamed into place, so a reader never sees half a version; immutable once written.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { processStartTime } from '@scienceevolve/supervisor/protocol';
 import { SdkError } from '../errors.js';
 import { definitionDigest } from '../workflow/digest.js';
 import type { McpDefinition } from '../workflow/workflowSchema.js';
@@ -30,6 +31,7 @@ export async function storeSource(paths: ProjectPaths, name: string, definition:
   const dir = paths.sourceDir(digest, name);
   if (await exists(dir)) return { digest, dir, written: false };
 
+  await removeDeadWritersLeftovers(paths.mcpDir);
   const tmp = join(paths.mcpDir, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
   try {
     // Directories first, then every file written and fsynced concurrently: the fsyncs overlap instead of
@@ -79,5 +81,24 @@ async function exists(path: string): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * Removes `.tmp-<pid>-*` directories whose writer is gone (SIGKILLed mid-store): they were never renamed
+ * into place, so no reader ever saw them. A live writer's directory is left alone.
+ */
+async function removeDeadWritersLeftovers(mcpDir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(mcpDir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^\.tmp-(\d+)-[0-9a-f]+$/.exec(name)?.[1]);
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    if (processStartTime(pid) !== undefined) continue;
+    await rm(join(mcpDir, name), { recursive: true, force: true });
   }
 }
