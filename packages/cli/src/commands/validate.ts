@@ -23,11 +23,15 @@ export async function validateCommand(argv: string[], io: Io): Promise<number> {
   } else if (result.ok) {
     const w = result.workflow;
     io.stdout(
-      `ok: ${file} is a valid workflow (${Object.keys(w.agents).length} agents, ${Object.keys(w.mcpDefinitions).length} project services)\n`,
+      `ok: ${file} is a valid workflow (${plural(Object.keys(w.agents).length, 'agent')}, ${plural(Object.keys(w.mcpDefinitions).length, 'project service')})\n`,
     );
   } else {
     io.stdout(`${file}: ${result.errors.length} error${result.errors.length === 1 ? '' : 's'}\n`);
     for (const e of result.errors) io.stdout(`  ${e.code} at ${e.path}: ${e.message}\n`);
   }
   return result.ok ? EXIT.ok : EXIT.failed;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
