@@ -7,7 +7,16 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { loadWorkflow } from '../../packages/sdk/src/store/workflowLoad.js';
-import { assertNothingLeft, BIN, inspector, LAB_SERVICE, labProject, labWorkflow, spawnNode } from './helpers.js';
+import {
+  assertNothingLeft,
+  labServeArgs,
+  BIN,
+  inspector,
+  LAB_SERVICE,
+  labProject,
+  labWorkflow,
+  spawnNode,
+} from './helpers.js';
 
 test('the inspector adds a service through apply_workflow; the next probe of the agent runs it', async (t) => {
   const lab = await labProject(t);
@@ -19,23 +28,7 @@ test('the inspector adds a service through apply_workflow; the next probe of the
   workflow.orchestration = { allowMainReconfiguration: true };
   workflow.agents.analyst = { mcpServers: [] };
   const loaded = await loadWorkflow({ dataDir: lab.dataDir, project: lab.project, workflow });
-  const serve = [
-    '--',
-    process.execPath,
-    BIN,
-    'services',
-    'serve',
-    '--data-dir',
-    lab.dataDir,
-    '--workspace',
-    lab.workspace,
-    '--project',
-    lab.project,
-    '--agent',
-    'main',
-    '--grace-ms',
-    '300',
-  ];
+  const serve = ['--', process.execPath, ...labServeArgs(lab)];
 
   const proposal = structuredClone(workflow);
   proposal.mcpDefinitions.instruments = {

@@ -162,6 +162,26 @@ export async function labProject(t: TestContext): Promise<Lab> {
   return { dir, dataDir, workspace, project, workflowPath };
 }
 
+/** `scienceevolve services serve` of the lab's `main` agent (stdio face unless `extra` says `--http`), 300 ms grace. */
+export function labServeArgs(lab: Lab, extra: string[] = []): string[] {
+  return [
+    BIN,
+    'services',
+    'serve',
+    '--data-dir',
+    lab.dataDir,
+    '--workspace',
+    lab.workspace,
+    '--project',
+    lab.project,
+    '--agent',
+    'main',
+    '--grace-ms',
+    '300',
+    ...extra,
+  ];
+}
+
 /** A child process with its output collected. */
 export interface Spawned {
   child: ChildProcess;

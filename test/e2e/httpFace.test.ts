@@ -9,32 +9,21 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { assertGone, assertNothingLeft, BIN, firstText, inspector, labProject, spawnNode } from './helpers.js';
+import {
+  assertGone,
+  assertNothingLeft,
+  labServeArgs,
+  BIN,
+  firstText,
+  inspector,
+  labProject,
+  spawnNode,
+} from './helpers.js';
 
 test('the inspector lists, calls, reads and gets through the HTTP face, directly and through http-to-stdio', async (t) => {
   const lab = await labProject(t);
   const tokenFile = join(lab.dir, 'token');
-  const serve = spawnNode(t, [
-    BIN,
-    'services',
-    'serve',
-    '--http',
-    '--port',
-    '0',
-    '--token-file',
-    tokenFile,
-    '--data-dir',
-    lab.dataDir,
-    '--workspace',
-    lab.workspace,
-    '--project',
-    lab.project,
-    '--agent',
-    'main',
-    '--grace-ms',
-    '300',
-    '--json',
-  ]);
+  const serve = spawnNode(t, labServeArgs(lab, ['--http', '--port', '0', '--token-file', tokenFile, '--json']));
   const served = await serve.json<{ url: string; tokenFile: string }>();
   assert.match(served.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   const token = readFileSync(tokenFile, 'utf8');

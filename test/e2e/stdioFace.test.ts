@@ -10,27 +10,11 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { assertNothingLeft, BIN, firstText, inspector, labProject, spawnNode } from './helpers.js';
+import { assertNothingLeft, labServeArgs, BIN, firstText, inspector, labProject, spawnNode } from './helpers.js';
 
 test('the inspector lists, calls, reads and gets through the stdio face', async (t) => {
   const lab = await labProject(t);
-  const serve = [
-    '--',
-    process.execPath,
-    BIN,
-    'services',
-    'serve',
-    '--data-dir',
-    lab.dataDir,
-    '--workspace',
-    lab.workspace,
-    '--project',
-    lab.project,
-    '--agent',
-    'main',
-    '--grace-ms',
-    '300',
-  ];
+  const serve = ['--', process.execPath, ...labServeArgs(lab)];
   const [list, call, read, prompt] = await Promise.all([
     inspector(t, ['--method', 'tools/list', ...serve], lab.dir),
     inspector(t, ['--method', 'tools/call', '--tool-name', 'lab__echo', '--tool-arg', 'text=hello', ...serve], lab.dir),

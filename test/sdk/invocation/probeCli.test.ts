@@ -7,6 +7,28 @@ import { assertAllGone, assertNoMarkedProcess, fixtureDefinition, killMarked, te
 
 const BIN = new URL('../../../packages/cli/bin/scienceevolve.js', import.meta.url).pathname;
 
+/** `scienceevolve services probe` of agent `main` in `dir`, a 300 ms grace, then `extra`. */
+function probeArgs(dir: string, project: string, workflow: string, extra: string[]): string[] {
+  return [
+    BIN,
+    'services',
+    'probe',
+    '--data-dir',
+    join(dir, 'data'),
+    '--project',
+    project,
+    '--workflow',
+    workflow,
+    '--workspace',
+    join(dir, 'ws'),
+    '--agent',
+    'main',
+    '--grace-ms',
+    '300',
+    ...extra,
+  ];
+}
+
 function writeWorkflow(dir: string, workflow: unknown): string {
   const path = join(dir, 'workflow.json');
   writeFileSync(path, JSON.stringify(workflow));
@@ -39,28 +61,10 @@ test('probe: misbehaving-but-working services are all ready with their tools, an
       spawner: fixtureDefinition('spawnsGrandchildren.cjs', { args: [pidsFile] }),
     },
   });
-  const result = spawnSync(
-    process.execPath,
-    [
-      BIN,
-      'services',
-      'probe',
-      '--data-dir',
-      join(dir, 'data'),
-      '--project',
-      project,
-      '--workflow',
-      workflow,
-      '--workspace',
-      join(dir, 'ws'),
-      '--agent',
-      'main',
-      '--grace-ms',
-      '300',
-      '--json',
-    ],
-    { encoding: 'utf8', timeout: 60_000 },
-  );
+  const result = spawnSync(process.execPath, probeArgs(dir, project, workflow, ['--json']), {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   assert.equal(result.status, 0, result.stderr);
   const report = JSON.parse(result.stdout) as {
     project: string;
@@ -116,26 +120,7 @@ test('probe: services that cannot start are reported failed with their code and 
   const started = Date.now();
   const result = spawnSync(
     process.execPath,
-    [
-      BIN,
-      'services',
-      'probe',
-      '--data-dir',
-      join(dir, 'data'),
-      '--project',
-      project,
-      '--workflow',
-      workflow,
-      '--workspace',
-      join(dir, 'ws'),
-      '--agent',
-      'main',
-      '--grace-ms',
-      '300',
-      '--startup-budget-ms',
-      '6000',
-      '--json',
-    ],
+    probeArgs(dir, project, workflow, ['--startup-budget-ms', '6000', '--json']),
     { encoding: 'utf8', timeout: 60_000 },
   );
   assert.equal(result.status, 1, result.stderr);
@@ -185,30 +170,9 @@ async function startHeldProbe(t: TestContext, label: string) {
       stubborn: fixtureDefinition('ignoresSigterm.cjs'),
     },
   });
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      'services',
-      'probe',
-      '--data-dir',
-      join(dir, 'data'),
-      '--project',
-      project,
-      '--workflow',
-      workflow,
-      '--workspace',
-      join(dir, 'ws'),
-      '--agent',
-      'main',
-      '--grace-ms',
-      '300',
-      '--hold',
-      '60',
-      '--json',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, probeArgs(dir, project, workflow, ['--hold', '60', '--json']), {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   t.after(() => child.kill('SIGKILL'));
   let stdout = '';
   child.stdout.setEncoding('utf8');
