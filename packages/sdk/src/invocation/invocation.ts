@@ -12,6 +12,7 @@ import { SdkError, toSdkError } from '../errors.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
 import { connectRemoteService } from '../services/remoteService.js';
 import { buildServiceEnv } from '../services/serviceEnv.js';
+import { DEFAULT_STARTUP_BUDGET_MS } from '../services/startBudget.js';
 import type { ServiceEvent } from '../services/serviceEvents.js';
 import type { ServiceSession } from '../services/serviceSession.js';
 import { type StdioServiceSession, startStdioService } from '../services/stdioService.js';
@@ -21,7 +22,7 @@ import { copySource } from './copySource.js';
 import { type PlannedService, planServices } from './plan.js';
 
 /** Milliseconds all of an invocation's services together have to be ready: 35,000 (SPEC §5.5). */
-export const DEFAULT_STARTUP_BUDGET_MS = 35_000;
+export { DEFAULT_STARTUP_BUDGET_MS };
 
 /** Options of {@link startInvocationServices}. */
 export interface InvocationOptions {

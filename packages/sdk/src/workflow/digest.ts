@@ -48,6 +48,3 @@ export function definitionDigest(definition: McpDefinition | McpDefinitionInput)
   hash.update('}}', 'utf8');
   return hash.digest('hex');
 }
-
-/** A 64-hex-digit sha256 digest. */
-export const DIGEST_PATTERN = /^[0-9a-f]{64}$/;
