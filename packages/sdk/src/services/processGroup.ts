@@ -5,10 +5,10 @@
  * group outlives its leader as long as any member lives.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { type MarkedProcess, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
+import { DEFAULT_GRACE_MS, type MarkedProcess, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
 
-/** Default milliseconds between SIGTERM and SIGKILL: 2,000. */
-export const DEFAULT_GRACE_MS = 2000;
+/** Default milliseconds between SIGTERM and SIGKILL: 2,000 (the supervisor's default, the same grace). */
+export { DEFAULT_GRACE_MS };
 
 /** Milliseconds to wait, after SIGKILL, for the kernel to take the processes away: 5,000. */
 export const KILL_WAIT_MS = 5000;
