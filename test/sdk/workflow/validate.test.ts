@@ -402,6 +402,16 @@ const INVALID: Case[] = [
     errors: [['invalid_workflow', '$.agents.main.model']],
   },
   {
+    title: 'a command harness with neither preset nor command',
+    doc: () => changed((d) => (d.agents.main.harness = { type: 'command' })),
+    errors: [['invalid_workflow', '$.agents.main.harness']],
+  },
+  {
+    title: 'a harness timeout past the timer ceiling',
+    doc: () => changed((d) => (d.agents.main.harness = { type: 'command', preset: 'pi', timeoutMs: 2 ** 31 })),
+    errors: [['limit_exceeded', '$.agents.main.harness.timeoutMs']],
+  },
+  {
     title: 'an unknown harness key',
     doc: () => changed((d) => (d.agents.main.harness.script = 'x')),
     errors: [['invalid_workflow', '$.agents.main.harness.script']],
@@ -522,7 +532,10 @@ const VALID: Array<{ title: string; doc: () => unknown }> = [
           harness: { type: 'openai', model: 'gpt-x', baseUrl: 'http://127.0.0.1:1/v1', apiKeyEnv: 'KEY' },
         };
         d.agents.b = { harness: { type: 'anthropic', model: 'claude-x' } };
-        d.agents.c = { harness: { type: 'command', command: 'claude', args: ['-p'], format: 'claude' } };
+        d.agents.c = { harness: { type: 'command', command: 'claude', args: ['-p'] } };
+        d.agents.d = { harness: { type: 'gemini', model: 'gemini-x', maxTurns: 3, requestTimeoutMs: 1000 } };
+        d.agents.e = { harness: { type: 'openai', model: 'gpt-x', api: 'responses', temperature: 0.2 } };
+        d.agents.f = { harness: { type: 'command', preset: 'codex', model: 'm', baseUrl: 'http://127.0.0.1:1/v1' } };
       }),
   },
 ];

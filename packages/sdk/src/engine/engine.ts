@@ -556,6 +556,14 @@ class RunEngine {
         workspace,
         signal: this.abort.signal,
         invocationId: invocation.id,
+        runtimePath: attempt.runtimePath,
+        hostEnv: this.options.hostEnv ?? process.env,
+        registry: this.registry,
+        graceMs: this.options.graceMs ?? 2000,
+        // Interim: checkpoints and reports are wired by the engine split (issue 10/11).
+        checkpoint: undefined,
+        saveCheckpoint: async () => {},
+        report: () => {},
       });
       output = result.output;
     } catch (error) {

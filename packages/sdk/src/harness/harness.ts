@@ -1,10 +1,36 @@
 /**
  * The harness interface (SPEC §10.2): what turns an agent's instructions, task and tools into actions.
  * The engine builds the agent's surface, hands it to the harness, and records what the harness returns.
+ * Every harness — scripted, model loop, agent CLI — plugs in through this file alone: the engine never
+ * imports a particular harness.
  */
 import type { Surface } from '../bridge/surface.js';
+import type { ProcessRegistry } from '../services/processRegistry.js';
 
-/** What every harness receives for one invocation. */
+/** Token usage of one model call, as the provider reported it (missing counts are omitted). */
+export interface TokenUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  /** Input tokens served from the provider's prompt cache, where it reports them. */
+  cachedInputTokens?: number;
+  /** Reasoning tokens, where the provider reports them. */
+  reasoningTokens?: number;
+  totalTokens?: number;
+}
+
+/**
+ * What a harness reports as it goes. The engine journals each as a public event (with the invocation's
+ * id and agent) and keeps usage totals per invocation and per run for `status`.
+ */
+export type HarnessReport =
+  /** One model call finished: the turn number (1-based), its usage and how long it took. */
+  | { kind: 'model.called'; turn: number; model: string; usage: TokenUsage; durationMs: number; finishReason?: string }
+  /** A model call is retried after a 429/5xx/network failure. */
+  | { kind: 'model.retry'; turn: number; attempt: number; delayMs: number; status?: number; message: string }
+  /** A checkpoint was written (the step number it holds). */
+  | { kind: 'checkpoint'; step: number };
+
+/** What every harness receives for one invocation attempt. */
 export interface HarnessInput {
   /** The agent (role) name; `main` is Main. */
   agent: string;
@@ -20,16 +46,46 @@ export interface HarnessInput {
   signal: AbortSignal;
   /** The invocation's id (for logs and tracing). */
   invocationId: string;
+  /**
+   * This attempt's runtime path (`runs/<run>/invocations/<servicesId>/`), created; a harness keeps its
+   * own files (a CLI's home, its MCP configuration) under it.
+   */
+  runtimePath: string;
+  /** Where host variables are read (`apiKeyEnv`, `envFrom`). Never modified. */
+  hostEnv: Readonly<Record<string, string | undefined>>;
+  /** The host's process registry: a harness that starts processes registers their groups here. */
+  registry: ProcessRegistry;
+  /** Milliseconds between SIGTERM and SIGKILL when a harness's processes are collected. */
+  graceMs: number;
+  /**
+   * The invocation's last checkpoint (what the harness passed to {@link saveCheckpoint}), when this
+   * attempt continues an invocation that was interrupted or retried; undefined on a fresh start.
+   */
+  checkpoint: unknown;
+  /**
+   * Writes the invocation's checkpoint atomically beside its record; resolves once it is durable. A
+   * harness calls it after each completed step (a model turn and its recorded tool results), so
+   * `resume` continues from there without calling recorded tools again. The value must be JSON.
+   */
+  saveCheckpoint(state: unknown): Promise<void>;
+  /** Reports progress (usage, retries) to the run's journal. Never throws. */
+  report(report: HarnessReport): void;
 }
 
-/** What a harness returns: the agent's final answer. */
+/** What a harness returns. */
 export interface HarnessOutput {
+  /** The agent's final answer. */
   output: string;
+  /**
+   * For harnesses that do not call through the in-process surface themselves (agent CLIs): how many
+   * tool calls reached the surface during the attempt, so an exit code is never the only verdict.
+   */
+  toolCallsReached?: number;
 }
 
 /**
- * A harness. `run` resolves with the final answer, or throws when the harness crashed (the engine then
- * retries the invocation with fresh services, SPEC §10.3).
+ * A harness. `run` resolves with the final answer, or throws an `SdkError` when the harness failed (the
+ * engine then retries the invocation with fresh services, SPEC §10.3).
  */
 export interface AgentHarness {
   run(input: HarnessInput): Promise<HarnessOutput>;

@@ -81,36 +81,106 @@ export const McpServerEntrySchema = z
 /** One entry of an agent's `mcpServers`. */
 export type McpServerEntry = z.infer<typeof McpServerEntrySchema>;
 
-/** The external agent CLIs whose configuration the SDK can write. */
-export const HarnessFormatSchema = z.enum(['claude', 'codex', 'gemini', 'opencode']);
+/** The external agent CLIs the SDK has presets (and `harness-config` formats) for. */
+export const HarnessFormatSchema = z.enum(['claude', 'codex', 'gemini', 'opencode', 'pi']);
+/** One agent CLI preset name. */
+export type HarnessPreset = z.infer<typeof HarnessFormatSchema>;
+
+/** The longest duration an option may name: 2^31 − 1 ms (a longer `setTimeout` fires at once). */
+export const MAX_DURATION_MS = 2_147_483_647;
+
+/** A duration in milliseconds from the workflow: a positive integer no longer than {@link MAX_DURATION_MS}. */
+const DurationMsSchema = z
+  .int({ error: 'must be a whole number of milliseconds' })
+  .min(1, { error: 'must be at least 1 ms' })
+  .max(MAX_DURATION_MS, { error: `must be at most ${MAX_DURATION_MS} ms (about 24.8 days)` });
+
+/** A model endpoint's base URL. */
+const BaseUrlSchema = z.url({
+  protocol: /^https?$/,
+  error: 'must be an http:// or https:// base URL, e.g. "https://api.openai.com/v1"',
+});
+
+/** Options every model loop takes (SPEC §10.2). */
+const ModelLoopOptions = {
+  /** The provider's model id. */
+  model: z.string().min(1, { error: 'name the model, e.g. "gpt-4.1" or "claude-sonnet-4-5"' }),
+  /** The API base URL; the provider's public endpoint when absent. */
+  baseUrl: BaseUrlSchema.optional(),
+  /** The host variable that holds the API key (never the key itself). */
+  apiKeyEnv: EnvNameSchema.optional(),
+  /** Model calls (turns) at most before `max_turns_reached`. Default 50. */
+  maxTurns: z.int().min(1).max(10_000).default(50),
+  /** Output tokens per model call at most; the provider's default when absent. */
+  maxOutputTokens: z.int().min(1).max(10_000_000).optional(),
+  /** Sampling temperature; the provider's default when absent. */
+  temperature: z.number().min(0).max(2).optional(),
+  /** Milliseconds one model request may take. Default 600,000. */
+  requestTimeoutMs: DurationMsSchema.default(600_000),
+  /** Extra system text, after the agent's instructions. */
+  system: z.string().optional(),
+};
 
 /** How an agent is run (SPEC §10.2). */
 export const HarnessSchema = z.discriminatedUnion('type', [
   /** Simulated model decisions from the run's script file. */
   z.strictObject({ type: z.literal('scripted') }),
-  /** An OpenAI-compatible chat-completions tool loop. */
+  /** OpenAI and every OpenAI-compatible server; Chat Completions by default, or the Responses API. */
   z.strictObject({
     type: z.literal('openai'),
-    baseUrl: z.url({ protocol: /^https?$/ }).optional(),
-    model: z.string().min(1),
-    apiKeyEnv: EnvNameSchema.optional(),
+    ...ModelLoopOptions,
+    /** Which OpenAI API the loop speaks. Default `chat`. */
+    api: z.enum(['chat', 'responses']).default('chat'),
   }),
   /** The Anthropic Messages API tool loop. */
-  z.strictObject({
-    type: z.literal('anthropic'),
-    baseUrl: z.url({ protocol: /^https?$/ }).optional(),
-    model: z.string().min(1),
-    apiKeyEnv: EnvNameSchema.optional(),
-  }),
-  /** An external agent CLI given the managed bridge. */
-  z.strictObject({
-    type: z.literal('command'),
-    command: z.string().min(1).regex(COMMAND_PATTERN, {
-      error: 'must be one executable name or path, not a shell command line; put arguments in "args"',
+  z.strictObject({ type: z.literal('anthropic'), ...ModelLoopOptions }),
+  /** The Gemini API tool loop. */
+  z.strictObject({ type: z.literal('gemini'), ...ModelLoopOptions }),
+  /** An external agent CLI given the invocation's live surface. */
+  z
+    .strictObject({
+      type: z.literal('command'),
+      /** A known CLI: supplies the command, headless arguments, MCP configuration and unattended settings. */
+      preset: HarnessFormatSchema.optional(),
+      /** The model the CLI should use (in the CLI's own way); its default when absent. */
+      model: z.string().min(1).optional(),
+      /** The model endpoint the CLI should use (in the CLI's own way); its default when absent. */
+      baseUrl: BaseUrlSchema.optional(),
+      /** The host variable that holds the API key the CLI should use. */
+      apiKeyEnv: EnvNameSchema.optional(),
+      /** The executable (name on PATH or path); overrides the preset's. */
+      command: z
+        .string()
+        .min(1)
+        .regex(COMMAND_PATTERN, {
+          error: 'must be one executable name or path, not a shell command line; put arguments in "args"',
+        })
+        .optional(),
+      /** Arguments; overrides the preset's. `{prompt}`, `{workspace}` and `{mcpConfig}` are substituted. */
+      args: z
+        .array(
+          z
+            .string()
+            .max(LIMITS.charsPerArg, { error: `an argument may hold at most ${LIMITS.charsPerArg} characters` }),
+        )
+        .max(LIMITS.args, { error: `at most ${LIMITS.args} arguments` })
+        .optional(),
+      /** CLI variable → host variable, as for services. */
+      envFrom: z.record(EnvNameSchema, EnvNameSchema).default({}),
+      /** Milliseconds the CLI may run before it is collected and the attempt fails. Default 3,600,000. */
+      timeoutMs: DurationMsSchema.default(3_600_000),
+      /** A fresh home and config directory under the invocation's runtime path. Default true. */
+      isolateHome: z.boolean().default(true),
+    })
+    .superRefine((harness, ctx) => {
+      if (harness.preset === undefined && harness.command === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          params: { code: 'invalid_workflow' },
+          message: 'give "preset" (claude, codex, gemini, opencode or pi) or "command" (the CLI to run, with "args")',
+        });
+      }
     }),
-    args: z.array(z.string()).max(LIMITS.args).default([]),
-    format: HarnessFormatSchema,
-  }),
 ]);
 /** How an agent is run. */
 export type Harness = z.infer<typeof HarnessSchema>;
