@@ -9,6 +9,7 @@ import { isHostAlive, parseMarker, scanMarkedProcesses } from '@scienceevolve/su
 import { SdkError } from '../errors.js';
 import { ProjectPaths } from '../store/projectStore.js';
 import { readAccepted } from '../store/workflowVersions.js';
+import { type UsageTotals, emptyUsage } from '../events/runEvents.js';
 import { type InvocationState, type RunStatus, effectiveStatus, listRunRecords } from './runRecord.js';
 
 /** One invocation as `status` shows it. */
@@ -19,18 +20,24 @@ export interface InvocationStatus {
   state: InvocationState;
   attempts: number;
   restarted: boolean;
+  /** Usage of the invocation's model calls (zeros for a harness without a model, or a record from before usage was kept). */
+  usage: UsageTotals;
+  /** Tool calls that reached the surface, summed over the attempts. */
+  toolCalls: number;
 }
 
 /** One run as `status` shows it. */
 export interface RunStatusReport {
   run: string;
-  /** `running` only while its host is alive; a dead host's run shows `interrupted`. */
+  /** `running` only while its host is alive; a dead host's run shows `interrupted`; `cancelled` after SIGINT/SIGTERM. */
   status: RunStatus;
   startedAt: string;
   finishedAt: string | null;
   hostPid: number;
   resumes: number;
   output: string | null;
+  /** Usage of every model call of the run, across resumes. */
+  usage: UsageTotals;
   invocations: InvocationStatus[];
 }
 
@@ -100,6 +107,7 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
         hostPid: r.host.pid,
         resumes: r.resumes,
         output: r.output,
+        usage: r.usage ?? emptyUsage(),
         invocations: r.invocations.map((i) => ({
           id: i.id,
           agent: i.agent,
@@ -107,6 +115,8 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
           state: i.state,
           attempts: i.attempts.length,
           restarted: i.restarted,
+          usage: i.usage ?? emptyUsage(),
+          toolCalls: i.attempts.reduce((sum, a) => sum + (a.toolCalls ?? 0), 0),
         })),
       })),
       liveServices: marked.flatMap((p) => {
