@@ -160,5 +160,5 @@ export { EventStream } from './events/eventStream.js';
 export { ScriptedHarness, ScriptSchema, parseScript, readScriptFile } from './harness/scriptedHarness.js';
 export type { Script, ScriptStep, ScriptPositions } from './harness/scriptedHarness.js';
 export { harnessFor, AVAILABLE_HARNESS_TYPES } from './harness/harnessFor.js';
-export type { HarnessFactory, HarnessRunContext, HarnessConfigOf } from './harness/harnessFor.js';
+export type { HarnessFactory, HarnessFactories, HarnessRunContext, HarnessConfigOf } from './harness/harnessFor.js';
 export type { AgentHarness, HarnessInput, HarnessOutput, HarnessReport, TokenUsage } from './harness/harness.js';

@@ -1,5 +1,6 @@
 /** The options of the engine's entry points and what a run reports (shared by runs.ts, runLoop.ts and attempt.ts). */
 import type { ErrorRecord, RunEvent, RunStatus } from '../events/runEvents.js';
+import type { HarnessFactories } from '../harness/harnessFor.js';
 
 /** Options shared by `startRun` and `resumeRuns`. */
 export interface EngineOptions {
@@ -18,6 +19,11 @@ export interface EngineOptions {
    * `cancelled` for `resume`.
    */
   signal?: AbortSignal;
+  /**
+   * Harness factories by type that replace the built-in ones for this run (and this resume): an
+   * embedder's own harness behind a type of the workflow schema. Default none.
+   */
+  harnessFactories?: HarnessFactories;
 }
 
 /** What a finished (or stopped) run reports: the shape of `run --json` plus where things are. */

@@ -78,7 +78,7 @@ async function beginRun(runId: string, options: RunOptions, stream: EventStream)
   // Everything that can be refused is checked before the workflow is accepted or anything is written.
   const workflow =
     typeof options.workflow === 'string' ? await readWorkflowFile(options.workflow) : parseWorkflow(options.workflow);
-  const harnesses = await RunHarnesses.load({ script: options.script });
+  const harnesses = await RunHarnesses.load({ script: options.script, factories: options.harnessFactories });
   harnesses.check(workflow.agents);
   if (workflow.orchestration.git) await checkGitWorkspace(workspace);
   const loaded = await loadWorkflow({ dataDir: options.dataDir, project: options.project, workspace, workflow });
@@ -202,7 +202,10 @@ async function resumeOne(
   found: RunRecord,
   options: ResumeOptions,
 ): Promise<RunResult | undefined> {
-  const harnesses = await RunHarnesses.load({ script: found.script ?? undefined });
+  const harnesses = await RunHarnesses.load({
+    script: found.script ?? undefined,
+    factories: options.harnessFactories,
+  });
   const version = await requireAccepted(paths);
   harnesses.check(version.workflow.agents);
   if (version.workflow.orchestration.git) await checkGitWorkspace(found.workspace);

@@ -24,11 +24,14 @@ export type HarnessFactory<T extends Harness['type']> = (
   run: HarnessRunContext,
 ) => AgentHarness;
 
+/** Factories by harness type. */
+export type HarnessFactories = { readonly [T in Harness['type']]?: HarnessFactory<T> };
+
 /**
- * The factories by harness type. A type without one is refused with `harness_unavailable`. A factory that
- * needs nothing of the run takes `(agent, config)` only.
+ * The built-in factories by harness type. A type without one is refused with `harness_unavailable`. A
+ * factory that needs nothing of the run takes `(agent, config)` only.
  */
-const FACTORIES: { readonly [T in Harness['type']]?: HarnessFactory<T> } = {
+const FACTORIES: HarnessFactories = {
   scripted: scriptedFor,
 };
 
@@ -39,8 +42,13 @@ export const AVAILABLE_HARNESS_TYPES: readonly Harness['type'][] = Object.keys(F
  * The harness for `agent`. Throws `usage` for a scripted agent in a run without a script, and
  * `harness_unavailable` for a type this version does not include.
  */
-export function harnessFor(agent: string, config: Harness, run: HarnessRunContext): AgentHarness {
-  const factory = FACTORIES[config.type] as HarnessFactory<typeof config.type> | undefined;
+export function harnessFor(
+  agent: string,
+  config: Harness,
+  run: HarnessRunContext,
+  overrides: HarnessFactories = {},
+): AgentHarness {
+  const factory = (overrides[config.type] ?? FACTORIES[config.type]) as HarnessFactory<typeof config.type> | undefined;
   if (factory !== undefined) return factory(agent, config, run);
   throw new SdkError(
     'harness_unavailable',
@@ -66,6 +74,11 @@ function scriptedFor(agent: string, _config: HarnessConfigOf<'scripted'>, run: H
 export interface HarnessSources {
   /** The scripted harness's script: a file path or the document. */
   script?: string | Record<string, unknown> | undefined;
+  /**
+   * Factories that replace the built-in ones for their types (an embedder's own harness, a test's fake
+   * model loop). Default none.
+   */
+  factories?: HarnessFactories | undefined;
 }
 
 /**
@@ -77,6 +90,7 @@ export class RunHarnesses implements HarnessRunContext {
     /** The run's script, to be kept with the run so `resume` replays the same decisions; undefined without one. */
     readonly script: Script | undefined,
     readonly scripted: ScriptedHarness | undefined,
+    private readonly overrides: HarnessFactories,
   ) {}
 
   /** Loads and validates the sources (`invalid_script`, `invalid_json`, `io_error` name the problem). */
@@ -87,16 +101,20 @@ export class RunHarnesses implements HarnessRunContext {
         : typeof sources.script === 'string'
           ? await readScriptFile(sources.script)
           : parseScript(sources.script);
-    return new RunHarnesses(script, script === undefined ? undefined : new ScriptedHarness(script));
+    return new RunHarnesses(
+      script,
+      script === undefined ? undefined : new ScriptedHarness(script),
+      sources.factories ?? {},
+    );
   }
 
   /** Throws for the first agent whose harness cannot be built (before the run accepts anything). */
   check(agents: Readonly<Record<string, { harness: Harness }>>): void {
-    for (const [agent, config] of Object.entries(agents)) harnessFor(agent, config.harness, this);
+    for (const [agent, config] of Object.entries(agents)) harnessFor(agent, config.harness, this, this.overrides);
   }
 
   /** The harness of one invocation of `agent`. */
   forAgent(agent: string, config: Harness): AgentHarness {
-    return harnessFor(agent, config, this);
+    return harnessFor(agent, config, this, this.overrides);
   }
 }
