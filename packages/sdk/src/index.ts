@@ -155,6 +155,7 @@ export type {
   InvocationState,
   AttemptRecord,
   ErrorRecord,
+  CorruptRun,
 } from './engine/runRecord.js';
 export { EventStream } from './events/eventStream.js';
 export { ScriptedHarness, ScriptSchema, parseScript, readScriptFile } from './harness/scriptedHarness.js';

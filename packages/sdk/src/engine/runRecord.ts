@@ -7,6 +7,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isHostAlive } from '@scienceevolve/supervisor';
 import { processStartTime } from '@scienceevolve/supervisor/protocol';
+import { SdkError, toSdkError } from '../errors.js';
 import { readJsonFile, writeFileAtomic } from '../store/atomicFile.js';
 import type { ErrorRecord, InvocationState, RunStatus, UsageTotals } from '../events/runEvents.js';
 import type { ProjectPaths } from '../store/projectStore.js';
@@ -104,25 +105,64 @@ export function runEventsPath(paths: ProjectPaths, runId: string): string {
   return join(paths.runDir(runId), 'events.jsonl');
 }
 
-/** Reads one run's record; undefined when there is none. */
-export function readRunRecord(paths: ProjectPaths, runId: string): Promise<RunRecord | undefined> {
-  return readJsonFile<RunRecord>(runRecordPath(paths, runId));
+/** A run whose `run.json` could not be read or is not a run record: `status` reports it, never skips it. */
+export interface CorruptRun {
+  run: string;
+  path: string;
+  message: string;
 }
 
-/** Every run of a project, oldest first. */
-export async function listRunRecords(paths: ProjectPaths): Promise<RunRecord[]> {
+const STATUSES: readonly string[] = ['running', 'succeeded', 'failed', 'cancelled', 'interrupted'];
+
+/**
+ * Reads one run's record; undefined when there is none. A file that is not JSON or not a run record of
+ * this run (anything may edit the data dir) throws `io_error` naming the file.
+ */
+export async function readRunRecord(paths: ProjectPaths, runId: string): Promise<RunRecord | undefined> {
+  const path = runRecordPath(paths, runId);
+  const record = await readJsonFile<unknown>(path);
+  if (record === undefined) return undefined;
+  const r = record as Partial<RunRecord>;
+  const valid =
+    typeof record === 'object' &&
+    record !== null &&
+    r.format === 1 &&
+    r.run === runId &&
+    typeof r.status === 'string' &&
+    STATUSES.includes(r.status) &&
+    Array.isArray(r.invocations) &&
+    typeof r.host === 'object' &&
+    r.host !== null;
+  if (!valid) {
+    throw new SdkError('io_error', `${path} is not the record of run ${runId}`, {
+      remedy: 'restore the file, or remove the run directory if the run is not needed',
+      data: { path, run: runId },
+    });
+  }
+  return record as RunRecord;
+}
+
+/** Every run of a project, oldest first, and the runs whose `run.json` is damaged. */
+export async function listRunRecords(paths: ProjectPaths): Promise<{ records: RunRecord[]; corrupt: CorruptRun[] }> {
   let names: string[];
   try {
     names = await readdir(paths.runsDir);
   } catch {
-    return [];
+    return { records: [], corrupt: [] };
   }
   const records: RunRecord[] = [];
+  const corrupt: CorruptRun[] = [];
   for (const name of names.sort()) {
-    const record = await readRunRecord(paths, name).catch(() => undefined);
-    if (record !== undefined) records.push(record);
+    try {
+      const record = await readRunRecord(paths, name);
+      // A directory without run.json is not a run (a `services probe` or `serve` directory, or a run
+      // being created).
+      if (record !== undefined) records.push(record);
+    } catch (error) {
+      corrupt.push({ run: name, path: runRecordPath(paths, name), message: toSdkError(error).message });
+    }
   }
-  return records;
+  return { records, corrupt };
 }
 
 /** The status a reader should see: a `running` run whose host is gone is `interrupted`. */

@@ -10,7 +10,7 @@ import { SdkError } from '../errors.js';
 import { ProjectPaths } from '../store/projectStore.js';
 import { readAccepted } from '../store/workflowVersions.js';
 import { type UsageTotals, emptyUsage } from '../events/runEvents.js';
-import { type InvocationState, type RunStatus, effectiveStatus, listRunRecords } from './runRecord.js';
+import { type CorruptRun, type InvocationState, type RunStatus, effectiveStatus, listRunRecords } from './runRecord.js';
 
 /** One invocation as `status` shows it. */
 export interface InvocationStatus {
@@ -58,6 +58,8 @@ export interface ProjectStatus {
   /** The accepted version, or null when none was accepted. */
   acceptedVersion: number | null;
   runs: RunStatusReport[];
+  /** Runs whose `run.json` is damaged (not JSON, or not this run's record): reported, never skipped. */
+  corruptRuns: CorruptRun[];
   liveServices: LiveService[];
 }
 
@@ -95,10 +97,11 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
   for (const id of ids) {
     const paths = new ProjectPaths(dataDir, id);
     const accepted = await readAccepted(paths).catch(() => undefined);
-    const runs = await listRunRecords(paths);
+    const { records: runs, corrupt } = await listRunRecords(paths);
     projects.push({
       project: id,
       acceptedVersion: accepted?.version ?? null,
+      corruptRuns: corrupt,
       runs: runs.map((r) => ({
         run: r.run,
         status: effectiveStatus(r),

@@ -176,7 +176,8 @@ export async function resumeRuns(options: ResumeOptions): Promise<RunResult[]> {
     }
     records = [found];
   } else {
-    records = (await listRunRecords(paths)).filter(resumable);
+    // A damaged record cannot be continued; `status` reports it.
+    records = (await listRunRecords(paths)).records.filter(resumable);
   }
   const results: RunResult[] = [];
   for (const record of records) {
