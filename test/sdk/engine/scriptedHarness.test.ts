@@ -118,7 +118,10 @@ test('it checkpoints at its start and after every call; from a checkpoint it con
   let calls = 0;
   const counting = {
     ...surface,
-    callTool: (...args: Parameters<typeof surface.callTool>) => (calls++, surface.callTool(...args)),
+    callTool: (...args: Parameters<typeof surface.callTool>) => {
+      calls++;
+      return surface.callTool(...args);
+    },
   };
   const resumed = new ScriptedHarness(script);
   const output = await resumed.run({ ...input('a', 'inv-cp2', states[1]), surface: counting });
