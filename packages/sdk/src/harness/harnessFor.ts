@@ -33,6 +33,8 @@ export type HarnessFactories = { readonly [T in Harness['type']]?: HarnessFactor
  */
 const FACTORIES: HarnessFactories = {
   scripted: scriptedFor,
+  // One line a type: `openai: createModelLoopHarness,` (also `anthropic`, `gemini`) from ./modelLoop.js and
+  // `command: createCommandHarness,` from ./commandHarness.js.
 };
 
 /** The harness types this version runs. */
