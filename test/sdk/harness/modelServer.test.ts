@@ -327,3 +327,342 @@ test('anthropic messages, not streaming: a follow-up with tool_result blocks, fi
     { role: 'user', text: '<system-reminder>keep going</system-reminder>' },
   ]);
 });
+
+// ---------------------------------------------------------------- OpenAI Responses
+
+const TOOLS_RESPONSES = [
+  { type: 'function', name: 'lab__echo', description: 'Echo text', parameters: { type: 'object' }, strict: false },
+  {
+    type: 'namespace',
+    name: 'mcp__lab',
+    description: 'Tools of lab',
+    tools: [{ type: 'function', name: 'add', description: 'Add', parameters: { type: 'object' }, strict: false }],
+  },
+  { type: 'web_search' },
+];
+
+test('responses, not streaming: output items message and function_call, usage', async (t) => {
+  const s = await server(t, {
+    respond: () => ({
+      text: 'Calling.',
+      toolCalls: [{ name: 'lab__echo', arguments: { text: 'hi' } }],
+      usage: { inputTokens: 40, outputTokens: 4 },
+    }),
+  });
+  const res = await post(`${s.url}/v1/responses`, {
+    model: 'gpt-test',
+    instructions: 'Be brief.',
+    input: 'Go',
+    tools: TOOLS_RESPONSES,
+  });
+  const body = await json(res);
+  assert.equal(body.object, 'response');
+  assert.equal(body.status, 'completed');
+  assert.match(body.id, /^resp_/);
+  assert.deepEqual(
+    body.output.map((item: { type: string }) => item.type),
+    ['message', 'function_call'],
+  );
+  assert.deepEqual(body.output[0].content, [{ type: 'output_text', text: 'Calling.', annotations: [], logprobs: [] }]);
+  const call = body.output[1];
+  assert.match(call.id, /^fc_/);
+  assert.match(call.call_id, /^call_/);
+  assert.equal(call.name, 'lab__echo');
+  assert.equal(call.namespace, undefined);
+  assert.deepEqual(JSON.parse(call.arguments), { text: 'hi' });
+  assert.deepEqual([body.usage.input_tokens, body.usage.output_tokens, body.usage.total_tokens], [40, 4, 44]);
+  const [request] = s.requests;
+  assert.equal(request?.protocol, 'openai-responses');
+  assert.equal(request?.system, 'Be brief.');
+  assert.deepEqual(request?.messages, [{ role: 'user', text: 'Go' }]);
+  assert.deepEqual(
+    request?.tools.map((tool) => tool.name),
+    ['lab__echo', 'mcp__lab__add'],
+  );
+});
+
+test('responses, streaming: the real event sequence with sequence numbers; a namespaced call names its namespace', async (t) => {
+  const s = await server(t, {
+    respond: scriptedPolicy([{ calls: [{ call: 'add', arguments: { a: 1, b: 2 } }, { call: 'echo' }] }], {
+      usage: { inputTokens: 12, outputTokens: 3 },
+    }),
+  });
+  const res = await post(`${s.url}/v1/responses`, {
+    model: 'gpt-test',
+    stream: true,
+    input: [
+      { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Use tools.' }] },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Go' }] },
+    ],
+    tools: TOOLS_RESPONSES,
+  });
+  const events = await readSse(res);
+  const data = events.map((e) => JSON.parse(e.data));
+  for (const [i, e] of events.entries()) {
+    assert.equal(e.event, data[i].type);
+    assert.equal(data[i].sequence_number, i);
+  }
+  // Deltas repeat as many times as the arguments have fragments; the order of kinds is what clients check.
+  const kinds = data.map((d) => d.type).filter((type, i, all) => type !== all[i - 1]);
+  assert.deepEqual(kinds, [
+    'response.created',
+    'response.in_progress',
+    'response.output_item.added',
+    'response.function_call_arguments.delta',
+    'response.function_call_arguments.done',
+    'response.output_item.done',
+    'response.output_item.added',
+    'response.function_call_arguments.delta',
+    'response.function_call_arguments.done',
+    'response.output_item.done',
+    'response.completed',
+  ]);
+  assert.equal(data[0].response.status, 'in_progress');
+  const done = data.filter((d) => d.type === 'response.output_item.done').map((d) => d.item);
+  assert.deepEqual(
+    done.map((item) => [item.name, item.namespace, JSON.parse(item.arguments)]),
+    [
+      ['add', 'mcp__lab', { a: 1, b: 2 }],
+      ['lab__echo', undefined, {}],
+    ],
+  );
+  const first = data.filter((d) => d.item_id === done[0].id && d.type === 'response.function_call_arguments.delta');
+  assert.equal(first.map((d) => d.delta).join(''), done[0].arguments);
+  const completed = data.at(-1).response;
+  assert.equal(completed.status, 'completed');
+  assert.deepEqual(completed.output, done);
+  assert.deepEqual([completed.usage.input_tokens, completed.usage.output_tokens], [12, 3]);
+  assert.equal(s.requests[0]?.system, 'Use tools.');
+});
+
+test('responses, streaming text: content part and output_text deltas add up to the text', async (t) => {
+  const s = await server(t, { respond: () => ({ text: 'the final answer' }) });
+  const events = await readSse(await post(`${s.url}/v1/responses`, { model: 'gpt-test', stream: true, input: 'Go' }));
+  const data = events.map((e) => JSON.parse(e.data));
+  const kinds = data.map((d) => d.type).filter((type, i, all) => type !== all[i - 1]);
+  assert.deepEqual(kinds, [
+    'response.created',
+    'response.in_progress',
+    'response.output_item.added',
+    'response.content_part.added',
+    'response.output_text.delta',
+    'response.output_text.done',
+    'response.content_part.done',
+    'response.output_item.done',
+    'response.completed',
+  ]);
+  assert.ok(data.filter((d) => d.type === 'response.output_text.delta').length > 1, 'the text comes in pieces');
+  const text = data
+    .filter((d) => d.type === 'response.output_text.delta')
+    .map((d) => d.delta)
+    .join('');
+  assert.equal(text, 'the final answer');
+  assert.equal(data.find((d) => d.type === 'response.output_text.done').text, 'the final answer');
+});
+
+test('responses: a follow-up with function_call_output and item_reference is normalized; final text', async (t) => {
+  const s = await server(t, { respond: scriptedPolicy([{ call: 'echo', arguments: { text: 'hi' } }]) });
+  const first = await json(
+    await post(`${s.url}/v1/responses`, { model: 'gpt-test', input: 'Go', tools: TOOLS_RESPONSES }),
+  );
+  const call = first.output[0];
+  const res = await post(`${s.url}/v1/responses`, {
+    model: 'gpt-test',
+    input: [
+      { role: 'user', content: 'Go' },
+      { type: 'item_reference', id: call.id },
+      { type: 'function_call_output', call_id: call.call_id, output: 'hi back' },
+      {
+        type: 'function_call',
+        call_id: 'call_ns',
+        namespace: 'mcp__lab',
+        name: 'add',
+        arguments: '{"a":1}',
+      },
+      { type: 'function_call_output', call_id: 'call_ns', output: [{ type: 'input_text', text: '1' }] },
+      { type: 'reasoning', id: 'rs_1', summary: [] },
+    ],
+    tools: TOOLS_RESPONSES,
+  });
+  const body = await json(res);
+  assert.equal(body.output[0].type, 'message');
+  assert.equal(body.output[0].content[0].text, 'final: hi back | 1');
+  assert.deepEqual(s.requests[1]?.messages, [
+    { role: 'user', text: 'Go' },
+    { role: 'assistant', toolCalls: [{ id: call.call_id, name: 'lab__echo', arguments: { text: 'hi' } }] },
+    { role: 'tool', toolResults: [{ id: call.call_id, name: 'lab__echo', text: 'hi back' }] },
+    { role: 'assistant', toolCalls: [{ id: 'call_ns', name: 'mcp__lab__add', arguments: { a: 1 } }] },
+    { role: 'tool', toolResults: [{ id: 'call_ns', name: 'mcp__lab__add', text: '1' }] },
+  ]);
+  const unknown = await post(`${s.url}/v1/responses`, {
+    model: 'gpt-test',
+    input: [{ type: 'item_reference', id: 'fc_unknown' }],
+  });
+  assert.equal(unknown.status, 400);
+  assert.match((await json(unknown)).error.message, /fc_unknown/);
+});
+
+// ---------------------------------------------------------------- Gemini
+
+const TOOLS_GEMINI = [
+  {
+    functionDeclarations: [
+      { name: 'echo', description: 'Echo text', parameters: { type: 'OBJECT' } },
+      { name: 'add', description: 'Add', parametersJsonSchema: { type: 'object' } },
+    ],
+  },
+  { googleSearch: {} },
+];
+
+test('gemini generateContent: functionCall parts, usageMetadata, model from the path', async (t) => {
+  const s = await server(t, {
+    respond: () => ({
+      toolCalls: [{ name: 'echo', arguments: { text: 'hi' } }],
+      usage: { inputTokens: 8, outputTokens: 2 },
+    }),
+  });
+  const res = await post(
+    `${s.url}/v1beta/models/gemini-test:generateContent`,
+    {
+      systemInstruction: { parts: [{ text: 'Be brief.' }] },
+      contents: [{ role: 'user', parts: [{ text: 'Go' }] }],
+      tools: TOOLS_GEMINI,
+    },
+    { 'x-goog-api-key': 'g-key' },
+  );
+  const body = await json(res);
+  const candidate = body.candidates[0];
+  assert.equal(candidate.finishReason, 'STOP');
+  assert.equal(candidate.content.role, 'model');
+  assert.deepEqual(candidate.content.parts, [{ functionCall: { name: 'echo', args: { text: 'hi' } } }]);
+  assert.deepEqual(body.usageMetadata, { promptTokenCount: 8, candidatesTokenCount: 2, totalTokenCount: 10 });
+  const [request] = s.requests;
+  assert.equal(request?.protocol, 'gemini');
+  assert.equal(request?.model, 'gemini-test');
+  assert.equal(request?.stream, false);
+  assert.equal(request?.system, 'Be brief.');
+  assert.equal(request?.apiKey, 'g-key');
+  assert.deepEqual(
+    request?.tools.map((tool) => [tool.name, tool.parameters]),
+    [
+      ['echo', { type: 'OBJECT' }],
+      ['add', { type: 'object' }],
+    ],
+  );
+});
+
+test('gemini streamGenerateContent?alt=sse: text chunks, whole function calls, finishReason last', async (t) => {
+  const s = await server(t, {
+    respond: () => ({
+      text: 'Calling both.',
+      toolCalls: [
+        { name: 'echo', arguments: { text: 'a' } },
+        { name: 'add', arguments: { a: 1, b: 2 } },
+      ],
+      usage: { inputTokens: 5, outputTokens: 6 },
+    }),
+  });
+  const res = await post(`${s.url}/v1beta/models/gemini-test:streamGenerateContent?alt=sse&key=q-key`, {
+    contents: [{ role: 'user', parts: [{ text: 'Go' }] }],
+    tools: TOOLS_GEMINI,
+  });
+  const raw = await res.clone().text();
+  assert.ok(raw.includes('\r\n\r\n'), 'events end with CRLF CRLF as Google sends them');
+  const chunks = (await readSse(res)).map((e) => JSON.parse(e.data));
+  assert.ok(chunks.length >= 2);
+  const parts = chunks.flatMap((c) => c.candidates[0].content.parts);
+  assert.equal(
+    parts
+      .filter((p: { text?: string }) => p.text !== undefined)
+      .map((p: { text: string }) => p.text)
+      .join(''),
+    'Calling both.',
+  );
+  assert.deepEqual(
+    parts
+      .filter((p: { functionCall?: unknown }) => p.functionCall)
+      .map((p: { functionCall: unknown }) => p.functionCall),
+    [
+      { name: 'echo', args: { text: 'a' } },
+      { name: 'add', args: { a: 1, b: 2 } },
+    ],
+  );
+  assert.deepEqual(
+    chunks.map((c) => c.candidates[0].finishReason),
+    [...chunks.slice(1).map(() => undefined), 'STOP'],
+  );
+  assert.equal(chunks.at(-1).usageMetadata.totalTokenCount, 11);
+  assert.equal(s.requests[0]?.stream, true);
+  assert.equal(s.requests[0]?.query.alt, 'sse');
+  assert.equal(s.requests[0]?.apiKey, 'q-key');
+});
+
+test('gemini streamGenerateContent without alt=sse answers one JSON array of chunks', async (t) => {
+  const s = await server(t, { respond: () => ({ text: 'plain' }) });
+  const res = await post(`${s.url}/v1beta/models/gemini-test:streamGenerateContent`, {
+    contents: [{ parts: [{ text: 'Go' }] }],
+  });
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  const chunks = await json(res);
+  assert.ok(Array.isArray(chunks));
+  assert.equal(
+    chunks
+      .map(
+        (c: { candidates: Array<{ content: { parts: Array<{ text: string }> } }> }) =>
+          c.candidates[0]!.content.parts[0]!.text,
+      )
+      .join(''),
+    'plain',
+  );
+});
+
+test('gemini: a follow-up with functionResponse parts is normalized; final text', async (t) => {
+  const s = await server(t, { respond: echoThenAdd() });
+  const res = await post(`${s.url}/v1beta/models/gemini-test:generateContent`, {
+    contents: [
+      { role: 'user', parts: [{ text: 'Go' }] },
+      {
+        role: 'model',
+        parts: [{ text: 'thinking', thought: true }, { functionCall: { name: 'echo', args: { text: 'hi' } } }],
+      },
+      { role: 'user', parts: [{ functionResponse: { name: 'echo', response: { name: 'echo', content: 'hi' } } }] },
+      {
+        role: 'model',
+        parts: [
+          { functionCall: { id: 'c2', name: 'add', args: { a: 1, b: 2 } } },
+          { functionCall: { id: 'c3', name: 'echo', args: { text: 'again' } } },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [
+          { functionResponse: { id: 'c2', name: 'add', response: { output: '3' } } },
+          { functionResponse: { id: 'c3', name: 'echo', response: { error: 'boom', detail: 1, more: 2 } } },
+        ],
+      },
+    ],
+    tools: TOOLS_GEMINI,
+  });
+  const body = await json(res);
+  const text = body.candidates[0].content.parts[0].text;
+  assert.equal(text, 'final: hi | 3 | {"error":"boom","detail":1,"more":2}');
+  assert.deepEqual(s.requests[0]?.messages, [
+    { role: 'user', text: 'Go' },
+    { role: 'assistant', toolCalls: [{ id: 'echo', name: 'echo', arguments: { text: 'hi' } }] },
+    { role: 'tool', toolResults: [{ id: 'echo', name: 'echo', text: 'hi' }] },
+    {
+      role: 'assistant',
+      toolCalls: [
+        { id: 'c2', name: 'add', arguments: { a: 1, b: 2 } },
+        { id: 'c3', name: 'echo', arguments: { text: 'again' } },
+      ],
+    },
+    {
+      role: 'tool',
+      toolResults: [
+        { id: 'c2', name: 'add', text: '3' },
+        { id: 'c3', name: 'echo', text: '{"error":"boom","detail":1,"more":2}' },
+      ],
+    },
+  ]);
+});
