@@ -4,7 +4,13 @@
  * normalized, and each fault in the provider's error shape.
  */
 import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import {
   type ModelRequest,
   type ModelServerOptions,
@@ -1011,4 +1017,132 @@ test('scriptedPolicy reads its step from the conversation, answers title request
   assert.equal((await custom(request({ messages: [{ role: 'user', text: 'Summarize this chat' }] }), 0)).text, 'T');
   const textStep = scriptedPolicy([{ text: 'stop here' }, { call: 'echo' }]);
   assert.equal((await textStep(request({ tools: offered }), 0)).text, 'stop here');
+});
+
+// ---------------------------------------------------------------- The standalone process
+
+const MAIN = fileURLToPath(new URL('../../fixtures/modelServer/main.ts', import.meta.url));
+
+/** Polls until `pid` is gone (to 10 s), then asserts `kill(pid, 0)` throws ESRCH. */
+async function assertGone(pid: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      assert.equal((error as NodeJS.ErrnoException).code, 'ESRCH');
+      return;
+    }
+    if (Date.now() > deadline) assert.fail(`process ${pid} is still alive after 10 s`);
+    await sleep(20);
+  }
+}
+
+/** Starts main.ts with `policy`; resolves with the child and its first stdout line, parsed. */
+async function startMain(
+  t: import('node:test').TestContext,
+  policy: string,
+): Promise<{ child: ChildProcess; info: { url: string; port: number; pid: number } }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, policy], { stdio: ['pipe', 'pipe', 'pipe'] });
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (child.pid !== undefined) await assertGone(child.pid);
+  });
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (chunk) => {
+    err += chunk;
+  });
+  const info = await new Promise<{ url: string; port: number; pid: number }>((resolve, reject) => {
+    child.stdout?.on('data', (chunk) => {
+      out += chunk;
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line) resolve(JSON.parse(line));
+    });
+    child.once('exit', (code) => reject(new Error(`main.ts exited with ${code} before listening: ${err}`)));
+  });
+  return { child, info };
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+test('main.ts serves a JSON policy, records requests as JSON lines, and exits 0 on SIGTERM', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'se-model-server-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const record = join(dir, 'requests.jsonl');
+  const policy = JSON.stringify({
+    steps: [{ call: 'echo', arguments: { text: 'hi' } }],
+    faults: [{ kind: 'rateLimit', at: [0] }],
+    requireApiKey: 'k',
+    record,
+  });
+  const { child, info } = await startMain(t, policy);
+  assert.equal(info.pid, child.pid);
+  assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  const body = {
+    model: 'm',
+    max_tokens: 10,
+    messages: [{ role: 'user', content: 'Go' }],
+    tools: [{ name: 'mcp__lab__echo', input_schema: { type: 'object' } }],
+  };
+  const limited = await post(`${info.url}/v1/messages`, body, { 'x-api-key': 'k' });
+  assert.equal(limited.status, 429);
+  await limited.body?.cancel();
+  const res = await json(await post(`${info.url}/v1/messages`, body, { 'x-api-key': 'k' }));
+  assert.deepEqual(
+    res.content.map((b: { type: string; name?: string; input?: unknown }) => [b.type, b.name, b.input]),
+    [['tool_use', 'mcp__lab__echo', { text: 'hi' }]],
+  );
+  const lines = readFileSync(record, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    lines.map((r) => [r.protocol, r.index, r.apiKey, r.tools.length]),
+    [
+      ['anthropic', 0, 'k', 1],
+      ['anthropic', 1, 'k', 1],
+    ],
+  );
+  child.kill('SIGTERM');
+  assert.equal(await exited(child), 0);
+  await assertGone(info.pid);
+});
+
+test('main.ts exits when its stdin closes (its parent is gone)', async (t) => {
+  const { child, info } = await startMain(t, '{"steps": []}');
+  const res = await json(
+    await post(`${info.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'Go' }] }),
+  );
+  assert.equal(res.choices[0].message.content, 'final: ');
+  child.stdin?.end();
+  assert.equal(await exited(child), 0);
+  await assertGone(info.pid);
+});
+
+test('main.ts refuses a bad policy with exit 2 and a message naming the field', async (t) => {
+  const cases = [
+    ['{"steps": [{"call": 3}]}', /steps\[0\]\.call: a tool name/],
+    ['{"faults": [{"kind": "teapot"}]}', /faults\[0\]\.kind/],
+    ['{"stepz": []}', /unknown policy keys: stepz/],
+    ['/nonexistent/policy.json', /cannot read the policy file/],
+  ] as const;
+  await Promise.all(
+    cases.map(async ([policy, message]) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', MAIN, policy], { stdio: ['ignore', 'pipe', 'pipe'] });
+      t.after(async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        if (child.pid !== undefined) await assertGone(child.pid);
+      });
+      let err = '';
+      child.stderr.on('data', (chunk) => {
+        err += chunk;
+      });
+      assert.equal(await exited(child), 2, policy);
+      assert.match(err, message);
+    }),
+  );
 });
