@@ -247,7 +247,11 @@ test('anthropic messages, streaming: the real event sequence, tool_use input fro
       max_tokens: 1024,
       stream: true,
       system: [{ type: 'text', text: 'You are Claude Code.' }],
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Go' }] }],
+      // Claude Code 2.1.328 also sends part of its system text as a message of role "system".
+      messages: [
+        { role: 'system', content: 'Environment: linux.' },
+        { role: 'user', content: [{ type: 'text', text: 'Go' }] },
+      ],
       tools: TOOLS_ANTHROPIC,
     },
     { 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' },
@@ -294,7 +298,8 @@ test('anthropic messages, streaming: the real event sequence, tool_use input fro
   assert.equal(request?.protocol, 'anthropic');
   assert.equal(request?.path, '/v1/messages');
   assert.equal(request?.query.beta, 'true');
-  assert.equal(request?.system, 'You are Claude Code.');
+  assert.equal(request?.system, 'You are Claude Code.\nEnvironment: linux.');
+  assert.deepEqual(request?.messages, [{ role: 'user', text: 'Go' }]);
   assert.equal(request?.apiKey, 'sk-ant-test');
   assert.equal(request?.headers['x-api-key'], 'sk-ant-test');
 });
