@@ -86,6 +86,10 @@ export function createModelLoopHarness(
   options: ModelLoopOptions = {},
 ): AgentHarness {
   const settings = { ...DEFAULT_MODEL_LOOP_OPTIONS, ...definedOnly(options) };
+  // The AI SDK logs provider warnings with console.info/warn, which would land in `run --json`'s stdout
+  // or a stdio face. Off unless the embedding program chose its own logger.
+  const global = globalThis as { AI_SDK_LOG_WARNINGS?: unknown };
+  if (global.AI_SDK_LOG_WARNINGS === undefined) global.AI_SDK_LOG_WARNINGS = false;
   return { run: (input) => runModelLoop(agent, config, settings, input) };
 }
 
@@ -126,9 +130,16 @@ async function runModelLoop(
       );
       const parts = pending.map((call) => toolResultPart(call, recorded[call.toolCallId] as RecordedResult));
       const last = state.messages.at(-1) as ModelMessage;
-      // Calls the AI SDK already answered (unknown tool, arguments not JSON) left a tool message: join it.
-      if (last.role === 'tool') last.content.push(...parts);
-      else state.messages.push({ role: 'tool', content: parts });
+      if (last.role === 'tool') {
+        // Calls the AI SDK already answered (unknown tool, arguments not JSON) left a tool message: join
+        // it, every result in the order of the calls.
+        const order = callsOf(state.messages[lastAssistantIndex(state.messages)] as ModelMessage).map(
+          (c) => c.toolCallId,
+        );
+        const position = (part: (typeof last.content)[number]) =>
+          part.type === 'tool-result' ? order.indexOf(part.toolCallId) : order.length;
+        last.content = [...last.content, ...parts].sort((a, b) => position(a) - position(b));
+      } else state.messages.push({ role: 'tool', content: parts });
       delete state.results;
       await saver.save(state);
       continue;
