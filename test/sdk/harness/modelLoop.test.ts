@@ -407,3 +407,35 @@ test('cancelling the run aborts the model request in flight', async (t) => {
   await assert.rejects(running, { code: 'cancelled' });
   assert.equal(model.requests.length, 1);
 });
+
+test('a server that is not listening: retried, then model_unreachable', async (t) => {
+  const model = await startModelServer({});
+  const url = model.url;
+  await model.close();
+  const input = harnessInput(await labSurface(t));
+  const harness = createModelLoopHarness('main', PROTOCOLS[0]!.config(url), { ...FAST, maxRetries: 2 });
+  await assert.rejects(harness.run(input), (e: { code: string; message: string; data: Record<string, unknown> }) => {
+    assert.equal(e.code, 'model_unreachable');
+    assert.match(
+      e.message,
+      /failed 3 times; last: could not reach OpenAI Chat Completions at http:\/\/127\.0\.0\.1:\d+/,
+    );
+    assert.equal(e.data.attempts, 3);
+    return true;
+  });
+  assert.deepEqual(
+    input.recorder.reports.filter((r) => r.kind === 'model.retry').map((r) => r.kind === 'model.retry' && r.delayMs),
+    [5, 10],
+  );
+});
+
+test('a baseUrl with a user name or password is refused before any request, without repeating it', async (t) => {
+  const model = await server(t, {});
+  const port = new URL(model.url).port;
+  const config = loopConfig({ type: 'openai', api: 'chat', baseUrl: `http://me:hunter2@127.0.0.1:${port}/v1` });
+  await assert.rejects(
+    createModelLoopHarness('main', config, FAST).run(harnessInput(await labSurface(t))),
+    (e: { code: string; message: string }) => e.code === 'invalid_workflow' && !e.message.includes('hunter2'),
+  );
+  assert.equal(model.requests.length, 0);
+});

@@ -100,7 +100,7 @@ async function runModelLoop(
   input: HarnessInput,
 ): Promise<HarnessOutput> {
   const apiKey = readApiKey(agent, config, input.hostEnv);
-  const endpoint = createEndpoint(config, apiKey);
+  const endpoint = createEndpoint(agent, config, apiKey);
   const failure: FailureContext = { agent, config, label: endpoint.label, apiKey };
   const state = restore(agent, input.checkpoint);
   if (state.final !== undefined) return { output: state.final };
@@ -233,8 +233,8 @@ async function callTool(input: HarnessInput, name: string, args: unknown): Promi
     return { text: resultAsText(result), isError: result.isError === true };
   } catch (error) {
     throwIfCancelled(input.signal);
-    const sdkError = toSdkError(error, 'unsupported_request');
-    return { text: sdkError.message, isError: true };
+    // An unknown tool, or a JSON-RPC error the service answered: the model reads the message.
+    return { text: error instanceof Error ? error.message : String(error), isError: true };
   }
 }
 
@@ -370,7 +370,7 @@ async function callModel(
       ...(lastStatus === undefined ? {} : { status: lastStatus }),
       message: lastMessage,
     });
-    await sleep(delayMs, undefined, { signal: input.signal, ref: false }).catch(() => undefined);
+    await sleep(delayMs, undefined, { signal: input.signal }).catch(() => undefined);
   }
 }
 

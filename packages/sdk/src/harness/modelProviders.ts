@@ -72,9 +72,21 @@ export function readApiKey(
 }
 
 /** The language model of `config`, with the key passed explicitly (no provider reads the host's environment). */
-export function createEndpoint(config: ModelLoopConfig, apiKey: string): ModelEndpoint {
+export function createEndpoint(agent: string, config: ModelLoopConfig, apiKey: string): ModelEndpoint {
   const baseURL = (config.baseUrl ?? DEFAULT_BASE_URLS[config.type]).replace(/\/+$/, '');
-  const origin = new URL(baseURL).origin;
+  const url = new URL(baseURL);
+  if (url.username !== '' || url.password !== '') {
+    // fetch refuses such a URL with a message that repeats it, credentials included.
+    throw new SdkError(
+      'invalid_workflow',
+      `the "baseUrl" of agent "${agent}" carries a user name or password (${url.origin})`,
+      {
+        remedy: 'remove the userinfo from "baseUrl" and put the key in the variable named by "apiKeyEnv"',
+        data: { agent, harness: config.type },
+      },
+    );
+  }
+  const origin = url.origin;
   switch (config.type) {
     case 'openai': {
       const provider = createOpenAI({ baseURL, apiKey });
