@@ -118,7 +118,9 @@ async function runModelLoop(
     if (pending.length > 0) {
       const recorded = state.results ?? {};
       state.results = recorded;
-      await Promise.all(
+      // Every call settles before the harness does (a cancelled run cancels them all): no checkpoint is
+      // written after `run` has returned.
+      const settled = await Promise.allSettled(
         pending.map(async (call) => {
           if (Object.hasOwn(recorded, call.toolCallId)) return;
           const result = await limiter.run(serviceOf.get(call.toolName) ?? call.toolName, () =>
@@ -128,6 +130,8 @@ async function runModelLoop(
           await saver.save(state);
         }),
       );
+      const failed = settled.find((outcome) => outcome.status === 'rejected');
+      if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
       const parts = pending.map((call) => toolResultPart(call, recorded[call.toolCallId] as RecordedResult));
       const last = state.messages.at(-1) as ModelMessage;
       if (last.role === 'tool') {
