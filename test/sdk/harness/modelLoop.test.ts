@@ -19,7 +19,7 @@ import {
   createModelLoopHarness,
 } from '../../../packages/sdk/src/harness/modelLoop.js';
 import type { ProcessRegistry } from '../../../packages/sdk/src/services/processRegistry.js';
-import { connectSession, createLabServer } from '../../fixtures/bridge/labService.js';
+import { connectSession, createLabServer, createNamedToolsServer } from '../../fixtures/bridge/labService.js';
 import {
   type ModelServer,
   type ModelServerOptions,
@@ -438,4 +438,85 @@ test('a baseUrl with a user name or password is refused before any request, with
     (e: { code: string; message: string }) => e.code === 'invalid_workflow' && !e.message.includes('hunter2'),
   );
   assert.equal(model.requests.length, 0);
+});
+
+test('every kind of failed call is a result the model reads: a JSON-RPC error, a bridge refusal, a tool not offered', async (t) => {
+  const model = await server(t, {
+    respond: (request) =>
+      request.messages.some((m) => m.toolResults !== undefined)
+        ? { text: 'done' }
+        : {
+            toolCalls: [
+              { name: 'lab__reject', arguments: {} },
+              { name: 'lab__echo', arguments: { wrong: 1 } },
+              { name: 'lab__nope', arguments: {} },
+            ],
+          },
+  });
+  const result = await createModelLoopHarness('main', PROTOCOLS[0]!.config(model.url), FAST).run(
+    harnessInput(await labSurface(t)),
+  );
+  assert.equal(result.output, 'done');
+  const results = model.requests[1]!.messages.flatMap((m) => m.toolResults ?? []);
+  assert.equal(results.length, 3);
+  assert.match(results[0]!.text, /rejected on purpose/);
+  assert.match(results[1]!.text, /text/, 'the surface names the missing argument');
+  assert.match(results[2]!.text, /lab__nope/);
+});
+
+test('tool names that are Object.prototype keys are tools like any other', async (t) => {
+  const session = await connectSession('named', createNamedToolsServer(['constructor', 'valueOf']));
+  t.after(() => session.close());
+  const surface = createSurface([session], { passthrough: true });
+  const model = await server(t, {
+    respond: (request) =>
+      request.messages.some((m) => m.toolResults !== undefined)
+        ? { text: 'done' }
+        : { toolCalls: [{ name: 'constructor' }, { name: 'hasOwnProperty' }, { name: '__proto__' }] },
+  });
+  await createModelLoopHarness('main', PROTOCOLS[0]!.config(model.url), FAST).run(harnessInput(surface));
+  assert.deepEqual(
+    model.requests[0]!.tools.map((tool) => tool.name),
+    ['constructor', 'valueOf'],
+  );
+  const results = model.requests[1]!.messages.flatMap((m) => m.toolResults ?? []);
+  assert.equal(results[0]?.text, 'called constructor');
+  assert.match(results[1]!.text, /hasOwnProperty/);
+  assert.match(results[2]!.text, /__proto__/);
+});
+
+test('parallel calls run at once, up to 4 a service at a time', { timeout: 20_000 }, async (t) => {
+  // A barrier: the first 4 calls wait until all 4 are in flight, so calls run one by one would never end.
+  let inFlight = 0;
+  let most = 0;
+  let arrived = 0;
+  let open: () => void = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const gate: LocalService = {
+    name: 'gate',
+    tools: [
+      {
+        tool: { name: 'pass', inputSchema: { type: 'object', properties: {} } },
+        handler: async () => {
+          inFlight += 1;
+          most = Math.max(most, inFlight);
+          arrived += 1;
+          if (arrived === 4) open();
+          if (arrived <= 4) await opened;
+          await sleep(10);
+          inFlight -= 1;
+          return { content: [{ type: 'text', text: 'passed' }] };
+        },
+      },
+    ],
+  };
+  const calls = Array.from({ length: 6 }, () => ({ call: 'gate__pass' }));
+  const model = await server(t, { respond: scriptedPolicy([{ calls }]) });
+  const result = await createModelLoopHarness('main', PROTOCOLS[1]!.config(model.url), FAST).run(
+    harnessInput(createSurface([gate])),
+  );
+  assert.equal(result.output, `final: ${Array(6).fill('passed').join(' | ')}`);
+  assert.equal(most, 4, 'four at once, never five');
 });
