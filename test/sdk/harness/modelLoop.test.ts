@@ -217,6 +217,15 @@ for (const { protocol, config, keyVariable, badKey } of PROTOCOLS) {
     );
     assert.equal(input.recorder.reports.filter((r) => r.kind === 'model.retry').length, 0);
 
+    // A checkpoint after each response, each tool result and each completed step, each one reported.
+    assert.deepEqual(
+      input.recorder.checkpoints.map((c) => c.turn),
+      [1, 1, 1, 1, 2, 2, 2, 3],
+    );
+    assert.deepEqual(
+      input.recorder.reports.flatMap((r) => (r.kind === 'checkpoint' ? [r.step] : [])),
+      [1, 1, 1, 1, 2, 2, 2, 3],
+    );
     // The last checkpoint holds the final answer and the summed usage.
     const last = input.recorder.checkpoints.at(-1)!;
     assert.equal(last.final, result.output);

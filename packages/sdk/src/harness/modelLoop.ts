@@ -437,7 +437,6 @@ function restore(agent: string, checkpoint: unknown): ModelLoopCheckpoint {
  */
 class CheckpointSaver {
   private chain: Promise<void> = Promise.resolve();
-  private steps = 0;
 
   constructor(private readonly input: HarnessInput) {}
 
@@ -446,8 +445,8 @@ class CheckpointSaver {
       // A JSON copy taken when the write starts: the newest state at that moment.
       const snapshot = JSON.parse(JSON.stringify(state)) as ModelLoopCheckpoint;
       await this.input.saveCheckpoint(snapshot);
-      this.steps += 1;
-      this.input.report({ kind: 'checkpoint', step: this.steps });
+      // The step it holds is the turn: that model call's response, and as many of its results as recorded.
+      this.input.report({ kind: 'checkpoint', step: snapshot.turn });
     });
     this.chain = next.catch(() => undefined);
     return next;
