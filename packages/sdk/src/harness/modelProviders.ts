@@ -179,6 +179,30 @@ export function retryAfterMs(
 }
 
 /**
+ * The delay a Gemini error body asks for: `error.details[]` of type `google.rpc.RetryInfo` with
+ * `retryDelay` such as `"37s"` (the Gemini API says it there rather than in `retry-after`).
+ */
+export function retryInfoDelayMs(body: string | undefined): number | undefined {
+  if (body === undefined || !body.includes('RetryInfo')) return undefined;
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    const error = (Array.isArray(parsed) ? parsed[0] : parsed) as { error?: { details?: unknown } } | undefined;
+    const details = error?.error?.details;
+    if (!Array.isArray(details)) return undefined;
+    for (const detail of details) {
+      const type = (detail as { '@type'?: unknown })?.['@type'];
+      const delay = (detail as { retryDelay?: unknown })?.retryDelay;
+      if (typeof type !== 'string' || !type.endsWith('google.rpc.RetryInfo') || typeof delay !== 'string') continue;
+      const match = /^(\d+(?:\.\d+)?)s$/.exec(delay.trim());
+      if (match !== null) return Math.ceil(Number(match[1]) * 1000);
+    }
+  } catch {
+    // Not JSON: no delay named.
+  }
+  return undefined;
+}
+
+/**
  * Classifies a failed model call. 429, 408, 409, 5xx and a failed connection are retried; 401/403 are
  * `model_auth_failed`; any other 4xx is `model_request_failed`; an answer the provider library could not
  * read is `model_request_failed` too. Messages name the provider's own message, never the key.
@@ -190,7 +214,7 @@ export function classifyFailure(error: unknown, context: FailureContext): CallFa
     const status = error.statusCode;
     const message = redact(providerMessage(error), apiKey);
     if (status === undefined || error.isRetryable) {
-      const retryAfter = retryAfterMs(error.responseHeaders);
+      const retryAfter = retryAfterMs(error.responseHeaders) ?? retryInfoDelayMs(error.responseBody);
       return {
         retry: true,
         ...(status === undefined ? {} : { status }),
