@@ -40,7 +40,7 @@ const cases: Case[] = [
   { name: 'no script for a scripted agent', code: 'usage', message: /scripted harness, but the run has no script/ },
   {
     name: 'a command harness',
-    workflow: { agents: { main: {}, w: { harness: { type: 'command', command: 'claude', format: 'claude' } } } },
+    workflow: { agents: { main: {}, w: { harness: { type: 'command', command: 'claude', preset: 'claude' } } } },
     script: { agents: {} },
     code: 'harness_unavailable',
     message: /agent "w" uses the "command" harness, which is not available/,
