@@ -6,6 +6,7 @@
 import { SdkError } from '../errors.js';
 import type { Harness } from '../workflow/workflowSchema.js';
 import type { AgentHarness } from './harness.js';
+import { createModelLoopHarness } from './modelLoop.js';
 import { type Script, ScriptedHarness, parseScript, readScriptFile } from './scriptedHarness.js';
 
 /** One harness type's configuration. */
@@ -33,8 +34,9 @@ export type HarnessFactories = { readonly [T in Harness['type']]?: HarnessFactor
  */
 const FACTORIES: HarnessFactories = {
   scripted: scriptedFor,
-  // One line a type: `openai: createModelLoopHarness,` (also `anthropic`, `gemini`) from ./modelLoop.js and
-  // `command: createCommandHarness,` from ./commandHarness.js.
+  openai: (agent, config) => createModelLoopHarness(agent, config),
+  anthropic: (agent, config) => createModelLoopHarness(agent, config),
+  gemini: (agent, config) => createModelLoopHarness(agent, config),
 };
 
 /** The harness types this version runs. */
