@@ -47,6 +47,8 @@ export const ERROR_CODES = [
   'cancelled',
   'workflow_conflict',
   'collect_failed',
+  'harness_timeout',
+  'harness_failed',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

@@ -135,3 +135,8 @@ export { ScriptedHarness, ScriptSchema, parseScript, readScriptFile } from './ha
 export type { Script, ScriptStep, ScriptPositions } from './harness/scriptedHarness.js';
 export { harnessFor, AVAILABLE_HARNESS_TYPES } from './harness/harnessFor.js';
 export type { AgentHarness, HarnessInput, HarnessOutput } from './harness/harness.js';
+export { createCommandHarness, DEFAULT_COMMAND_TIMEOUT_MS } from './harness/commandHarness.js';
+export type { CommandHarnessConfig } from './harness/commandHarness.js';
+export { COMMAND_PRESETS } from './harness/presets.js';
+export { startSocketFace, relayPath } from './bridge/socketFace.js';
+export type { SocketFace, SocketFaceOptions } from './bridge/socketFace.js';

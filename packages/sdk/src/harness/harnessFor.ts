@@ -1,15 +1,16 @@
 /** Picks the harness an agent's `harness` configuration names (SPEC §10.2). */
 import { SdkError } from '../errors.js';
 import type { Harness } from '../workflow/workflowSchema.js';
+import { createCommandHarness } from './commandHarness.js';
 import type { AgentHarness } from './harness.js';
 import type { ScriptedHarness } from './scriptedHarness.js';
 
 /** The harness types this version runs. */
-export const AVAILABLE_HARNESS_TYPES = ['scripted'] as const;
+export const AVAILABLE_HARNESS_TYPES = ['scripted', 'command'] as const;
 
 /**
- * The harness for `agent`. `scripted` uses the run's script; every other type throws `usage`: this version
- * does not include it (see docs/harnesses.md).
+ * The harness for `agent`. `scripted` uses the run's script; `command` runs an agent CLI; every other type
+ * throws `harness_unavailable`: this version does not include it (see docs/harnesses.md).
  */
 export function harnessFor(agent: string, config: Harness, scripted: ScriptedHarness | undefined): AgentHarness {
   if (config.type === 'scripted') {
@@ -21,6 +22,7 @@ export function harnessFor(agent: string, config: Harness, scripted: ScriptedHar
     }
     return scripted;
   }
+  if (config.type === 'command') return createCommandHarness(agent, config);
   throw new SdkError(
     'harness_unavailable',
     `agent "${agent}" uses the "${config.type}" harness, which is not available in this version (available: ${AVAILABLE_HARNESS_TYPES.join(', ')})`,

@@ -1,0 +1,175 @@
+/**
+ * The `command` harness with a stand-in CLI (test/fixtures/agents/mcpAgent.mjs, which launches the relay
+ * from the MCP configuration the harness wrote, with the v1 SDK's client): through `runWorkflow` with a
+ * real project service, the answer and the tool call reach the run; a non-zero exit, a timeout, a missing
+ * variable and a cancellation each end with their code; a setsid grandchild the CLI left is collected; and
+ * nothing is left running. Each run starts real Node processes (a service, the CLI, the relay): about 1–2 s
+ * each on 2 cores, hence the 60 s budgets.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { startRun } from '../../../packages/sdk/src/engine/engine.js';
+import type { PublicEvent } from '../../../packages/sdk/src/events/journal.js';
+import { fixtureDefinition } from '../../fixtures/engine/workflows.js';
+import { waitUntilGone } from '../../fixtures/bridge/processGone.js';
+import { assertNothingLeft, ofType, sandbox } from '../engine/helpers.js';
+
+const AGENT = fileURLToPath(new URL('../../fixtures/agents/mcpAgent.mjs', import.meta.url));
+
+/** A workflow whose Main runs the stand-in CLI in `mode`, with the `adds` service. */
+function workflow(mode: string, harness: Record<string, unknown> = {}) {
+  return {
+    orchestration: { invocationRetries: 0 },
+    agents: {
+      main: {
+        harness: { type: 'command', command: 'node', args: [AGENT, '{mcpConfig}', mode, '{prompt}'], ...harness },
+        instructions: '',
+        mcpServers: [{ name: 'adds', project: 'adds' }],
+      },
+    },
+    mcpDefinitions: { adds: fixtureDefinition('addsNumbers.cjs') },
+  };
+}
+
+const addTask = JSON.stringify({ tool: 'adds__add', arguments: { a: 2, b: 40 } });
+
+/** The `cli/` directory of Main's first attempt. */
+function cliDir(events: readonly PublicEvent[]): string {
+  const started = ofType(events, 'invocation.started')[0];
+  assert.ok(started, 'an invocation started');
+  return join(started.runtimePath as string, 'cli');
+}
+
+test('a CLI reaches the live surface through the relay: its answer is the run output, its call is journaled', {
+  timeout: 60_000,
+}, async (t) => {
+  const box = await sandbox(t);
+  const result = await startRun({ ...box, workflow: workflow('call'), requirement: addTask, graceMs: 500 }).result;
+  assert.equal(result.status, 'succeeded', JSON.stringify(result.error));
+  assert.equal(result.output, 'answer from scienceevolve: 42');
+  const calls = ofType(result.events, 'tool.called');
+  assert.deepEqual(
+    calls.map((e) => [e.tool, e.ok, e.summary]),
+    [['adds__add', true, '42']],
+  );
+  // The configuration it was given: 0600, pointing at the relay with the invocation's socket.
+  const dir = cliDir(result.events);
+  const configPath = join(dir, 'mcp.json');
+  assert.equal(statSync(configPath).mode & 0o777, 0o600);
+  const config = JSON.parse(readFileSync(configPath, 'utf8'));
+  const server = config.mcpServers.scienceevolve;
+  assert.equal(server.command, process.execPath);
+  assert.match(server.args[0], /dist\/bridge\/relay\.js$/);
+  assert.ok(!existsSync(server.args[1]), 'the socket is removed when the invocation ends');
+  assert.ok(!existsSync(join(server.args[1], '..')), "the socket's directory too");
+  assert.equal(statSync(join(dir, 'home')).mode & 0o777, 0o700, 'a fresh home (isolateHome)');
+  await assertNothingLeft(box.project, result.events);
+});
+
+test('a non-zero exit fails the invocation with harness_failed, its exit code and the last lines of stderr', {
+  timeout: 60_000,
+}, async (t) => {
+  const box = await sandbox(t);
+  const result = await startRun({ ...box, workflow: workflow('exit:3'), requirement: 'x', graceMs: 500 }).result;
+  assert.equal(result.status, 'failed');
+  const attemptError = ofType(result.events, 'invocation.finished')[0]?.error as { code: string; message: string };
+  assert.equal(attemptError?.code, 'harness_failed', JSON.stringify(result.events.at(-2)));
+  assert.match(attemptError.message, /exited with code 3/);
+  assert.match(attemptError.message, /first line of trouble\nmcpAgent: the model refused/);
+  assert.match(attemptError.message, /cli\/stderr\.log/);
+  await assertNothingLeft(box.project, result.events);
+});
+
+test('timeoutMs stops the CLI and its relay: harness_timeout', { timeout: 60_000 }, async (t) => {
+  const box = await sandbox(t);
+  const result = await startRun({
+    ...box,
+    workflow: workflow('sleep', { timeoutMs: 1500 }),
+    requirement: 'x',
+    graceMs: 300,
+  }).result;
+  assert.equal(result.status, 'failed');
+  const error = ofType(result.events, 'invocation.finished')[0]?.error as { code: string; message: string };
+  assert.equal(error?.code, 'harness_timeout');
+  assert.match(error.message, /ran past timeoutMs \(1500 ms\)/);
+  const pid = Number(readFileSync(join(box.workspace, 'agent.pid'), 'utf8'));
+  await waitUntilGone(pid);
+  await assertNothingLeft(box.project, result.events);
+});
+
+test('envFrom or apiKeyEnv naming an unset host variable: missing_env before anything starts', {
+  timeout: 60_000,
+}, async (t) => {
+  const box = await sandbox(t);
+  const result = await startRun({
+    ...box,
+    workflow: workflow('call', { envFrom: { TOKEN: 'SE_TEST_UNSET_TOKEN' }, apiKeyEnv: 'SE_TEST_UNSET_KEY' }),
+    requirement: addTask,
+    hostEnv: { PATH: process.env.PATH },
+    graceMs: 300,
+  }).result;
+  assert.equal(result.status, 'failed');
+  const error = ofType(result.events, 'invocation.finished')[0]?.error as { code: string; message: string };
+  assert.equal(error?.code, 'missing_env');
+  assert.match(error.message, /SE_TEST_UNSET_TOKEN \(for TOKEN\), SE_TEST_UNSET_KEY \(for apiKeyEnv\) are not set/);
+  assert.ok(!existsSync(join(box.workspace, 'agent.pid')), 'the CLI never started');
+  await assertNothingLeft(box.project, result.events);
+});
+
+test('a grandchild the CLI left behind (setsid, ignores SIGTERM) is collected', { timeout: 60_000 }, async (t) => {
+  const box = await sandbox(t);
+  const pidsFile = join(box.base, 'pids.json');
+  const result = await startRun({
+    ...box,
+    workflow: workflow(`grandchild:${pidsFile}`),
+    requirement: addTask,
+    graceMs: 300,
+  }).result;
+  assert.equal(result.status, 'succeeded', JSON.stringify(result.error));
+  assert.equal(result.output, 'answer from scienceevolve: 42');
+  const pids = JSON.parse(readFileSync(pidsFile, 'utf8')) as { agent: number; grandchild: number };
+  await waitUntilGone(pids.agent);
+  await waitUntilGone(pids.grandchild);
+  await assertNothingLeft(box.project, result.events);
+});
+
+test("the run's signal stops the CLI promptly, after a call reached the surface", { timeout: 60_000 }, async (t) => {
+  const box = await sandbox(t);
+  const abort = new AbortController();
+  const handle = startRun({
+    ...box,
+    workflow: workflow('call-then-sleep'),
+    requirement: addTask,
+    graceMs: 300,
+    signal: abort.signal,
+    onEvent: (event) => {
+      if (event.type === 'tool.called') abort.abort();
+    },
+  });
+  const result = await handle.result;
+  assert.equal(result.status, 'interrupted');
+  assert.equal(ofType(result.events, 'tool.called').length, 1);
+  const pid = Number(readFileSync(join(box.workspace, 'agent.pid'), 'utf8'));
+  await waitUntilGone(pid);
+  await assertNothingLeft(box.project, result.events);
+});
+
+test('command_not_found names the command', { timeout: 60_000 }, async (t) => {
+  const box = await sandbox(t);
+  const result = await startRun({
+    ...box,
+    workflow: workflow('call', { command: 'scienceevolve-no-such-cli' }),
+    requirement: addTask,
+    graceMs: 300,
+  }).result;
+  assert.equal(result.status, 'failed');
+  const error = ofType(result.events, 'invocation.finished')[0]?.error as { code: string; message: string };
+  assert.equal(error?.code, 'command_not_found');
+  assert.match(error.message, /"scienceevolve-no-such-cli" is not on the CLI's PATH/);
+  await assertNothingLeft(box.project, result.events);
+  await sleep(0);
+});
