@@ -115,7 +115,7 @@ test('the relay without a socket says so on stderr and exits 1', { timeout: 30_0
   relay.stderr!.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const [code] = (await new Promise((resolve) => relay.once('exit', (...a) => resolve(a)))) as [number];
+  const code = await new Promise<number | null>((resolve) => relay.once('exit', (exitCode) => resolve(exitCode)));
   assert.equal(code, 1);
   assert.match(stderr, /cannot connect to the invocation's surface at \/nonexistent\/se-mcp\/surface\.sock \(ENOENT\)/);
 });
