@@ -8,13 +8,17 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { createSurface } from '../../../packages/sdk/src/bridge/surface.js';
 import { startRun } from '../../../packages/sdk/src/engine/engine.js';
 import type { PublicEvent } from '../../../packages/sdk/src/events/journal.js';
+import { createCommandHarness } from '../../../packages/sdk/src/harness/commandHarness.js';
+import { SupervisorClient } from '../../../packages/sdk/src/services/supervisorClient.js';
 import { fixtureDefinition } from '../../fixtures/engine/workflows.js';
+import { tempDir } from '../../fixtures/store/tempDir.js';
 import { waitUntilGone } from '../../fixtures/bridge/processGone.js';
 import { assertNothingLeft, ofType, sandbox } from '../engine/helpers.js';
 
@@ -158,6 +162,24 @@ test("the run's signal stops the CLI promptly, after a call reached the surface"
   await assertNothingLeft(box.project, result.events);
 });
 
+test('a prompt longer than one argument may be: limit_exceeded before the CLI starts', {
+  timeout: 60_000,
+}, async (t) => {
+  const box = await sandbox(t);
+  const result = await startRun({
+    ...box,
+    workflow: workflow('call'),
+    requirement: `${addTask} ${'x'.repeat(140_000)}`,
+    graceMs: 300,
+  }).result;
+  assert.equal(result.status, 'failed');
+  const error = ofType(result.events, 'invocation.finished')[0]?.error as { code: string; message: string };
+  assert.equal(error?.code, 'limit_exceeded');
+  assert.match(error.message, /over the 131071 bytes Linux allows/);
+  assert.ok(!existsSync(join(box.workspace, 'agent.pid')), 'the CLI never started');
+  await assertNothingLeft(box.project, result.events);
+});
+
 test('command_not_found names the command', { timeout: 60_000 }, async (t) => {
   const box = await sandbox(t);
   const result = await startRun({
@@ -171,5 +193,58 @@ test('command_not_found names the command', { timeout: 60_000 }, async (t) => {
   assert.equal(error?.code, 'command_not_found');
   assert.match(error.message, /"scienceevolve-no-such-cli" is not on the CLI's PATH/);
   await assertNothingLeft(box.project, result.events);
-  await sleep(0);
+});
+
+test('toolCallsReached: 1 for a CLI that called, 0 for one that exited 0 without calling (API)', {
+  timeout: 60_000,
+}, async (t) => {
+  const base = await tempDir(t, 'se-cmd-');
+  const supervisor = await SupervisorClient.start({ logPath: join(base, 'supervisor.log'), graceMs: 300 });
+  t.after(() => supervisor.close());
+  const surface = createSurface([
+    {
+      name: 'lab',
+      tools: [
+        {
+          tool: { name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
+          handler: (args) => ({ content: [{ type: 'text', text: `echo: ${String(args.text)}` }] }),
+        },
+      ],
+    },
+  ]);
+  const run = async (mode: string, attempt: string) => {
+    const runtimePath = join(base, attempt);
+    await mkdir(runtimePath);
+    const harness = createCommandHarness('worker', {
+      type: 'command',
+      command: 'node',
+      args: [AGENT, '{mcpConfig}', mode, '{prompt}'],
+      envFrom: {},
+      timeoutMs: 30_000,
+      isolateHome: true,
+    });
+    return harness.run({
+      agent: 'worker',
+      instructions: '',
+      task: JSON.stringify({ tool: 'lab__echo', arguments: { text: 'hi' } }),
+      surface,
+      workspace: base,
+      signal: new AbortController().signal,
+      invocationId: attempt,
+      runtimePath,
+      hostEnv: { PATH: process.env.PATH },
+      registry: supervisor,
+      graceMs: 300,
+      checkpoint: undefined,
+      saveCheckpoint: async () => {},
+      report: () => {},
+    });
+  };
+  const lastPid = () => Number(readFileSync(join(base, 'agent.pid'), 'utf8'));
+  assert.deepEqual(await run('call', 'a1'), { output: 'answer from scienceevolve: echo: hi', toolCallsReached: 1 });
+  await waitUntilGone(lastPid());
+  const quiet = await run('quiet', 'a2');
+  assert.equal(quiet.toolCallsReached, 0);
+  assert.match(quiet.output, /lab__echo/);
+  await waitUntilGone(lastPid());
 });

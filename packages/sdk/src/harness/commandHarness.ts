@@ -32,6 +32,12 @@ export const COMMAND_STDOUT_CAP_BYTES = 4 * 1024 * 1024;
 /** Lines of the CLI's stderr a failure message quotes: 10. */
 const STDERR_LINES_IN_MESSAGE = 10;
 
+/**
+ * Bytes one argument or one `NAME=value` environment string may hold on Linux (`MAX_ARG_STRLEN`, 32 pages
+ * of 4 KiB, with its terminating NUL): 131,072. A longer prompt would fail the spawn with `E2BIG`.
+ */
+const MAX_ARG_BYTES = 131_072;
+
 /** Milliseconds to wait for Node to report the leader's exit status once `/proc` shows it gone: 1,000. */
 const EXIT_STATUS_WAIT_MS = 1000;
 
@@ -240,6 +246,21 @@ async function attempt(
     await writeFile(file.path, file.text, { mode: 0o600 });
     // writeFile's mode applies only to a new file: a file left by an earlier attempt is made 0600 too.
     await chmod(file.path, 0o600);
+  }
+
+  const tooLong = [...args, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].find(
+    (text) => Buffer.byteLength(text) >= MAX_ARG_BYTES,
+  );
+  if (tooLong !== undefined) {
+    throw new SdkError(
+      'limit_exceeded',
+      `agent "${agent}": one argument or variable of its CLI would be ${Buffer.byteLength(tooLong)} bytes, over the ${MAX_ARG_BYTES - 1} bytes Linux allows (the prompt is ${Buffer.byteLength(context.prompt)} bytes)`,
+      {
+        remedy:
+          'give the agent a shorter task: put long material in a file in the workspace and name the file in the task',
+        data: { agent, bytes: Buffer.byteLength(tooLong), limit: MAX_ARG_BYTES - 1 },
+      },
+    );
   }
 
   const log = new StderrLog(join(configDir, 'stderr.log'));
