@@ -5,6 +5,8 @@ import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
 const modules = join(import.meta.dirname, 'node_modules');
+// `npm install --package-lock-only` runs this too, with nothing installed: nothing to link then.
+if (!existsSync(join(modules, '@mariozechner'))) process.exit(0);
 mkdirSync(join(modules, '@earendil-works'), { recursive: true });
 for (const name of ['pi-ai', 'pi-agent-core', 'pi-coding-agent', 'pi-tui']) {
   const target = join(modules, '@mariozechner', name);

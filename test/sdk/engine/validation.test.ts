@@ -46,13 +46,6 @@ const cases: Case[] = [
     message: /"openai" harness, which is not available in this version/,
   },
   {
-    name: 'a command harness',
-    workflow: { agents: { main: {}, w: { harness: { type: 'command', command: 'claude', format: 'claude' } } } },
-    script: { agents: {} },
-    code: 'harness_unavailable',
-    message: /agent "w" uses the "command" harness, which is not available/,
-  },
-  {
     name: 'Git-on with a workspace that is not a repository',
     workflow: { orchestration: { git: true }, agents: { main: agent([]) } },
     script: { agents: {} },
