@@ -195,7 +195,7 @@ test('command_not_found names the command', { timeout: 60_000 }, async (t) => {
   await assertNothingLeft(box.project, result.events);
 });
 
-test('toolCallsReached: 1 for a CLI that called, 0 for one that exited 0 without calling (API)', {
+test('API: toolCallsReached (1 after a call, 0 for an exit 0 without one); the minimal environment and isolateHome', {
   timeout: 60_000,
 }, async (t) => {
   const base = await tempDir(t, 'se-cmd-');
@@ -212,16 +212,20 @@ test('toolCallsReached: 1 for a CLI that called, 0 for one that exited 0 without
       ],
     },
   ]);
-  const run = async (mode: string, attempt: string) => {
+  const run = async (
+    mode: string,
+    attempt: string,
+    options: { envFrom?: Record<string, string>; isolateHome?: boolean } = {},
+  ) => {
     const runtimePath = join(base, attempt);
     await mkdir(runtimePath);
     const harness = createCommandHarness('worker', {
       type: 'command',
       command: 'node',
       args: [AGENT, '{mcpConfig}', mode, '{prompt}'],
-      envFrom: {},
+      envFrom: options.envFrom ?? {},
       timeoutMs: 30_000,
-      isolateHome: true,
+      isolateHome: options.isolateHome ?? true,
     });
     return harness.run({
       agent: 'worker',
@@ -232,7 +236,7 @@ test('toolCallsReached: 1 for a CLI that called, 0 for one that exited 0 without
       signal: new AbortController().signal,
       invocationId: attempt,
       runtimePath,
-      hostEnv: { PATH: process.env.PATH },
+      hostEnv: { PATH: process.env.PATH, HOME: '/home/someone', SE_TEST_TOKEN: 't-1', SE_TEST_OTHER: 'kept out' },
       registry: supervisor,
       graceMs: 300,
       checkpoint: undefined,
@@ -247,4 +251,51 @@ test('toolCallsReached: 1 for a CLI that called, 0 for one that exited 0 without
   assert.equal(quiet.toolCallsReached, 0);
   assert.match(quiet.output, /lab__echo/);
   await waitUntilGone(lastPid());
+
+  // The minimal environment, envFrom, the marker; a fresh HOME unless isolateHome is false.
+  const isolated = JSON.parse((await run('env', 'a3', { envFrom: { TOKEN: 'SE_TEST_TOKEN' } })).output);
+  assert.equal(isolated.HOME, join(base, 'a3', 'cli', 'home'));
+  assert.equal(isolated.TOKEN, 't-1');
+  assert.equal(isolated.SE_TEST_OTHER, undefined);
+  assert.match(isolated.SCIENCEEVOLVE_MARKER, /^se1:harness:\d+:\d+:a3-cli$/);
+  assert.deepEqual(
+    Object.keys(isolated).sort(),
+    ['HOME', 'PATH', 'SCIENCEEVOLVE_MARKER', 'TOKEN'],
+    'nothing else of the host',
+  );
+  await waitUntilGone(lastPid());
+  const kept = JSON.parse((await run('env', 'a4', { isolateHome: false })).output);
+  assert.equal(kept.HOME, '/home/someone');
+  await waitUntilGone(lastPid());
+});
+
+test('a scripted Main delegates to a worker run by a CLI; the worker answers from its own live surface', {
+  timeout: 60_000,
+}, async (t) => {
+  const box = await sandbox(t);
+  const base = workflow('call');
+  const proposed = {
+    ...base,
+    agents: {
+      main: { harness: { type: 'scripted' }, instructions: '', mcpServers: [] },
+      adder: base.agents.main,
+    },
+  };
+  const script = {
+    agents: {
+      main: [{ call: 'scienceevolve__delegate', arguments: { agent: 'adder', task: addTask } }, { final: '{{0}}' }],
+    },
+  };
+  const result = await startRun({ ...box, workflow: proposed, script, requirement: 'delegate it', graceMs: 500 })
+    .result;
+  assert.equal(result.status, 'succeeded', JSON.stringify(result.error));
+  assert.equal(result.output, 'answer from scienceevolve: 42');
+  assert.deepEqual(
+    ofType(result.events, 'tool.called').map((e) => [e.agent, e.tool, e.ok]),
+    [
+      ['adder', 'adds__add', true],
+      ['main', 'scienceevolve__delegate', true],
+    ],
+  );
+  await assertNothingLeft(box.project, result.events);
 });
