@@ -4,8 +4,19 @@
  * normalized, and each fault in the provider's error shape.
  */
 import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { type ModelServerOptions, scriptedPolicy, startModelServer } from '../../fixtures/modelServer/index.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import {
+  type ModelRequest,
+  type ModelServerOptions,
+  scriptedPolicy,
+  startModelServer,
+} from '../../fixtures/modelServer/index.js';
 import { readSse } from '../../fixtures/modelServer/readSse.js';
 
 const TOOLS_CHAT = [
@@ -19,9 +30,11 @@ async function server(t: import('node:test').TestContext, options: ModelServerOp
   return s;
 }
 
-/** A JSON body, loosely typed: the tests check provider JSON field by field. */
+/** Provider JSON, loosely typed: the tests check it field by field. */
 // biome-ignore lint/suspicious/noExplicitAny: provider JSON is checked field by field below
-async function json(res: Response): Promise<any> {
+type Loose = any;
+
+async function json(res: Response): Promise<Loose> {
   return res.json();
 }
 
@@ -234,7 +247,11 @@ test('anthropic messages, streaming: the real event sequence, tool_use input fro
       max_tokens: 1024,
       stream: true,
       system: [{ type: 'text', text: 'You are Claude Code.' }],
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Go' }] }],
+      // Claude Code 2.1.328 also sends part of its system text as a message of role "system".
+      messages: [
+        { role: 'system', content: 'Environment: linux.' },
+        { role: 'user', content: [{ type: 'text', text: 'Go' }] },
+      ],
       tools: TOOLS_ANTHROPIC,
     },
     { 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' },
@@ -281,7 +298,8 @@ test('anthropic messages, streaming: the real event sequence, tool_use input fro
   assert.equal(request?.protocol, 'anthropic');
   assert.equal(request?.path, '/v1/messages');
   assert.equal(request?.query.beta, 'true');
-  assert.equal(request?.system, 'You are Claude Code.');
+  assert.equal(request?.system, 'You are Claude Code.\nEnvironment: linux.');
+  assert.deepEqual(request?.messages, [{ role: 'user', text: 'Go' }]);
   assert.equal(request?.apiKey, 'sk-ant-test');
   assert.equal(request?.headers['x-api-key'], 'sk-ant-test');
 });
@@ -665,4 +683,471 @@ test('gemini: a follow-up with functionResponse parts is normalized; final text'
       ],
     },
   ]);
+});
+
+// ---------------------------------------------------------------- Faults, in each provider's error shape
+
+/** One minimal valid request per protocol, and the error shape it must answer with. */
+const FAULT_CASES: Array<{
+  protocol: string;
+  path: string;
+  body: unknown;
+  retryAfterMs: boolean;
+  check: (body: Loose, kind: 'rateLimit' | 'serverError' | 'unauthorized') => void;
+}> = [
+  {
+    protocol: 'openai-chat',
+    path: '/v1/chat/completions',
+    body: { model: 'm', messages: [{ role: 'user', content: 'Go' }] },
+    retryAfterMs: true,
+    check: (body, kind) => {
+      assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type']);
+      assert.equal(typeof body.error.message, 'string');
+      const expected = { rateLimit: 'rate_limit_exceeded', serverError: null, unauthorized: 'invalid_api_key' };
+      assert.equal(body.error.code, expected[kind]);
+    },
+  },
+  {
+    protocol: 'openai-responses',
+    path: '/v1/responses',
+    body: { model: 'm', input: 'Go' },
+    retryAfterMs: true,
+    check: (body, kind) => {
+      assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type']);
+      const expected = {
+        rateLimit: 'rate_limit_exceeded',
+        serverError: 'server_error',
+        unauthorized: 'invalid_api_key',
+      };
+      assert.equal(body.error.code, expected[kind]);
+    },
+  },
+  {
+    protocol: 'anthropic',
+    path: '/v1/messages',
+    body: { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'Go' }] },
+    retryAfterMs: true,
+    check: (body, kind) => {
+      assert.equal(body.type, 'error');
+      const expected = {
+        rateLimit: 'rate_limit_error',
+        serverError: 'api_error',
+        unauthorized: 'authentication_error',
+      };
+      assert.equal(body.error.type, expected[kind]);
+      assert.equal(typeof body.error.message, 'string');
+    },
+  },
+  {
+    protocol: 'gemini',
+    path: '/v1beta/models/m:generateContent',
+    body: { contents: [{ role: 'user', parts: [{ text: 'Go' }] }] },
+    retryAfterMs: false,
+    check: (body, kind) => {
+      const expected = { rateLimit: 'RESOURCE_EXHAUSTED', serverError: 'INTERNAL', unauthorized: 'UNAUTHENTICATED' };
+      assert.equal(body.error.status, expected[kind]);
+      assert.equal(typeof body.error.message, 'string');
+      if (kind === 'rateLimit') {
+        assert.deepEqual(body.error.details, [
+          { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' },
+        ]);
+      }
+    },
+  },
+];
+
+for (const c of FAULT_CASES) {
+  test(`${c.protocol}: 429 once (retry-after), 500 once, then a reply; each in the provider's error shape`, async (t) => {
+    const s = await server(t, {
+      faults: [
+        { kind: 'rateLimit', at: [0] },
+        { kind: 'serverError', at: [1] },
+      ],
+    });
+    const limited = await post(s.url + c.path, c.body);
+    assert.equal(limited.status, 429);
+    assert.equal(limited.headers.get('retry-after'), '1');
+    assert.equal(limited.headers.get('retry-after-ms'), c.retryAfterMs ? '1000' : null);
+    const limitedBody = await json(limited);
+    c.check(limitedBody, 'rateLimit');
+    assert.equal(limitedBody.error.code, c.protocol === 'gemini' ? 429 : limitedBody.error.code);
+
+    const failed = await post(s.url + c.path, c.body);
+    assert.equal(failed.status, 500);
+    assert.equal(failed.headers.get('retry-after'), null);
+    c.check(await json(failed), 'serverError');
+
+    const ok = await post(s.url + c.path, c.body);
+    assert.equal(ok.status, 200);
+    assert.deepEqual(
+      s.requests.map((r) => [r.protocol, r.index]),
+      [
+        [c.protocol, 0],
+        [c.protocol, 1],
+        [c.protocol, 2],
+      ],
+    );
+  });
+
+  test(`${c.protocol}: 401 on every request, in the provider's error shape`, async (t) => {
+    const s = await server(t, { faults: [{ kind: 'unauthorized' }] });
+    for (let i = 0; i < 2; i++) {
+      const res = await post(s.url + c.path, c.body);
+      assert.equal(res.status, 401);
+      c.check(await json(res), 'unauthorized');
+    }
+    assert.equal(s.requests.length, 2);
+  });
+}
+
+test('requireApiKey: a wrong or missing key is answered 401, the right one in any header form passes', async (t) => {
+  const s = await server(t, { requireApiKey: 'right-key' });
+  const chat = { model: 'm', messages: [{ role: 'user', content: 'Go' }] };
+  assert.equal((await post(`${s.url}/v1/chat/completions`, chat)).status, 401);
+  assert.equal((await post(`${s.url}/v1/chat/completions`, chat, { authorization: 'Bearer wrong' })).status, 401);
+  assert.equal((await post(`${s.url}/v1/chat/completions`, chat, { authorization: 'Bearer right-key' })).status, 200);
+  const messages = { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'Go' }] };
+  assert.equal((await post(`${s.url}/v1/messages`, messages, { 'x-api-key': 'right-key' })).status, 200);
+  const contents = { contents: [{ parts: [{ text: 'Go' }] }] };
+  const g = `${s.url}/v1beta/models/m:generateContent`;
+  assert.equal((await post(g, contents, { 'x-goog-api-key': 'right-key' })).status, 200);
+  assert.equal((await post(`${g}?key=right-key`, contents)).status, 200);
+  assert.deepEqual(
+    s.requests.map((r) => r.apiKey),
+    [undefined, 'wrong', 'right-key', 'right-key', 'right-key', 'right-key'],
+  );
+});
+
+test('a retry-after of several seconds is configurable and reaches every header and message', async (t) => {
+  const s = await server(t, { faults: [{ kind: 'rateLimit', retryAfterSeconds: 3 }] });
+  const res = await post(`${s.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'Go' }] });
+  assert.equal(res.headers.get('retry-after'), '3');
+  assert.equal(res.headers.get('retry-after-ms'), '3000');
+  assert.match((await json(res)).error.message, /try again in 3s/);
+});
+
+// ---------------------------------------------------------------- Routes, bodies, lifecycle
+
+test('model lists answer for OpenAI/Anthropic and Gemini clients; unknown paths are 404 and recorded', async (t) => {
+  const s = await server(t, { models: ['alpha', 'beta'] });
+  const openai = await json(await fetch(`${s.url}/v1/models`));
+  assert.equal(openai.object, 'list');
+  assert.deepEqual(
+    openai.data.map((m: { id: string; object: string; type: string }) => [m.id, m.object, m.type]),
+    [
+      ['alpha', 'model', 'model'],
+      ['beta', 'model', 'model'],
+    ],
+  );
+  assert.equal(openai.has_more, false);
+  assert.equal((await json(await fetch(`${s.url}/v1/models/beta`))).id, 'beta');
+  const gemini = await json(await fetch(`${s.url}/v1beta/models`));
+  assert.deepEqual(
+    gemini.models.map((m: { name: string }) => m.name),
+    ['models/alpha', 'models/beta'],
+  );
+  assert.ok(gemini.models[0].supportedGenerationMethods.includes('streamGenerateContent'));
+  const missing = await fetch(`${s.url}/v1/models/gamma`);
+  assert.equal(missing.status, 404);
+  await missing.body?.cancel();
+  const unknown = await post(`${s.url}/chat/completions`, { model: 'm', messages: [] });
+  assert.equal(unknown.status, 404);
+  assert.match((await json(unknown)).error.message, /no route for POST \/chat\/completions/);
+  assert.deepEqual(
+    s.rejected.map((r) => [r.method, r.path, r.status]),
+    [
+      ['GET', '/v1/models/gamma', 404],
+      ['POST', '/chat/completions', 404],
+    ],
+  );
+  assert.equal(s.requests.length, 0, 'only model requests are recorded as requests');
+});
+
+test('count_tokens and countTokens answer without counting as model requests', async (t) => {
+  const s = await server(t);
+  const a = await json(
+    await post(`${s.url}/v1/messages/count_tokens`, { model: 'm', messages: [{ role: 'user', content: 'Go' }] }),
+  );
+  assert.equal(typeof a.input_tokens, 'number');
+  const g = await json(await post(`${s.url}/v1beta/models/m:countTokens`, { contents: [{ parts: [{ text: 'Go' }] }] }));
+  assert.equal(typeof g.totalTokens, 'number');
+  assert.equal(s.requests.length, 0);
+});
+
+test('bad bodies are 400 in the protocol shape and recorded; gzip bodies are read', async (t) => {
+  const s = await server(t);
+  const notJson = await fetch(`${s.url}/v1/messages`, { method: 'POST', body: '{nope' });
+  assert.equal(notJson.status, 400);
+  assert.equal((await json(notJson)).error.type, 'invalid_request_error');
+  const noMessages = await post(`${s.url}/v1/chat/completions`, { model: 'm' });
+  assert.equal(noMessages.status, 400);
+  assert.match((await json(noMessages)).error.message, /messages/);
+  const badRole = await post(`${s.url}/v1beta/models/m:generateContent`, {
+    contents: [{ role: 'robot', parts: [{ text: 'x' }] }],
+  });
+  assert.equal((await json(badRole)).error.status, 'INVALID_ARGUMENT');
+  assert.equal(s.rejected.length, 3);
+  const { gzipSync } = await import('node:zlib');
+  const zipped = await fetch(`${s.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    body: gzipSync(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'zipped' }] })),
+  });
+  assert.equal(zipped.status, 200);
+  assert.deepEqual(s.requests[0]?.messages, [{ role: 'user', text: 'zipped' }]);
+});
+
+test('a policy that throws is answered 500 and recorded, not a crash', async (t) => {
+  const s = await server(t, {
+    respond: () => {
+      throw new Error('policy bug');
+    },
+  });
+  const res = await post(`${s.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'Go' }] });
+  assert.equal(res.status, 500);
+  await res.body?.cancel();
+  assert.match(s.rejected[0]?.message ?? '', /policy bug/);
+});
+
+test('waitForRequests resolves on arrival; close() abandons a delayed reply and is idempotent', async (t) => {
+  const s = await server(t, { respond: () => ({ text: 'late', delayMs: 60_000 }) });
+  const pending = post(`${s.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'Go' }] });
+  const outcome = pending.then(
+    () => 'answered',
+    () => 'failed',
+  );
+  await s.waitForRequests(1);
+  await assert.rejects(s.waitForRequests(2, 50), /1 of 2 requests/);
+  await s.close();
+  assert.equal(await outcome, 'failed', 'the client sees its connection dropped');
+  await s.close();
+  await assert.rejects(fetch(`${s.url}/v1/models`));
+});
+
+// ---------------------------------------------------------------- scriptedPolicy
+
+const request = (over: Partial<ModelRequest>): ModelRequest => ({
+  protocol: 'openai-chat',
+  path: '/v1/chat/completions',
+  query: {},
+  model: 'm',
+  stream: false,
+  system: '',
+  tools: [],
+  messages: [{ role: 'user', text: 'Go' }],
+  headers: {},
+  index: 0,
+  ...over,
+});
+
+const tools = (...names: string[]) => names.map((name) => ({ name }));
+
+test('scriptedPolicy matches by exact name, then suffix after __, then after other separators', async () => {
+  const policy = scriptedPolicy([{ call: 'echo', arguments: { a: 1 } }]);
+  const pick = async (...names: string[]) => (await policy(request({ tools: tools(...names) }), 0)).toolCalls;
+  assert.deepEqual(await pick('mcp__lab__echo', 'mcp__lab__add'), [{ name: 'mcp__lab__echo', arguments: { a: 1 } }]);
+  assert.deepEqual(await pick('lab__echo'), [{ name: 'lab__echo', arguments: { a: 1 } }]);
+  assert.deepEqual(await pick('echo', 'lab__echo'), [{ name: 'echo', arguments: { a: 1 } }]);
+  assert.deepEqual(await pick('mcp_lab_echo', 'lab__echo'), [{ name: 'lab__echo', arguments: { a: 1 } }]);
+  assert.deepEqual(await pick('mcp_lab_echo'), [{ name: 'mcp_lab_echo', arguments: { a: 1 } }]);
+  const regex = scriptedPolicy([{ call: /add$/ }]);
+  assert.deepEqual((await regex(request({ tools: tools('x__add', 'x__echo') }), 0)).toolCalls, [
+    { name: 'x__add', arguments: {} },
+  ]);
+});
+
+test('scriptedPolicy says in its text when no tool or several tools match, instead of calling one', async () => {
+  const policy = scriptedPolicy([{ call: 'echo' }]);
+  const none = await policy(request({ tools: tools('lab__add') }), 0);
+  assert.equal(none.toolCalls, undefined);
+  assert.equal(none.text, 'scripted step 1: no offered tool matches echo; offered: lab__add');
+  const several = await policy(request({ tools: tools('a__echo', 'b__echo') }), 0);
+  assert.equal(several.text, 'scripted step 1: echo matches several offered tools: a__echo, b__echo');
+});
+
+test('scriptedPolicy reads its step from the conversation, answers title requests aside, builds the final text', async () => {
+  const policy = scriptedPolicy([{ call: 'echo' }, { calls: [{ call: 'add' }, { call: 'echo' }] }], {
+    usage: { inputTokens: 1, outputTokens: 2 },
+  });
+  const offered = tools('lab__echo', 'lab__add');
+  const step2 = await policy(
+    request({
+      tools: offered,
+      messages: [
+        { role: 'user', text: 'Go' },
+        { role: 'assistant', toolCalls: [{ id: '1', name: 'lab__echo', arguments: {} }] },
+        { role: 'tool', toolResults: [{ id: '1', text: '{"content":[{"type":"text","text":"one"}]}' }] },
+      ],
+    }),
+    7,
+  );
+  assert.deepEqual(step2.toolCalls, [
+    { name: 'lab__add', arguments: {} },
+    { name: 'lab__echo', arguments: {} },
+  ]);
+  assert.deepEqual(step2.usage, { inputTokens: 1, outputTokens: 2 });
+  const done = await policy(
+    request({
+      tools: offered,
+      messages: [
+        { role: 'user', text: 'Go' },
+        { role: 'assistant', toolCalls: [{ id: '1', name: 'lab__echo', arguments: {} }] },
+        { role: 'tool', toolResults: [{ id: '1', text: 'one' }] },
+        {
+          role: 'assistant',
+          toolCalls: [
+            { id: '2', name: 'lab__add', arguments: {} },
+            { id: '3', name: 'lab__echo', arguments: {} },
+          ],
+        },
+        {
+          role: 'tool',
+          toolResults: [
+            { id: '2', text: 'two' },
+            { id: '3', text: 'three' },
+          ],
+        },
+      ],
+    }),
+    0,
+  );
+  assert.equal(done.text, 'final: one | two | three');
+  const title = await policy(
+    request({ system: 'You are a title generator. Output only a title.', messages: [{ role: 'user', text: 'Go' }] }),
+    0,
+  );
+  assert.equal(title.text, 'Scripted session');
+  const custom = scriptedPolicy([], { final: (results, r) => `${r.model}:${results.length}`, titleText: 'T' });
+  assert.equal((await custom(request({ tools: offered }), 0)).text, 'm:0');
+  assert.equal((await custom(request({ messages: [{ role: 'user', text: 'Summarize this chat' }] }), 0)).text, 'T');
+  const textStep = scriptedPolicy([{ text: 'stop here' }, { call: 'echo' }]);
+  assert.equal((await textStep(request({ tools: offered }), 0)).text, 'stop here');
+});
+
+// ---------------------------------------------------------------- The standalone process
+
+const MAIN = fileURLToPath(new URL('../../fixtures/modelServer/main.ts', import.meta.url));
+
+/** Polls until `pid` is gone (to 10 s), then asserts `kill(pid, 0)` throws ESRCH. */
+async function assertGone(pid: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      assert.equal((error as NodeJS.ErrnoException).code, 'ESRCH');
+      return;
+    }
+    if (Date.now() > deadline) assert.fail(`process ${pid} is still alive after 10 s`);
+    await sleep(20);
+  }
+}
+
+/** Starts main.ts with `policy`; resolves with the child and its first stdout line, parsed. */
+async function startMain(
+  t: import('node:test').TestContext,
+  policy: string,
+): Promise<{ child: ChildProcess; info: { url: string; port: number; pid: number } }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, policy], { stdio: ['pipe', 'pipe', 'pipe'] });
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (child.pid !== undefined) await assertGone(child.pid);
+  });
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (chunk) => {
+    err += chunk;
+  });
+  const info = await new Promise<{ url: string; port: number; pid: number }>((resolve, reject) => {
+    child.stdout?.on('data', (chunk) => {
+      out += chunk;
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line) resolve(JSON.parse(line));
+    });
+    child.once('exit', (code) => reject(new Error(`main.ts exited with ${code} before listening: ${err}`)));
+  });
+  return { child, info };
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+test('main.ts serves a JSON policy, records requests as JSON lines, and exits 0 on SIGTERM', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'se-model-server-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const record = join(dir, 'requests.jsonl');
+  const policy = JSON.stringify({
+    steps: [{ call: 'echo', arguments: { text: 'hi' } }],
+    faults: [{ kind: 'rateLimit', at: [0] }],
+    requireApiKey: 'k',
+    record,
+  });
+  const { child, info } = await startMain(t, policy);
+  assert.equal(info.pid, child.pid);
+  assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  const body = {
+    model: 'm',
+    max_tokens: 10,
+    messages: [{ role: 'user', content: 'Go' }],
+    tools: [{ name: 'mcp__lab__echo', input_schema: { type: 'object' } }],
+  };
+  const limited = await post(`${info.url}/v1/messages`, body, { 'x-api-key': 'k' });
+  assert.equal(limited.status, 429);
+  await limited.body?.cancel();
+  const res = await json(await post(`${info.url}/v1/messages`, body, { 'x-api-key': 'k' }));
+  assert.deepEqual(
+    res.content.map((b: { type: string; name?: string; input?: unknown }) => [b.type, b.name, b.input]),
+    [['tool_use', 'mcp__lab__echo', { text: 'hi' }]],
+  );
+  const lines = readFileSync(record, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    lines.map((r) => [r.protocol, r.index, r.apiKey, r.tools.length]),
+    [
+      ['anthropic', 0, 'k', 1],
+      ['anthropic', 1, 'k', 1],
+    ],
+  );
+  child.kill('SIGTERM');
+  assert.equal(await exited(child), 0);
+  await assertGone(info.pid);
+});
+
+test('main.ts exits when its stdin closes (its parent is gone)', async (t) => {
+  const { child, info } = await startMain(t, '{"steps": []}');
+  const res = await json(
+    await post(`${info.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'Go' }] }),
+  );
+  assert.equal(res.choices[0].message.content, 'final: ');
+  child.stdin?.end();
+  assert.equal(await exited(child), 0);
+  await assertGone(info.pid);
+});
+
+test('main.ts refuses a bad policy with exit 2 and a message naming the field', async (t) => {
+  const cases = [
+    ['{"steps": [{"call": 3}]}', /steps\[0\]\.call: a tool name/],
+    ['{"faults": [{"kind": "teapot"}]}', /faults\[0\]\.kind/],
+    ['{"stepz": []}', /unknown policy keys: stepz/],
+    ['/nonexistent/policy.json', /cannot read the policy file/],
+  ] as const;
+  await Promise.all(
+    cases.map(async ([policy, message]) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', MAIN, policy], { stdio: ['ignore', 'pipe', 'pipe'] });
+      t.after(async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        if (child.pid !== undefined) await assertGone(child.pid);
+      });
+      let err = '';
+      child.stderr.on('data', (chunk) => {
+        err += chunk;
+      });
+      assert.equal(await exited(child), 2, policy);
+      assert.match(err, message);
+    }),
+  );
 });
