@@ -42,7 +42,6 @@ export const ERROR_CODES = [
   'supervisor_failed',
   'internal',
   'invalid_script',
-  'harness_unavailable',
   'not_a_git_repo',
   'cancelled',
   'workflow_conflict',
@@ -52,6 +51,8 @@ export const ERROR_CODES = [
   'model_unreachable',
   'max_turns_reached',
   'invalid_checkpoint',
+  'harness_timeout',
+  'harness_failed',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */
