@@ -11,6 +11,7 @@ import { definitionDigest } from '../workflow/digest.js';
 import { toJsonPath } from '../workflow/jsonPath.js';
 import { type ValidationIssue, invalidWorkflowError, validateWorkflow } from '../workflow/validate.js';
 import type { Workflow } from '../workflow/workflowSchema.js';
+import { remoteUrlRefusal } from './allowedUrls.js';
 import { resolveReferences } from './references.js';
 
 /** The answer of a successful apply. */
@@ -133,14 +134,12 @@ export function mainReconfigurationIssues(current: WorkflowVersion | undefined, 
     const knownUrls = new Set((previous?.mcpServers ?? []).map((s) => s.url).filter((u) => u !== undefined));
     agent.mcpServers.forEach((entry, index) => {
       if (entry.url === undefined || knownUrls.has(entry.url)) return;
-      if (!allowed.some((prefix) => entry.url!.startsWith(prefix))) {
+      const refusal = remoteUrlRefusal(entry.url, allowed);
+      if (refusal !== undefined) {
         issues.push({
           code: 'remote_not_allowed',
           path: toJsonPath(['agents', agentName, 'mcpServers', index, 'url']),
-          message:
-            allowed.length === 0
-              ? 'Main may not add remote services to this workflow (orchestration.allowedRemoteUrls is empty); write a project service instead'
-              : `the URL must start with one of: ${allowed.join(', ')}`,
+          message: refusal,
         });
       }
     });
