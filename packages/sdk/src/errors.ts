@@ -47,6 +47,11 @@ export const ERROR_CODES = [
   'cancelled',
   'workflow_conflict',
   'collect_failed',
+  'model_auth_failed',
+  'model_request_failed',
+  'model_unreachable',
+  'max_turns_reached',
+  'invalid_checkpoint',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

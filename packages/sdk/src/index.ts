@@ -135,3 +135,10 @@ export { ScriptedHarness, ScriptSchema, parseScript, readScriptFile } from './ha
 export type { Script, ScriptStep, ScriptPositions } from './harness/scriptedHarness.js';
 export { harnessFor, AVAILABLE_HARNESS_TYPES } from './harness/harnessFor.js';
 export type { AgentHarness, HarnessInput, HarnessOutput } from './harness/harness.js';
+export {
+  createModelLoopHarness,
+  ModelLoopCheckpointSchema,
+  DEFAULT_MODEL_LOOP_OPTIONS,
+} from './harness/modelLoop.js';
+export type { ModelLoopConfig, ModelLoopOptions, ModelLoopCheckpoint } from './harness/modelLoop.js';
+export { DEFAULT_BASE_URLS, DEFAULT_API_KEY_ENVS } from './harness/modelProviders.js';

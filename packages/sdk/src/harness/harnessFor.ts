@@ -2,14 +2,16 @@
 import { SdkError } from '../errors.js';
 import type { Harness } from '../workflow/workflowSchema.js';
 import type { AgentHarness } from './harness.js';
+import { createModelLoopHarness } from './modelLoop.js';
+import { isModelLoopConfig } from './modelProviders.js';
 import type { ScriptedHarness } from './scriptedHarness.js';
 
 /** The harness types this version runs. */
-export const AVAILABLE_HARNESS_TYPES = ['scripted'] as const;
+export const AVAILABLE_HARNESS_TYPES = ['scripted', 'openai', 'anthropic', 'gemini'] as const;
 
 /**
- * The harness for `agent`. `scripted` uses the run's script; every other type throws `usage`: this version
- * does not include it (see docs/harnesses.md).
+ * The harness for `agent`. `scripted` uses the run's script; `openai`, `anthropic` and `gemini` are model
+ * loops; every other type throws `harness_unavailable`: this version does not include it (see docs/harnesses.md).
  */
 export function harnessFor(agent: string, config: Harness, scripted: ScriptedHarness | undefined): AgentHarness {
   if (config.type === 'scripted') {
@@ -21,6 +23,7 @@ export function harnessFor(agent: string, config: Harness, scripted: ScriptedHar
     }
     return scripted;
   }
+  if (isModelLoopConfig(config)) return createModelLoopHarness(agent, config);
   throw new SdkError(
     'harness_unavailable',
     `agent "${agent}" uses the "${config.type}" harness, which is not available in this version (available: ${AVAILABLE_HARNESS_TYPES.join(', ')})`,
