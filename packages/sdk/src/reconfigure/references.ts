@@ -22,8 +22,6 @@ export interface ResolvedSnapshot {
   snapshot: unknown;
   /** One issue per bad reference (or per echoed `digest` key), each with its JSON path and the fix. */
   issues: ValidationIssue[];
-  /** The names kept by a valid reference, sorted. */
-  referenced: string[];
 }
 
 /**
@@ -35,10 +33,10 @@ export interface ResolvedSnapshot {
  */
 export function resolveReferences(snapshot: unknown, accepted: Workflow | undefined): ResolvedSnapshot {
   if (!isPlainObject(snapshot) || !Object.hasOwn(snapshot, 'mcpDefinitions')) {
-    return { snapshot, issues: [], referenced: [] };
+    return { snapshot, issues: [] };
   }
   const definitions = snapshot.mcpDefinitions;
-  if (!isPlainObject(definitions)) return { snapshot, issues: [], referenced: [] };
+  if (!isPlainObject(definitions)) return { snapshot, issues: [] };
 
   const acceptedDefinitions: Record<string, McpDefinition> = accepted?.mcpDefinitions ?? {};
   const digests = new Map<string, string | undefined>();
@@ -52,7 +50,6 @@ export function resolveReferences(snapshot: unknown, accepted: Workflow | undefi
   const nameWithDigest = (digest: string): string | undefined => acceptedNames.find((n) => digestOf(n) === digest);
 
   const issues: ValidationIssue[] = [];
-  const referenced: string[] = [];
   const resolved: Record<string, unknown> = {};
   for (const [name, definition] of Object.entries(definitions)) {
     const isAccepted = Object.hasOwn(acceptedDefinitions, name);
@@ -104,7 +101,6 @@ export function resolveReferences(snapshot: unknown, accepted: Workflow | undefi
     const owner = nameWithDigest(digest);
     if (isAccepted && digestOf(name) === digest) {
       put(resolved, name, acceptedDefinitions[name]);
-      referenced.push(name);
       continue;
     }
     let message: string;
@@ -120,8 +116,7 @@ export function resolveReferences(snapshot: unknown, accepted: Workflow | undefi
     issue([...at, REFERENCE_KEY], 'unknown_reference', message);
     put(resolved, name, placeholder);
   }
-  referenced.sort();
-  return { snapshot: { ...snapshot, mcpDefinitions: resolved }, issues, referenced };
+  return { snapshot: { ...snapshot, mcpDefinitions: resolved }, issues };
 }
 
 /** Stands for a reference that does not resolve, so that validating the rest of the snapshot stays quiet about it. */
