@@ -93,7 +93,7 @@ test('the operator may use references through applyWorkflow too', async (t) => {
     changedMcps: ['notes'],
     changedAgents: ['analyst'],
   });
-  assert.deepEqual((await readAccepted(paths))?.workflow.mcpDefinitions.tools.files, TOOLS.files);
+  assert.deepEqual((await readAccepted(paths))?.workflow.mcpDefinitions.tools?.files, TOOLS.files);
 });
 
 test('bad references: each refused with its code and JSON path and a message naming the fix; nothing written', async (t) => {
@@ -164,7 +164,7 @@ test('bad references: each refused with its code and JSON path and a message nam
     {
       name: 'a name of Object.prototype is no accepted definition',
       mutate: (w) => {
-        w.mcpDefinitions.constructor = { accepted: OTHER_DIGEST };
+        Object.assign(w.mcpDefinitions, { constructor: { accepted: OTHER_DIGEST } });
       },
       expect: [{ code: 'unknown_reference', path: '$.mcpDefinitions.constructor.accepted', message: /no accepted/ }],
     },
