@@ -21,8 +21,8 @@ import stableStringify from 'fast-json-stable-stringify';
 import { ERROR_CODES, type ErrorCode, SdkError, isSdkError } from '../errors.js';
 import type { ServiceSession } from '../services/serviceSession.js';
 import {
-  DEFAULT_FORWARD_LIMITS,
   type ForwardLimits,
+  resolveForwardLimits,
   type GateEvent,
   type GateState,
   ServiceGate,
@@ -203,13 +203,7 @@ const REFUSED_AS_TOOL_ERROR: ReadonlySet<string> = new Set([
  * @throws SdkError `usage` when `passthrough` is set and the entries do not have exactly one service name.
  */
 export function createSurface(entries: readonly SurfaceEntry[], options: SurfaceOptions = {}): Surface {
-  const limits: ForwardLimits = {
-    timeoutMs: options.timeoutMs ?? DEFAULT_FORWARD_LIMITS.timeoutMs,
-    maxInFlight: options.maxInFlight ?? DEFAULT_FORWARD_LIMITS.maxInFlight,
-    maxResultBytes: options.maxResultBytes ?? DEFAULT_FORWARD_LIMITS.maxResultBytes,
-    failuresBeforeRest: options.failuresBeforeRest ?? DEFAULT_FORWARD_LIMITS.failuresBeforeRest,
-    restMs: options.restMs ?? DEFAULT_FORWARD_LIMITS.restMs,
-  };
+  const limits = resolveForwardLimits(options);
   const passthrough = options.passthrough ?? false;
   const serviceNames = entries.flatMap(namesOf);
   if (passthrough && serviceNames.length !== 1) {

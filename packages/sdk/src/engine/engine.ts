@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { processStartTime } from '@scienceevolve/supervisor/protocol';
 import { type LocalTool, type Surface, createSurface } from '../bridge/surface.js';
+import { gateEventFields } from '../bridge/serviceGate.js';
 import { SdkError, toSdkError } from '../errors.js';
 import { EventStream } from '../events/eventStream.js';
 import { EventJournal, type PublicEvent } from '../events/journal.js';
@@ -520,7 +521,6 @@ class RunEngine {
         registry: this.registry,
         startupBudgetMs: this.options.startupBudgetMs,
         graceMs: this.options.graceMs,
-        forwardTimeoutMs: this.options.forwardTimeoutMs,
         hostEnv: this.options.hostEnv,
         onEvent: (event) => this.serviceEvent(invocation, servicesId, event),
         signal: this.abort.signal,
@@ -547,7 +547,14 @@ class RunEngine {
               }),
             ]
           : services.sessions;
-      const surface = this.observe(createSurface(entries), invocation);
+      // The surface owns the forwarding limits; a service's rests and recoveries go into the journal.
+      const surface = this.observe(
+        createSurface(entries, {
+          timeoutMs: this.options.forwardTimeoutMs,
+          onEvent: (event) => this.emit({ ...gateEventFields(event), invocation: invocation.id, agent }),
+        }),
+        invocation,
+      );
       const result = await harness.run({
         agent,
         instructions: config.instructions,

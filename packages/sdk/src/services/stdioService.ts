@@ -6,22 +6,17 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { Client, type RequestOptions } from '@modelcontextprotocol/client';
-import { isSdkError, type SdkError } from '../errors.js';
-import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
-import { CLIENT_INFO, listCatalog } from './mcpCatalog.js';
+import { Client } from '@modelcontextprotocol/client';
+import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
+import { BaseSession } from './baseSession.js';
+import { mcpCode } from './forwarding.js';
+import { CLIENT_INFO } from './mcpCatalog.js';
 import type { ProcessRegistry } from './processRegistry.js';
 import { type CollectResult, collectGroup, DEFAULT_GRACE_MS, trackGroup, untrackGroup } from './processGroup.js';
 import { resolveCommand } from './resolveCommand.js';
-import { describeExit, formatMs, type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
-import {
-  emitSafely,
-  type ServiceEvent,
-  type ServiceEventBase,
-  type ServiceEventListener,
-  type ServiceState,
-} from './serviceEvents.js';
-import type { ForwardOptions, ServiceCatalog, ServiceSession } from './serviceSession.js';
+import { describeExit, type FailureFacts, type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
+import type { ServiceEventBase, ServiceEventListener, ServiceState } from './serviceEvents.js';
+import type { ServiceSession } from './serviceSession.js';
 import { StartBudget } from './startBudget.js';
 import { StderrLog } from './stderrLog.js';
 import { ServiceStdioTransport } from './stdioTransport.js';
@@ -64,8 +59,6 @@ export interface StdioServiceSpec {
   registry?: ProcessRegistry;
   /** Milliseconds between SIGTERM and SIGKILL on stop. Default 2,000. */
   graceMs?: number;
-  /** Default milliseconds a forwarded call may take. Default 60,000. */
-  forwardTimeoutMs?: number;
 }
 
 /** Options of one start. */
@@ -124,10 +117,9 @@ export async function startStdioService(
 
 type ExitStatus = { code: number | null; signal: NodeJS.Signals | null };
 
-class StdioService implements StdioServiceSession {
+class StdioService extends BaseSession implements StdioServiceSession {
   readonly kind = 'project' as const;
-  readonly name: string;
-  readonly aliases: readonly string[];
+  protected readonly initialState = 'starting' as const;
   readonly stderrLogPath: string;
   pid = 0;
   pgid = 0;
@@ -141,25 +133,21 @@ class StdioService implements StdioServiceSession {
   private readonly options: StartServiceOptions;
   private readonly identity: ServiceIdentity;
   private readonly startedAt = Date.now();
-  private current: ServiceState | undefined;
   private child: ChildProcess | undefined;
   private log: StderrLog | undefined;
   private transport: ServiceStdioTransport | undefined;
   private client: Client | undefined;
-  private listed: ServiceCatalog | undefined;
   private failed: SdkError | undefined;
   private exitStatus: ExitStatus | undefined;
   private markExited: () => void = () => {};
   private readonly exited: Promise<void> = new Promise((resolve) => {
     this.markExited = resolve;
   });
-  private closing: Promise<void> | undefined;
 
   constructor(spec: StdioServiceSpec, options: StartServiceOptions) {
+    super(spec.serviceName, spec.aliases, options.onEvent);
     this.spec = spec;
     this.options = options;
-    this.name = spec.serviceName;
-    this.aliases = spec.aliases && spec.aliases.length > 0 ? [...spec.aliases] : [spec.serviceName];
     this.stderrLogPath = spec.stderrLogPath;
     this.identity = {
       service: spec.serviceName,
@@ -170,16 +158,8 @@ class StdioService implements StdioServiceSession {
     };
   }
 
-  get state(): ServiceState {
-    return this.current ?? 'starting';
-  }
-
   get failure(): SdkError | undefined {
     return this.failed;
-  }
-
-  get catalog(): ServiceCatalog {
-    return this.listed ?? { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   }
 
   get pollutedLines(): number {
@@ -207,22 +187,9 @@ class StdioService implements StdioServiceSession {
         budget,
       );
       this.transition('listing');
-      this.listed = await this.untilDeath(
-        listCatalog(client, { signal: budget.signal, timeoutMs: () => budget.remainingMs() }),
-        budget,
-      );
+      await this.untilDeath(this.listWithin(client, budget), budget);
       transport.endSetup();
-      this.transition('ready');
-      const c = this.listed;
-      this.emit({
-        type: 'service.ready',
-        startMs: Date.now() - this.startedAt,
-        tools: c.tools.length,
-        resources: c.resources.length,
-        resourceTemplates: c.resourceTemplates.length,
-        prompts: c.prompts.length,
-        ...(c.protocolVersion === undefined ? {} : { protocolVersion: c.protocolVersion }),
-      });
+      this.becomeReady(this.startedAt);
     } catch (error) {
       const failure = await this.classifyStartError(error, budget);
       this.fail(failure);
@@ -231,35 +198,6 @@ class StdioService implements StdioServiceSession {
     } finally {
       budget.dispose();
     }
-  }
-
-  callTool(
-    name: string,
-    args: Record<string, unknown> | undefined,
-    options?: ForwardOptions,
-  ): ReturnType<ServiceSession['callTool']> {
-    return this.forward(`tools/call "${name}"`, options, (o) =>
-      this.client!.callTool(args === undefined ? { name } : { name, arguments: args }, o),
-    ) as ReturnType<ServiceSession['callTool']>;
-  }
-
-  readResource(uri: string, options?: ForwardOptions): ReturnType<ServiceSession['readResource']> {
-    return this.forward(`resources/read "${uri}"`, options, (o) => this.client!.readResource({ uri }, o));
-  }
-
-  getPrompt(
-    name: string,
-    args: Record<string, string> | undefined,
-    options?: ForwardOptions,
-  ): ReturnType<ServiceSession['getPrompt']> {
-    return this.forward(`prompts/get "${name}"`, options, (o) =>
-      this.client!.getPrompt(args === undefined ? { name } : { name, arguments: args }, o),
-    );
-  }
-
-  /** Collects the service: stdin end, SIGTERM to the group, SIGKILL after the grace, sweep. Idempotent. */
-  close(): Promise<void> {
-    return this.collect();
   }
 
   // ---- start ------------------------------------------------------------------------------------------
@@ -360,7 +298,7 @@ class StdioService implements StdioServiceSession {
   private async classifyStartError(error: unknown, budget: StartBudget): Promise<SdkError> {
     // Already an SDK error (ours, or e.g. the registry's `supervisor_failed`): it says what failed.
     if (isSdkError(error)) return error as SdkError;
-    const phase = this.current === 'listing' ? 'listing' : this.current === 'initializing' ? 'initialize' : 'launch';
+    const phase = this.state === 'listing' ? 'listing' : this.state === 'initializing' ? 'initialize' : 'launch';
     const fatal = this.transport?.fatalReason;
     if (fatal !== undefined) {
       return serviceError('protocol_error', this.identity, `broke the stdio protocol during ${phase}: ${fatal}`, {
@@ -382,18 +320,8 @@ class StdioService implements StdioServiceSession {
         cause: error,
       });
     }
-    if (budget.signal.aborted || mcpCode(error) === 'REQUEST_TIMEOUT') {
-      const cancelled = budget.reason === 'cancelled';
-      const what = cancelled
-        ? `start was cancelled during ${phase}`
-        : `did not finish ${phase === 'listing' ? 'listing' : 'initialize'} within ${formatMs(budget.totalMs)}`;
-      const facts = await this.facts();
-      return serviceError('startup_timeout', this.identity, what, {
-        ...facts,
-        cause: error,
-        extra: { ...facts.extra, budgetMs: budget.totalMs, phase, cancelled },
-      });
-    }
+    const timedOut = this.startTimeout(error, budget, phase, await this.facts());
+    if (timedOut !== undefined) return timedOut;
     const reason = error instanceof Error ? error.message : String(error);
     const what =
       mcpCode(error) === 'CONNECTION_CLOSED'
@@ -421,39 +349,21 @@ class StdioService implements StdioServiceSession {
 
   // ---- serving ----------------------------------------------------------------------------------------
 
-  private async forward<T>(
-    what: string,
-    options: ForwardOptions | undefined,
-    run: (requestOptions: RequestOptions) => Promise<T>,
-  ): Promise<T> {
-    if (this.current !== 'ready') throw this.unavailable(what);
-    const timeoutMs = options?.timeoutMs ?? this.spec.forwardTimeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
-    const signal = options?.signal;
-    try {
-      // The official client sends notifications/cancelled to the service when the timeout or the signal fires.
-      return await run({ timeout: timeoutMs, ...(signal === undefined ? {} : { signal }) });
-    } catch (error) {
-      throw await this.classifyCallError(error, what, timeoutMs, signal);
-    }
+  protected connectedClient(): Client {
+    return this.client!;
   }
 
-  private async classifyCallError(
-    error: unknown,
-    what: string,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
-  ): Promise<unknown> {
-    if (signal?.aborted) return signal.reason;
+  protected describe(code: ErrorCode, what: string, facts: FailureFacts = {}): SdkError {
+    return serviceError(code, this.identity, what, facts);
+  }
+
+  protected notReady(what: string): SdkError {
+    return this.unavailable(what);
+  }
+
+  protected async callFailed(error: unknown, what: string): Promise<unknown> {
     const code = mcpCode(error);
-    if (code === 'REQUEST_TIMEOUT') {
-      return serviceError(
-        'forward_timeout',
-        this.identity,
-        `did not answer ${what} within ${formatMs(timeoutMs)}; the request was cancelled at the service`,
-        { extra: { timeoutMs, request: what } },
-      );
-    }
-    if (code === 'CONNECTION_CLOSED' || code === 'NOT_CONNECTED' || this.current !== 'ready') {
+    if (code === 'CONNECTION_CLOSED' || code === 'NOT_CONNECTED' || this.state !== 'ready') {
       if (this.transport?.fatalReason === undefined && this.exitStatus === undefined && this.failed === undefined) {
         await raceDelay(this.exited, EXIT_STATUS_WAIT_MS);
       }
@@ -474,7 +384,7 @@ class StdioService implements StdioServiceSession {
     }
     if (this.exitStatus !== undefined && this.failed?.code !== 'protocol_error') {
       const { code, signal } = this.exitStatus;
-      const during = this.failed === undefined && this.closing !== undefined ? ' after it was stopped' : '';
+      const during = this.failed === undefined && this.isClosing ? ' after it was stopped' : '';
       return serviceError(
         'service_exited',
         this.identity,
@@ -499,23 +409,23 @@ class StdioService implements StdioServiceSession {
   private onExit(status: ExitStatus): void {
     this.exitStatus = status;
     this.markExited();
-    if (this.current !== 'ready') return;
+    if (this.state !== 'ready') return;
     // Let stdout deliver the last answers before the connection is declared lost. Unref'd: a host that has
     // nothing else to do is exiting, and its supervisor collects what is left.
     setTimeout(() => {
-      if (this.current === 'ready') this.lose();
+      if (this.state === 'ready') this.lose();
     }, EXIT_DRAIN_MS).unref();
   }
 
   private onConnectionClosed(): void {
-    if (this.current !== 'ready') return;
+    if (this.state !== 'ready') return;
     if (this.transport?.fatalReason !== undefined) {
       this.lose();
       return;
     }
     // Stdout ended: normally the process exited; wait for its exit status so the error can say how.
     void raceDelay(this.exited, EXIT_STATUS_WAIT_MS).then(() => {
-      if (this.current === 'ready') this.lose();
+      if (this.state === 'ready') this.lose();
     });
   }
 
@@ -537,13 +447,13 @@ class StdioService implements StdioServiceSession {
 
   // ---- stop -------------------------------------------------------------------------------------------
 
+  /** Collects the service: stdin end, SIGTERM to the group, SIGKILL after the grace, sweep. Idempotent. */
   private collect(): Promise<void> {
-    this.closing ??= this.stop();
-    return this.closing;
+    return this.close();
   }
 
   /** Never rejects: each step runs even when an earlier one threw. */
-  private async stop(): Promise<void> {
+  protected async shutdown(): Promise<void> {
     const expected = this.failed === undefined;
     this.transition('stopping');
     let result: CollectResult = { forced: false, swept: [], survivors: [] };
@@ -601,16 +511,8 @@ class StdioService implements StdioServiceSession {
     return { pollutedLines: this.pollutedLines, invalidLines: this.invalidLines };
   }
 
-  private transition(to: ServiceState): void {
-    const from = this.current;
-    if (from === to) return;
-    this.current = to;
-    this.emit({ type: 'service.state', from, to });
-  }
-
-  private emit(event: DistributiveOmit<ServiceEvent, keyof ServiceEventBase>): void {
-    const base: ServiceEventBase = {
-      time: new Date().toISOString(),
+  protected eventBase(): Omit<ServiceEventBase, 'time'> {
+    return {
       service: this.name,
       kind: 'project',
       definition: this.spec.definitionName,
@@ -618,8 +520,5 @@ class StdioService implements StdioServiceSession {
       log: this.stderrLogPath,
       ...(this.pid > 0 ? { pid: this.pid, pgid: this.pgid } : {}),
     };
-    emitSafely(this.options.onEvent, { ...base, ...event } as ServiceEvent);
   }
 }
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
