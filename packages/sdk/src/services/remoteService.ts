@@ -9,8 +9,8 @@ import { BaseSession } from './baseSession.js';
 import { mcpCode } from './forwarding.js';
 import { CLIENT_INFO } from './mcpCatalog.js';
 import type { FailureFacts } from './serviceDiagnostics.js';
-import type { ServiceEventBase, ServiceEventListener, ServiceState } from './serviceEvents.js';
-import type { ServiceSession } from './serviceSession.js';
+import type { ServiceEventBase } from './serviceEvents.js';
+import type { RemoteServiceSession, SessionStartOptions } from './serviceSession.js';
 import { StartBudget } from './startBudget.js';
 import { runEach } from './teardown.js';
 
@@ -27,22 +27,9 @@ export interface RemoteServiceSpec {
 }
 
 /** Options of {@link connectRemoteService}. */
-export interface ConnectRemoteOptions {
-  /** Absolute end of the startup budget in epoch milliseconds. Default: 35,000 ms from the call. */
-  deadline?: number;
-  /** Aborts the connect (reported as `startup_timeout`). */
-  signal?: AbortSignal;
-  /** Receives every state transition and the service events. */
-  onEvent?: ServiceEventListener;
-}
+export type ConnectRemoteOptions = SessionStartOptions;
 
-/** A connected and listed remote service. */
-export interface RemoteServiceSession extends ServiceSession {
-  readonly kind: 'remote';
-  readonly state: ServiceState;
-  /** The endpoint without credentials or query string. */
-  readonly url: string;
-}
+export type { RemoteServiceSession } from './serviceSession.js';
 
 /**
  * Connects to a remote service and lists it. Rejects with an SdkError: `remote_unreachable` (connect or

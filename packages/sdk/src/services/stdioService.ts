@@ -4,21 +4,19 @@
  * stdio transport, serving calls with a forwarding timeout, and collected (stdin end, SIGTERM to the
  * group, SIGKILL after the grace, sweep for marked strays) so that nothing of it survives.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { BaseSession } from './baseSession.js';
 import { mcpCode } from './forwarding.js';
 import { CLIENT_INFO } from './mcpCatalog.js';
-import type { ProcessRegistry } from './processRegistry.js';
 import { type CollectResult, collectGroup, DEFAULT_GRACE_MS, trackGroup, untrackGroup } from './processGroup.js';
-import { resolveCommand } from './resolveCommand.js';
 import { describeExit, type FailureFacts, type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
-import type { ServiceEventBase, ServiceEventListener, ServiceState } from './serviceEvents.js';
-import type { ServiceSession } from './serviceSession.js';
+import type { ServiceEventBase } from './serviceEvents.js';
+import type { SessionStartOptions, StdioServiceSession } from './serviceSession.js';
 import { StartBudget } from './startBudget.js';
-import { StderrLog } from './stderrLog.js';
+import { identityOf, openStderrLog, resolveLaunchCommand, spawnLeader, type StdioServiceSpec } from './stdioLaunch.js';
+import type { StderrLog } from './stderrLog.js';
 import { ServiceStdioTransport } from './stdioTransport.js';
 import { raceDelay, runEach } from './teardown.js';
 
@@ -31,72 +29,15 @@ const EXIT_DRAIN_MS = 50;
 /** Milliseconds to wait for the leader's exit status once its stdout closed: 1,000. */
 const EXIT_STATUS_WAIT_MS = 1000;
 
-/** What to launch and how (the invocation layer fills it from the plan and the copy). */
-export interface StdioServiceSpec {
-  /** The service name the agent sees. */
-  serviceName: string;
-  /** Every name the session serves under (aliases of one definition). Default `[serviceName]`. */
-  aliases?: readonly string[];
-  /** The definition it runs (`mcpDefinitions.<name>`). */
-  definitionName: string;
-  /** The definition's digest. */
-  digest: string;
-  /** `node` (the SDK's own Node), an executable on the env's `PATH`, or a path. */
-  command: string;
-  /** The absolute path of the copied entrypoint. */
-  entrypointPath: string;
-  /** Arguments after the entrypoint. Default `[]`. */
-  args?: readonly string[];
-  /** The working directory (the invocation's task workspace). */
-  cwd: string;
-  /** The complete environment (see `buildServiceEnv`); nothing else of the host's reaches the service. */
-  env: Readonly<Record<string, string>>;
-  /** Where the capped stderr log goes (`mcp/<name>.stderr.log`). */
-  stderrLogPath: string;
-  /** The invocation's marker; must also be `env.SCIENCEEVOLVE_MARKER` for the sweep to find strays. */
-  marker: string;
-  /** Told of the marker before the spawn and of the group right after (the supervisor client). */
-  registry?: ProcessRegistry;
-  /** Milliseconds between SIGTERM and SIGKILL on stop. Default 2,000. */
-  graceMs?: number;
-}
+export type { StdioServiceSession } from './serviceSession.js';
+export type { StdioServiceSpec } from './stdioLaunch.js';
 
 /** Options of one start. */
-export interface StartServiceOptions {
-  /**
-   * Absolute end of the startup budget in epoch milliseconds (`Date.now()` scale). Default: 35,000 ms from
-   * the call, also when a signal is given.
-   */
-  deadline?: number;
-  /** Aborts the start (reported as `startup_timeout`; a `TimeoutError` reason counts as the deadline). */
-  signal?: AbortSignal;
-  /** Receives every state transition and the service events. */
-  onEvent?: ServiceEventListener;
+export interface StartServiceOptions extends SessionStartOptions {
   /** Bytes of stderr kept in the log file. Default 1 MiB. */
   stderrCapBytes?: number;
   /** Milliseconds to wait after SIGKILL for the processes to go. Default 5,000. */
   killWaitMs?: number;
-}
-
-/** A live project service: a {@link ServiceSession} with its process facts. */
-export interface StdioServiceSession extends ServiceSession {
-  readonly kind: 'project';
-  /** The leader's pid. */
-  readonly pid: number;
-  /** The process group id (= `pid`: the leader leads its own group). */
-  readonly pgid: number;
-  readonly state: ServiceState;
-  readonly stderrLogPath: string;
-  /** Why the service failed, once it has. */
-  readonly failure: SdkError | undefined;
-  /** Stdout lines skipped so far because they were not JSON-RPC. */
-  readonly pollutedLines: number;
-  /** Stdout lines so far that claimed JSON-RPC but were invalid. */
-  readonly invalidLines: number;
-  /** After close: pids that outlived SIGKILL and the wait (normally empty); the supervisor keeps them. */
-  readonly survivors: readonly number[];
-  /** The last lines of stderr (for diagnostics; never published as events). */
-  stderrTail(): string[];
 }
 
 /**
@@ -149,13 +90,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
     this.spec = spec;
     this.options = options;
     this.stderrLogPath = spec.stderrLogPath;
-    this.identity = {
-      service: spec.serviceName,
-      definition: spec.definitionName,
-      digest: spec.digest,
-      launch: { command: spec.command, entrypoint: spec.entrypointPath, args: [...(spec.args ?? [])] },
-      log: spec.stderrLogPath,
-    };
+    this.identity = identityOf(spec);
   }
 
   get failure(): SdkError | undefined {
@@ -204,62 +139,13 @@ class StdioService extends BaseSession implements StdioServiceSession {
 
   private async launch(budget: StartBudget): Promise<void> {
     const spec = this.spec;
-    try {
-      this.log = new StderrLog(spec.stderrLogPath, {
-        ...(this.options.stderrCapBytes === undefined ? {} : { capBytes: this.options.stderrCapBytes }),
-      });
-    } catch (error) {
-      throw serviceError('io_error', this.identity, 'cannot open its stderr log', {
-        cause: error,
-        remedy: 'Check that the log directory is writable.',
-      });
-    }
-
-    const command = resolveCommand(spec.command, spec.env.PATH, spec.cwd);
-    if (command === undefined) {
-      const where = spec.command.includes('/') ? 'does not exist or is not executable' : "is not on the service's PATH";
-      throw serviceError('command_not_found', this.identity, `cannot start: command "${spec.command}" ${where}`, {
-        stderrTail: [],
-        extra: { command: spec.command },
-      });
-    }
-    this.identity.launch.command = command;
-
+    this.log = openStderrLog(this.identity, this.options.stderrCapBytes);
+    const command = resolveLaunchCommand(spec, this.identity);
     // The marker is announced before the spawn: a host killed between spawn and register is still covered.
     if (spec.registry !== undefined) await this.untilDeath(spec.registry.intent(spec.marker), budget);
     budget.signal.throwIfAborted();
-
-    // detached: the child calls setsid(), so it leads a new process group (pgid = its pid) that can be
-    // signalled as a whole with kill(-pgid), and a SIGINT to the host's terminal does not reach it.
-    const child = spawn(command, [spec.entrypointPath, ...(spec.args ?? [])], {
-      cwd: spec.cwd,
-      env: { ...spec.env },
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      shell: false,
-      windowsHide: true,
-    });
+    const child = await spawnLeader(command, spec, this.identity);
     this.child = child;
-    const spawnError = new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve));
-    // Later 'error' events (a failed kill) must not become uncaught exceptions.
-    child.on('error', () => {});
-    if (child.pid === undefined) {
-      const error = await spawnError;
-      if (!existsSync(spec.cwd)) {
-        throw serviceError(
-          'io_error',
-          this.identity,
-          `cannot start: its working directory ${spec.cwd} does not exist`,
-          {
-            cause: error,
-          },
-        );
-      }
-      const code = error.code === 'ENOENT' || error.code === 'EACCES' ? 'command_not_found' : 'internal';
-      throw serviceError(code, this.identity, `cannot start: spawn failed (${error.code ?? error.message})`, {
-        cause: error,
-      });
-    }
     this.pid = child.pid;
     this.pgid = child.pid;
     trackGroup(spec.marker, this.pgid);
@@ -301,7 +187,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
     const phase = this.state === 'listing' ? 'listing' : this.state === 'initializing' ? 'initialize' : 'launch';
     const fatal = this.transport?.fatalReason;
     if (fatal !== undefined) {
-      return serviceError('protocol_error', this.identity, `broke the stdio protocol during ${phase}: ${fatal}`, {
+      return this.describe('protocol_error', `broke the stdio protocol during ${phase}: ${fatal}`, {
         ...(await this.facts()),
         cause: error,
       });
@@ -315,7 +201,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
     }
     if (this.exitStatus !== undefined) {
       const { code, signal } = this.exitStatus;
-      return serviceError('service_exited', this.identity, `exited${describeExit(code, signal)} during ${phase}`, {
+      return this.describe('service_exited', `exited${describeExit(code, signal)} during ${phase}`, {
         ...(await this.facts()),
         cause: error,
       });
@@ -329,16 +215,11 @@ class StdioService extends BaseSession implements StdioServiceSession {
         : phase === 'launch'
           ? `failed to launch: ${reason}`
           : `failed ${phase === 'listing' ? 'to list what it offers' : 'initialize'}: ${reason}`;
-    return serviceError('initialize_failed', this.identity, what, { ...(await this.facts()), cause: error });
+    return this.describe('initialize_failed', what, { ...(await this.facts()), cause: error });
   }
 
   /** Exit status, stderr tail and pids, for an error's data (waiting briefly for stderr to be read). */
-  private async facts(): Promise<{
-    exitCode?: number | null;
-    signal?: string | null;
-    stderrTail: string[];
-    extra: Record<string, unknown>;
-  }> {
+  private async facts(): Promise<FailureFacts> {
     if (this.exitStatus !== undefined && this.log !== undefined) await raceDelay(this.log.ended, 200);
     return {
       ...(this.exitStatus === undefined ? {} : { exitCode: this.exitStatus.code, signal: this.exitStatus.signal }),
@@ -357,27 +238,23 @@ class StdioService extends BaseSession implements StdioServiceSession {
     return serviceError(code, this.identity, what, facts);
   }
 
-  protected notReady(what: string): SdkError {
-    return this.unavailable(what);
-  }
-
   protected async callFailed(error: unknown, what: string): Promise<unknown> {
     const code = mcpCode(error);
     if (code === 'CONNECTION_CLOSED' || code === 'NOT_CONNECTED' || this.state !== 'ready') {
       if (this.transport?.fatalReason === undefined && this.exitStatus === undefined && this.failed === undefined) {
         await raceDelay(this.exited, EXIT_STATUS_WAIT_MS);
       }
-      return this.unavailable(what, error);
+      return this.notReady(what, error);
     }
     // The service's own answer (a JSON-RPC error, an invalid result): passed on as the client gave it.
     return error;
   }
 
   /** The error for a call that cannot be (or stopped being) served. */
-  private unavailable(what: string, cause?: unknown): SdkError {
+  protected notReady(what: string, cause?: unknown): SdkError {
     const fatal = this.transport?.fatalReason;
     if (fatal !== undefined) {
-      return serviceError('protocol_error', this.identity, `broke the stdio protocol (${fatal}); ${what} failed`, {
+      return this.describe('protocol_error', `broke the stdio protocol (${fatal}); ${what} failed`, {
         cause,
         stderrTail: this.stderrTail(),
       });
@@ -385,25 +262,20 @@ class StdioService extends BaseSession implements StdioServiceSession {
     if (this.exitStatus !== undefined && this.failed?.code !== 'protocol_error') {
       const { code, signal } = this.exitStatus;
       const during = this.failed === undefined && this.isClosing ? ' after it was stopped' : '';
-      return serviceError(
-        'service_exited',
-        this.identity,
-        `exited${describeExit(code, signal)}${during}; ${what} failed`,
-        {
-          exitCode: code,
-          signal,
-          stderrTail: this.stderrTail(),
-          cause,
-        },
-      );
+      return this.describe('service_exited', `exited${describeExit(code, signal)}${during}; ${what} failed`, {
+        exitCode: code,
+        signal,
+        stderrTail: this.stderrTail(),
+        cause,
+      });
     }
     if (this.failed !== undefined) {
-      return serviceError(this.failed.code, this.identity, `is not available (${this.failed.code}); ${what} failed`, {
+      return this.describe(this.failed.code, `is not available (${this.failed.code}); ${what} failed`, {
         cause: cause ?? this.failed,
         stderrTail: this.stderrTail(),
       });
     }
-    return serviceError('service_exited', this.identity, `is ${this.state}; ${what} failed`, { cause });
+    return this.describe('service_exited', `is ${this.state}; ${what} failed`, { cause });
   }
 
   private onExit(status: ExitStatus): void {
@@ -431,7 +303,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
 
   /** A ready service died or lost its connection: failed, then collected. */
   private lose(): void {
-    const failure = this.unavailable('serving');
+    const failure = this.notReady('serving');
     this.fail(failure);
     void this.collect();
   }
