@@ -113,57 +113,40 @@ export function buildSurfaceCatalog(
   };
 
   // Tools.
-  type PendingTool = Omit<ToolTarget, 'route'> & { service: string };
+  type PendingTool = Omit<ToolTarget, 'route'> & { service: string; item: Tool };
   const pendingTools: PendingTool[] = [];
   for (const entry of entries) {
     for (const service of namesOf(entry)) {
       if (isSession(entry)) {
         const session = { session: entry, gate: gateOf(entry) };
         for (const tool of entry.catalog.tools) {
-          pendingTools.push({ service, tool, validatorSource: validatorOf(entry), session });
+          pendingTools.push({ service, item: tool, tool, validatorSource: validatorOf(entry), session });
         }
       } else {
         for (const local of entry.tools) {
-          pendingTools.push({ service, tool: local.tool, validatorSource: validatorOf(entry), local });
+          const { tool } = local;
+          pendingTools.push({ service, item: tool, tool, validatorSource: validatorOf(entry), local });
         }
       }
     }
   }
-  const toolNames = assignSurfaceNames(
-    pendingTools.map((p) => ({ service: p.service, name: p.tool.name })),
-    { passthrough },
-  );
   const toolTargets = new Map<string, ToolTarget>();
-  const tools: Tool[] = [];
-  pendingTools.forEach((pending, i) => {
-    const name = toolNames[i]!;
-    const route: SurfaceRoute = { kind: 'tool', name, service: pending.service, sourceName: pending.tool.name };
-    toolTargets.set(name, { ...pending, route });
-    tools.push(withSource({ ...pending.tool, name }, pending.service, pending.tool.name));
-    routes.push(route);
-  });
+  const tools = nameForSurface('tool', pendingTools, passthrough, routes, (pending, route) =>
+    toolTargets.set(route.name, { ...pending, route }),
+  );
 
   // Prompts.
-  const pendingPrompts: { service: string; prompt: Prompt; session: ServiceSession }[] = [];
+  const pendingPrompts: { service: string; item: Prompt; session: ServiceSession }[] = [];
   for (const entry of entries) {
     if (!isSession(entry)) continue;
     for (const service of namesOf(entry)) {
-      for (const prompt of entry.catalog.prompts) pendingPrompts.push({ service, prompt, session: entry });
+      for (const item of entry.catalog.prompts) pendingPrompts.push({ service, item, session: entry });
     }
   }
-  const promptNames = assignSurfaceNames(
-    pendingPrompts.map((p) => ({ service: p.service, name: p.prompt.name })),
-    { passthrough },
-  );
   const promptTargets = new Map<string, PromptTarget>();
-  const prompts: Prompt[] = [];
-  pendingPrompts.forEach((pending, i) => {
-    const name = promptNames[i]!;
-    const route: SurfaceRoute = { kind: 'prompt', name, service: pending.service, sourceName: pending.prompt.name };
-    promptTargets.set(name, { route, session: pending.session, gate: gateOf(pending.session) });
-    prompts.push(withSource({ ...pending.prompt, name }, pending.service, pending.prompt.name));
-    routes.push(route);
-  });
+  const prompts = nameForSurface('prompt', pendingPrompts, passthrough, routes, ({ session }, route) =>
+    promptTargets.set(route.name, { route, session, gate: gateOf(session) }),
+  );
 
   const listed = listResources(entries, gateOf);
   const digest = createHash('sha256')
@@ -186,6 +169,30 @@ export function buildSurfaceCatalog(
     lists: (uri) => listed.owners.has(uri),
     soleResourceOwner: listed.resourceSessions.length === 1 ? listed.resourceSessions[0] : undefined,
   };
+}
+
+/**
+ * Names tools or prompts for the surface ({@link assignSurfaceNames}: `<service>__<name>`, shortened or
+ * disambiguated where needed), records each one's route, and returns them as listed: renamed, with their
+ * service and own name under `_meta`. `route` is told each pending item with its route, in order.
+ */
+function nameForSurface<P extends { service: string; item: { name: string; _meta?: Record<string, unknown> } }>(
+  kind: SurfaceRoute['kind'],
+  pending: readonly P[],
+  passthrough: boolean,
+  routes: SurfaceRoute[],
+  route: (pending: P, route: SurfaceRoute) => void,
+): P['item'][] {
+  const names = assignSurfaceNames(
+    pending.map((p) => ({ service: p.service, name: p.item.name })),
+    { passthrough },
+  );
+  return pending.map((p, i) => {
+    const named: SurfaceRoute = { kind, name: names[i]!, service: p.service, sourceName: p.item.name };
+    routes.push(named);
+    route(p, named);
+    return withSource({ ...p.item, name: named.name }, p.service, p.item.name);
+  });
 }
 
 /**

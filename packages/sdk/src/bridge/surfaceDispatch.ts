@@ -4,10 +4,10 @@
  * input schema first; the bridge's refusals of a tool call come back as tool results with `isError`.
  * Dispatch reads the catalog through a getter, so a rebuilt catalog takes effect at the next request.
  */
-import type { CallToolResult, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/server';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ERROR_CODES, type ErrorCode, isSdkError, SdkError } from '../errors.js';
 import { isServiceAnswer } from './serviceGate.js';
-import type { SurfaceRequestOptions } from './surface.js';
+import type { Surface } from './surface.js';
 import { type ResourceOwner, type SurfaceCatalog, type ToolTarget, unknownResource } from './surfaceCatalog.js';
 
 /** The `_meta` key of a bridge refusal in a tool result: `{ code, message, remedy?, data? }`. */
@@ -27,19 +27,7 @@ const REFUSED_AS_TOOL_ERROR: ReadonlySet<string> = new Set([
 ]);
 
 /** The three requests a surface dispatches. */
-export interface SurfaceDispatch {
-  callTool(
-    name: string,
-    args: Record<string, unknown> | undefined,
-    options?: SurfaceRequestOptions,
-  ): Promise<CallToolResult>;
-  readResource(uri: string, options?: SurfaceRequestOptions): Promise<ReadResourceResult>;
-  getPrompt(
-    name: string,
-    args: Record<string, string> | undefined,
-    options?: SurfaceRequestOptions,
-  ): Promise<GetPromptResult>;
-}
+export type SurfaceDispatch = Pick<Surface, 'callTool' | 'readResource' | 'getPrompt'>;
 
 /** Dispatches requests by the catalog `catalog()` returns at each request. */
 export function createDispatch(catalog: () => SurfaceCatalog): SurfaceDispatch {
