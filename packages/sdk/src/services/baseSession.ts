@@ -24,14 +24,6 @@ export type ServiceEventBody = DistributiveOmit<ServiceEvent, keyof ServiceEvent
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-/** The catalog of a session that has not been listed (yet). */
-const EMPTY_CATALOG: ServiceCatalog = Object.freeze({
-  tools: [],
-  resources: [],
-  resourceTemplates: [],
-  prompts: [],
-}) as unknown as ServiceCatalog;
-
 /** The phase a start failed in, for messages: `launch`/`connect`, `initialize`, `listing`. */
 export type StartPhase = 'launch' | 'connect' | 'initialize' | 'listing';
 
@@ -62,7 +54,8 @@ export abstract class BaseSession implements ServiceSession {
   }
 
   get catalog(): ServiceCatalog {
-    return this.listed ?? EMPTY_CATALOG;
+    // Not listed (yet): an empty catalog, a new one each time so no caller can change another's.
+    return this.listed ?? { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   }
 
   /** Whether the session was listed at start (a failed start may not have been). */
