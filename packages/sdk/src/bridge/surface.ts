@@ -174,19 +174,35 @@ export function createSurface(entries: readonly SurfaceEntry[], options: Surface
     }
     return gate;
   };
+  // The listings are read through getters and dispatch reads the catalog at each request, so a catalog
+  // built again (from refreshed service catalogs) replaces this one in one place.
   const catalog = buildSurfaceCatalog(entries, { passthrough, gateOf });
   const dispatch = createDispatch(() => catalog);
 
   return {
     serverInfo: options.serverInfo ?? { name: 'scienceevolve-bridge', version: '0.1.0' },
     passthrough,
-    tools: catalog.tools,
-    resources: catalog.resources,
-    resourceTemplates: catalog.resourceTemplates,
-    prompts: catalog.prompts,
-    routes: catalog.routes,
-    duplicates: catalog.duplicates,
-    digest: catalog.digest,
+    get tools() {
+      return catalog.tools;
+    },
+    get resources() {
+      return catalog.resources;
+    },
+    get resourceTemplates() {
+      return catalog.resourceTemplates;
+    },
+    get prompts() {
+      return catalog.prompts;
+    },
+    get routes() {
+      return catalog.routes;
+    },
+    get duplicates() {
+      return catalog.duplicates;
+    },
+    get digest() {
+      return catalog.digest;
+    },
     callTool: dispatch.callTool,
     readResource: dispatch.readResource,
     getPrompt: dispatch.getPrompt,

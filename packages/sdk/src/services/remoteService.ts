@@ -3,11 +3,11 @@
  * era negotiated automatically: the 2026 revision where the server speaks it, else the 2025 `initialize`),
  * listed like a project service, and never started or collected by us: closing only closes our client.
  */
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { type Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, SdkError } from '../errors.js';
 import { BaseSession } from './baseSession.js';
 import { mcpCode } from './forwarding.js';
-import { CLIENT_INFO } from './mcpCatalog.js';
+import { newServiceClient } from './mcpCatalog.js';
 import type { FailureFacts } from './serviceDiagnostics.js';
 import type { ServiceEventBase } from './serviceEvents.js';
 import type { RemoteServiceSession, SessionStartOptions } from './serviceSession.js';
@@ -51,7 +51,7 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   readonly url: string;
   private readonly spec: RemoteServiceSpec;
   private readonly options: ConnectRemoteOptions;
-  private readonly client = new Client(CLIENT_INFO, { capabilities: {}, versionNegotiation: { mode: 'auto' } });
+  private readonly client = newServiceClient({ versionNegotiation: { mode: 'auto' } });
 
   constructor(spec: RemoteServiceSpec, options: ConnectRemoteOptions) {
     super(spec.name, spec.aliases, options.onEvent);

@@ -5,11 +5,11 @@
  * group, SIGKILL after the grace, sweep for marked strays) so that nothing of it survives.
  */
 import type { ChildProcess } from 'node:child_process';
-import { Client } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { BaseSession } from './baseSession.js';
 import { mcpCode } from './forwarding.js';
-import { CLIENT_INFO } from './mcpCatalog.js';
+import { newServiceClient } from './mcpCatalog.js';
 import { type CollectResult, collectGroup, DEFAULT_GRACE_MS, trackGroup, untrackGroup } from './processGroup.js';
 import { describeExit, type FailureFacts, type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
 import type { ServiceEventBase } from './serviceEvents.js';
@@ -156,7 +156,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
     this.transport = new ServiceStdioTransport(child.stdout!, child.stdin!, {
       onFirstPollution: () => this.emit({ type: 'service.protocol_pollution', phase: 'first', ...this.lineCounts() }),
     });
-    this.client = new Client(CLIENT_INFO, { capabilities: {} });
+    this.client = newServiceClient();
     this.client.onclose = () => this.onConnectionClosed();
     // Transport reports (stray and invalid lines) are counted by the transport and reported as events.
     this.client.onerror = () => {};
