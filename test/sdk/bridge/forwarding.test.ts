@@ -5,6 +5,7 @@ import {
   DEFAULT_FORWARD_LIMITS,
   type ForwardLimits,
   type GateEvent,
+  gateEventFields,
   resolveForwardLimits,
 } from '../../../packages/sdk/src/bridge/serviceGate.js';
 import { ERROR_META_KEY, createSurface } from '../../../packages/sdk/src/bridge/surface.js';
@@ -149,4 +150,20 @@ test('the gate owns the one forwarding default, and refuses limits out of range'
     assert.throws(() => createSurface([], limits), { code: 'usage', message }, JSON.stringify(limits));
   }
   assert.deepEqual(resolveForwardLimits({ timeoutMs: undefined, restMs: 0 }), { ...DEFAULT_FORWARD_LIMITS, restMs: 0 });
+});
+
+test('gate events become public event fields: service.rested with an ISO end, service.recovered', () => {
+  assert.deepEqual(
+    gateEventFields({ kind: 'service_rested', service: 'lab', failures: 3, untilMs: Date.UTC(2030, 0, 2) }),
+    {
+      type: 'service.rested',
+      service: 'lab',
+      failures: 3,
+      until: '2030-01-02T00:00:00.000Z',
+    },
+  );
+  assert.deepEqual(gateEventFields({ kind: 'service_recovered', service: 'lab' }), {
+    type: 'service.recovered',
+    service: 'lab',
+  });
 });
