@@ -98,6 +98,7 @@ const EXPORTS = [
   'toSdkError',
   'validateWorkflow',
   'validateWorkflowText',
+  'writeBridgeTokenFile',
 ];
 
 test('the runtime exports of @scienceevolve/sdk are exactly the pinned list', () => {

@@ -65,6 +65,7 @@ export {
   serveStdio,
   serveHttp,
   createBridgeToken,
+  writeBridgeTokenFile,
   protectStdout,
   httpToStdio,
   harnessConfig,

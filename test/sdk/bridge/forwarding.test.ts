@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import type { GateEvent } from '../../../packages/sdk/src/bridge/serviceGate.js';
+import {
+  DEFAULT_FORWARD_LIMITS,
+  type ForwardLimits,
+  type GateEvent,
+  gateEventFields,
+  resolveForwardLimits,
+} from '../../../packages/sdk/src/bridge/serviceGate.js';
 import { ERROR_META_KEY, createSurface } from '../../../packages/sdk/src/bridge/surface.js';
+import { DEFAULT_FORWARD_TIMEOUT_MS } from '../../../packages/sdk/src/services/forwarding.js';
 import { connectSession, createLabServer } from '../../fixtures/bridge/labService.js';
 
 function codeOf(result: CallToolResult): string | undefined {
@@ -124,4 +131,39 @@ test('a service whose connection is gone fails fast and is rested', async (t) =>
     assert.match(textOf(result), /service "lab" did not answer tool "echo"/);
   }
   assert.equal(codeOf(await surface.callTool('lab__echo', { text: 'x' })), 'service_resting');
+});
+
+test('the gate owns the one forwarding default, and refuses limits out of range', () => {
+  assert.equal(DEFAULT_FORWARD_LIMITS.timeoutMs, DEFAULT_FORWARD_TIMEOUT_MS);
+  assert.equal(DEFAULT_FORWARD_TIMEOUT_MS, 60_000);
+  const cases: [Partial<ForwardLimits>, RegExp][] = [
+    [{ timeoutMs: 0 }, /timeoutMs must be an integer from 1 to 2147483647, not 0/],
+    [{ timeoutMs: 2 ** 31 }, /timeoutMs must be an integer from 1 to 2147483647/],
+    [{ timeoutMs: 1.5 }, /timeoutMs .* not 1\.5/],
+    [{ timeoutMs: Number.NaN }, /timeoutMs .* not NaN/],
+    [{ maxInFlight: 0 }, /maxInFlight must be an integer from 1/],
+    [{ maxResultBytes: -1 }, /maxResultBytes must be an integer from 1/],
+    [{ failuresBeforeRest: 0 }, /failuresBeforeRest must be an integer from 1/],
+    [{ restMs: -1 }, /restMs must be an integer from 0 to 2147483647/],
+  ];
+  for (const [limits, message] of cases) {
+    assert.throws(() => createSurface([], limits), { code: 'usage', message }, JSON.stringify(limits));
+  }
+  assert.deepEqual(resolveForwardLimits({ timeoutMs: undefined, restMs: 0 }), { ...DEFAULT_FORWARD_LIMITS, restMs: 0 });
+});
+
+test('gate events become public event fields: service.rested with an ISO end, service.recovered', () => {
+  assert.deepEqual(
+    gateEventFields({ kind: 'service_rested', service: 'lab', failures: 3, untilMs: Date.UTC(2030, 0, 2) }),
+    {
+      type: 'service.rested',
+      service: 'lab',
+      failures: 3,
+      until: '2030-01-02T00:00:00.000Z',
+    },
+  );
+  assert.deepEqual(gateEventFields({ kind: 'service_recovered', service: 'lab' }), {
+    type: 'service.recovered',
+    service: 'lab',
+  });
 });

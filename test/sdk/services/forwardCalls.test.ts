@@ -17,17 +17,17 @@ function cancelLines(file: string): string[] {
   }
 }
 
-test('slowTool: past the spec timeout, forward_timeout, and the service hears notifications/cancelled', async (t) => {
+test("slowTool: past the call's timeout, forward_timeout, and the service hears notifications/cancelled", async (t) => {
   const cancelFile = join(tempDir(t), 'cancelled.txt');
-  const spec = fixtureSpec(t, 'slowTool.cjs', { args: [cancelFile], forwardTimeoutMs: 300 });
+  const spec = fixtureSpec(t, 'slowTool.cjs', { args: [cancelFile] });
   const { session } = await startService(t, spec);
 
-  // Its own roomy timeout: on a loaded machine even a 10 ms call can take longer than the spec's 300 ms.
+  // A roomy timeout: on a loaded machine even a 10 ms call can take longer than 300 ms.
   const quick = await session.callTool('sleep', { ms: 10 }, { timeoutMs: 10_000 });
   assert.deepEqual(quick.content, [{ type: 'text', text: 'slept 10' }]);
 
   const started = Date.now();
-  await assert.rejects(session.callTool('sleep', { ms: 5000 }), (error) => {
+  await assert.rejects(session.callTool('sleep', { ms: 5000 }, { timeoutMs: 300 }), (error) => {
     assert.ok(isSdkError(error));
     assert.equal(error.code, 'forward_timeout');
     assert.equal(error.data.timeoutMs, 300);
@@ -37,7 +37,7 @@ test('slowTool: past the spec timeout, forward_timeout, and the service hears no
   assert.ok(Date.now() - started < 4000, 'answered at the timeout, not when the 5 s sleep ends');
   await waitFor(() => cancelLines(cancelFile).includes('cancelled 5000'));
 
-  // A per-call timeout overrides the spec's.
+  // Each call has its own timeout.
   await assert.rejects(session.callTool('sleep', { ms: 4000 }, { timeoutMs: 100 }), (error) => {
     assert.ok(isSdkError(error) && error.code === 'forward_timeout' && error.data.timeoutMs === 100);
     return true;
@@ -76,12 +76,13 @@ test('slowTool: a service that exits mid-call rejects the pending call with serv
 test('a call after close is refused with service_exited', async (t) => {
   const spec = fixtureSpec(t, 'slowTool.cjs');
   const { session } = await startService(t, spec);
-  // The check is attached before close: the call may reject while close is still collecting the group.
-  const refused = assert.rejects(session.callTool('sleep', { ms: 5000 }), (error) => {
-    return isSdkError(error) && error.code === 'service_exited';
-  });
+  // The pending call may be refused while close is still collecting: its handler is attached first.
+  const pending = assert.rejects(
+    session.callTool('sleep', { ms: 5000 }),
+    (error) => isSdkError(error) && error.code === 'service_exited',
+  );
   await session.close();
-  await refused;
+  await pending;
   await assert.rejects(session.readResource('fixture://readme'), (error) => {
     assert.ok(isSdkError(error) && error.code === 'service_exited');
     return true;

@@ -62,7 +62,6 @@ export interface FixtureOptions {
   marker?: string;
   command?: string;
   graceMs?: number;
-  forwardTimeoutMs?: number;
   serviceName?: string;
 }
 
@@ -95,7 +94,6 @@ export function fixtureSpec(t: TestContext, fixtureName: string, options: Fixtur
     stderrLogPath: join(dir, 'mcp', `${serviceName}.stderr.log`),
     marker,
     graceMs: options.graceMs ?? 300,
-    ...(options.forwardTimeoutMs === undefined ? {} : { forwardTimeoutMs: options.forwardTimeoutMs }),
   };
 }
 

@@ -52,11 +52,11 @@ test('printsBannerOnStdout: banner and JSON log lines are skipped, counted, warn
 });
 
 test('progressBarBeforeAnswer: the answer after the last \\r is read during setup, but never guessed at after it', async (t) => {
-  const spec = fixtureSpec(t, 'progressBarBeforeAnswer.cjs', { forwardTimeoutMs: 400 });
+  const spec = fixtureSpec(t, 'progressBarBeforeAnswer.cjs');
   const { session } = await startService(t, spec);
   assert.equal(session.state, 'ready');
   assert.deepEqual(session.catalog.tools.map((x) => x.name).sort(), ['echo', 'gluedAnswer']);
-  await assert.rejects(session.callTool('gluedAnswer', {}), (error) => {
+  await assert.rejects(session.callTool('gluedAnswer', {}, { timeoutMs: 400 }), (error) => {
     assert.ok(isSdkError(error));
     assert.equal(error.code, 'forward_timeout');
     return true;

@@ -1,5 +1,4 @@
 /** `scienceevolve services probe|serve`: one agent's services, outside a run. */
-import { open, rename, rm } from 'node:fs/promises';
 import {
   createBridgeToken,
   probeServices,
@@ -7,6 +6,7 @@ import {
   serveAgentServices,
   serveHttp,
   serveStdio,
+  writeBridgeTokenFile,
 } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
@@ -122,7 +122,7 @@ async function serve(argv: string[], io: Io): Promise<number> {
     try {
       if (values.http) {
         const token = createBridgeToken();
-        await writeTokenFile(tokenFile!, token);
+        await writeBridgeTokenFile(tokenFile!, token);
         const face = await serveHttp(served.surface, { token, port: positiveInt(values.port, '--port') ?? 0 });
         try {
           const info = { project: served.project, invocation: served.invocation, url: face.url, tokenFile };
@@ -147,26 +147,5 @@ async function serve(argv: string[], io: Io): Promise<number> {
     return EXIT.ok;
   } finally {
     stop.dispose();
-  }
-}
-
-/**
- * Writes the bearer token readable by the owner only: a new file created with mode 0600 and renamed over
- * the target, so an existing file's wider mode, or a symlink at the path, never exposes it.
- */
-async function writeTokenFile(path: string, token: string): Promise<void> {
-  const tmp = `${path}.${process.pid}.tmp`;
-  const handle = await open(tmp, 'wx', 0o600);
-  try {
-    await handle.chmod(0o600); // the umask cannot widen it, but make the mode explicit
-    await handle.writeFile(token);
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(tmp, path);
-  } catch (error) {
-    await rm(tmp, { force: true });
-    throw error;
   }
 }

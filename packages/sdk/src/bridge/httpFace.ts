@@ -12,6 +12,7 @@ import { type IncomingMessage, type Server as HttpServer, type ServerResponse, c
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { SdkError } from '../errors.js';
+import { writeFileAtomic } from '../store/atomicFile.js';
 import type { Surface } from './surface.js';
 import { createSurfaceServer } from './surfaceServer.js';
 
@@ -44,6 +45,17 @@ export interface HttpFace {
 /** A fresh random token for an HTTP face: 32 random bytes, base64url (43 characters). */
 export function createBridgeToken(): string {
   return randomBytes(32).toString('base64url');
+}
+
+/**
+ * Writes an HTTP face's bearer token to `path` for its clients to read: mode 0600 (the owner only), written
+ * atomically to a new file and renamed over the target, so an existing file's wider mode, or a symlink at
+ * the path, never exposes it.
+ *
+ * @throws SdkError `io_error` when the file cannot be written.
+ */
+export function writeBridgeTokenFile(path: string, token: string): Promise<void> {
+  return writeFileAtomic(path, token, { mode: 0o600 });
 }
 
 const LOOPBACK_HOSTNAMES: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]']);

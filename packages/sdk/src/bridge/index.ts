@@ -1,5 +1,5 @@
 /** The managed bridge's public names, for `src/index.ts` to re-export. */
-export { createBridgeToken, serveHttp, HTTP_FACE_PATH } from './httpFace.js';
+export { createBridgeToken, serveHttp, HTTP_FACE_PATH, writeBridgeTokenFile } from './httpFace.js';
 export type { HttpFace, HttpFaceOptions } from './httpFace.js';
 export { httpToStdio } from './httpToStdio.js';
 export type { HttpToStdioBridge, HttpToStdioOptions } from './httpToStdio.js';

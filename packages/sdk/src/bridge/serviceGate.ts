@@ -4,6 +4,7 @@
  * session and so one gate.
  */
 import { SdkError } from '../errors.js';
+import { DEFAULT_FORWARD_TIMEOUT_MS } from '../services/forwarding.js';
 
 /** The forwarding limits; every field has a default. */
 export interface ForwardLimits {
@@ -19,14 +20,51 @@ export interface ForwardLimits {
   restMs: number;
 }
 
-/** The default {@link ForwardLimits}. */
+/**
+ * The default {@link ForwardLimits}. The gate is the one owner of these limits: every forwarded request of
+ * a surface gets its timeout from here (or from the surface's options), and hands it down to the session.
+ */
 export const DEFAULT_FORWARD_LIMITS: Readonly<ForwardLimits> = Object.freeze({
-  timeoutMs: 60_000,
+  timeoutMs: DEFAULT_FORWARD_TIMEOUT_MS,
   maxInFlight: 4,
   maxResultBytes: 1024 * 1024,
   failuresBeforeRest: 3,
   restMs: 60_000,
 });
+
+/** The largest duration a timer can wait: 2^31 − 1 ms (about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Each limit's allowed range (integers only). */
+const LIMIT_RANGES: Readonly<Record<keyof ForwardLimits, readonly [min: number, max: number]>> = {
+  timeoutMs: [1, MAX_TIMER_MS],
+  maxInFlight: [1, 1_000_000],
+  maxResultBytes: [1, Number.MAX_SAFE_INTEGER],
+  failuresBeforeRest: [1, 1_000_000],
+  restMs: [0, MAX_TIMER_MS],
+};
+
+/**
+ * The limits `given` names, the defaults for the rest. An `undefined` field takes its default.
+ *
+ * @throws SdkError `usage` for a limit that is not an integer in its range (durations at most 2^31 − 1 ms).
+ */
+export function resolveForwardLimits(given: Partial<ForwardLimits> = {}): ForwardLimits {
+  const limits: ForwardLimits = { ...DEFAULT_FORWARD_LIMITS };
+  for (const key of Object.keys(LIMIT_RANGES) as (keyof ForwardLimits)[]) {
+    const value = given[key];
+    if (value === undefined) continue;
+    const [min, max] = LIMIT_RANGES[key];
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new SdkError('usage', `forwarding limit ${key} must be an integer from ${min} to ${max}, not ${value}`, {
+        remedy: `Give ${key} as a whole number in that range, or leave it out for the default (${DEFAULT_FORWARD_LIMITS[key]}).`,
+        data: { limit: key, value: String(value), min, max },
+      });
+    }
+    limits[key] = value;
+  }
+  return limits;
+}
 
 /** What the gate reports as it works, for the invocation's events. */
 export type GateEvent =
@@ -34,6 +72,20 @@ export type GateEvent =
   | { kind: 'service_rested'; service: string; failures: number; untilMs: number }
   /** A request after a rest was answered: the service is used normally again. */
   | { kind: 'service_recovered'; service: string };
+
+/**
+ * A gate event as the fields of a public event: `service.rested` (with `failures` and `until`, ISO 8601)
+ * or `service.recovered`, with the service name.
+ */
+export function gateEventFields(event: GateEvent): { type: string; service: string; [field: string]: unknown } {
+  if (event.kind === 'service_recovered') return { type: 'service.recovered', service: event.service };
+  return {
+    type: 'service.rested',
+    service: event.service,
+    failures: event.failures,
+    until: new Date(event.untilMs).toISOString(),
+  };
+}
 
 /**
  * Lifecycle of a gate, for logs and tests:

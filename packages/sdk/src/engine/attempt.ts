@@ -3,6 +3,7 @@
  * its surface is built and observed, its harness runs (from the checkpoint when there is one) with channels
  * for checkpoints and reports, its services are collected whatever happens, and Git-on commits its work.
  */
+import { type GateEvent, gateEventFields } from '../bridge/serviceGate.js';
 import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/protocol';
 import { SdkError, toSdkError } from '../errors.js';
 import { type InvocationState, type RunEventInput, addUsage, emptyUsage } from '../events/runEvents.js';
@@ -124,7 +125,6 @@ export async function runAttempt(
       registry,
       startupBudgetMs: host.options.startupBudgetMs,
       graceMs: host.options.graceMs,
-      forwardTimeoutMs: host.options.forwardTimeoutMs,
       hostEnv: host.options.hostEnv,
       onEvent: (event) => serviceEvent(host, invocation, servicesId, event),
       signal: host.signal,
@@ -155,7 +155,11 @@ export async function runAttempt(
             }),
           ]
         : services.sessions;
-    const surface = observeSurface(agentSurface(entries), {
+    // The surface owns the forwarding limits; a service's rests and recoveries go into the journal.
+    const gateEvent = (event: GateEvent) =>
+      host.emit({ ...gateEventFields(event), invocation: invocation.id, agent } as RunEventInput);
+    const live = agentSurface(entries, { forwardTimeoutMs: host.options.forwardTimeoutMs, onGateEvent: gateEvent });
+    const surface = observeSurface(live, {
       invocation: invocation.id,
       agent,
       emit: (event) => host.emit(event),

@@ -270,6 +270,22 @@ export interface ModelRetryEvent extends InvocationEventBase {
   message: string;
 }
 
+/** A service failed several forwarded calls in a row and is rested: calls are refused until `until`. */
+export interface ServiceRestedEvent extends InvocationEventBase {
+  type: 'service.rested';
+  service: string;
+  /** Calls failed in a row. */
+  failures: number;
+  /** When the rest ends (ISO 8601). */
+  until: string;
+}
+
+/** A call after a rest was answered: the service is used normally again. */
+export interface ServiceRecoveredEvent extends InvocationEventBase {
+  type: 'service.recovered';
+  service: string;
+}
+
 /** Every public event of a run. */
 export type RunEvent =
   | RunStartedEvent
@@ -288,7 +304,9 @@ export type RunEvent =
   | ToolCalledEvent
   | WorkflowReconfiguredEvent
   | ModelCalledEvent
-  | ModelRetryEvent;
+  | ModelRetryEvent
+  | ServiceRestedEvent
+  | ServiceRecoveredEvent;
 
 /** The type names of {@link RunEvent}. */
 export type RunEventType = RunEvent['type'];

@@ -42,8 +42,6 @@ export interface InvocationOptions {
   startupBudgetMs?: number;
   /** Milliseconds between SIGTERM and SIGKILL on stop. Default 2,000. */
   graceMs?: number;
-  /** Milliseconds a forwarded call may take. Default 60,000. */
-  forwardTimeoutMs?: number;
   /** Where `envFrom` reads host variables. Default `process.env` (never modified). */
   hostEnv?: Readonly<Record<string, string | undefined>>;
   /** Receives every service event, with the invocation's ids added. */
@@ -127,7 +125,6 @@ export async function startInvocationServices(options: InvocationOptions): Promi
               name: planned.name,
               aliases: planned.aliases,
               url: planned.url,
-              forwardTimeoutMs: options.forwardTimeoutMs,
             },
             { deadline, signal: cancel.signal, onEvent },
           );
@@ -159,7 +156,6 @@ export async function startInvocationServices(options: InvocationOptions): Promi
             marker,
             registry: options.registry,
             graceMs: options.graceMs,
-            forwardTimeoutMs: options.forwardTimeoutMs,
           },
           { deadline, signal: cancel.signal, onEvent },
         );

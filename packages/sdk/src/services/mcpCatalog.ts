@@ -5,11 +5,20 @@
  * (it never serves it from cache without a server hint) and validates tool results against their output
  * schemas with it.
  */
-import type { Client, Implementation } from '@modelcontextprotocol/client';
+import { Client, type ClientOptions, type Implementation } from '@modelcontextprotocol/client';
 import type { ServiceCatalog } from './serviceSession.js';
 
 /** The client identity the SDK gives in `initialize`. */
 export const CLIENT_INFO: Implementation = { name: 'scienceevolve', version: '0.1.0' };
+
+/**
+ * The official client every service session talks through (project and remote alike): the SDK's
+ * identity, no client capabilities yet, and `options` of the kind (a remote service negotiates its
+ * protocol era). What the SDK answers a service itself is declared here, once for both kinds.
+ */
+export function newServiceClient(options: Omit<ClientOptions, 'capabilities'> = {}): Client {
+  return new Client(CLIENT_INFO, { ...options, capabilities: {} });
+}
 
 /**
  * Lists everything `client` offers. The four lists run concurrently (JSON-RPC allows it and it saves

@@ -14,6 +14,8 @@ import type {
   ServerCapabilities,
   Tool,
 } from '@modelcontextprotocol/client';
+import type { SdkError } from '../errors.js';
+import type { ServiceEventListener, ServiceState } from './serviceEvents.js';
 
 /** Everything a service offered when it was listed at start (every page of every list). */
 export interface ServiceCatalog {
@@ -36,6 +38,19 @@ export interface ForwardOptions {
   signal?: AbortSignal;
 }
 
+/** Options of starting (or connecting to) one service, whatever its kind. */
+export interface SessionStartOptions {
+  /**
+   * Absolute end of the startup budget in epoch milliseconds (`Date.now()` scale). Default: 35,000 ms from
+   * the call, also when a signal is given.
+   */
+  deadline?: number;
+  /** Aborts the start (reported as `startup_timeout`; a `TimeoutError` reason counts as the deadline). */
+  signal?: AbortSignal;
+  /** Receives every state transition and the service events. */
+  onEvent?: ServiceEventListener;
+}
+
 /** A started, initialized and listed service. */
 export interface ServiceSession {
   /** The service name the agent sees (for aliases: the first alias; see `aliases`). */
@@ -51,4 +66,33 @@ export interface ServiceSession {
   getPrompt(name: string, args: Record<string, string> | undefined, options?: ForwardOptions): Promise<GetPromptResult>;
   /** Collects the service (for a project service: stdin end, SIGTERM, grace, SIGKILL, sweep). Idempotent. */
   close(): Promise<void>;
+}
+
+/** A live project service: a {@link ServiceSession} with its process facts. */
+export interface StdioServiceSession extends ServiceSession {
+  readonly kind: 'project';
+  /** The leader's pid. */
+  readonly pid: number;
+  /** The process group id (= `pid`: the leader leads its own group). */
+  readonly pgid: number;
+  readonly state: ServiceState;
+  readonly stderrLogPath: string;
+  /** Why the service failed, once it has. */
+  readonly failure: SdkError | undefined;
+  /** Stdout lines skipped so far because they were not JSON-RPC. */
+  readonly pollutedLines: number;
+  /** Stdout lines so far that claimed JSON-RPC but were invalid. */
+  readonly invalidLines: number;
+  /** After close: pids that outlived SIGKILL and the wait (normally empty); the supervisor keeps them. */
+  readonly survivors: readonly number[];
+  /** The last lines of stderr (for diagnostics; never published as events). */
+  stderrTail(): string[];
+}
+
+/** A connected and listed remote service. */
+export interface RemoteServiceSession extends ServiceSession {
+  readonly kind: 'remote';
+  readonly state: ServiceState;
+  /** The endpoint without credentials or query string. */
+  readonly url: string;
 }

@@ -4,26 +4,19 @@
  * stdio transport, serving calls with a forwarding timeout, and collected (stdin end, SIGTERM to the
  * group, SIGKILL after the grace, sweep for marked strays) so that nothing of it survives.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { Client, type RequestOptions } from '@modelcontextprotocol/client';
-import { isSdkError, type SdkError } from '../errors.js';
-import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
-import { CLIENT_INFO, listCatalog } from './mcpCatalog.js';
-import type { ProcessRegistry } from './processRegistry.js';
+import type { ChildProcess } from 'node:child_process';
+import type { Client } from '@modelcontextprotocol/client';
+import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
+import { BaseSession } from './baseSession.js';
+import { mcpCode } from './forwarding.js';
+import { newServiceClient } from './mcpCatalog.js';
 import { type CollectResult, collectGroup, DEFAULT_GRACE_MS, trackGroup, untrackGroup } from './processGroup.js';
-import { resolveCommand } from './resolveCommand.js';
-import { describeExit, formatMs, type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
-import {
-  emitSafely,
-  type ServiceEvent,
-  type ServiceEventBase,
-  type ServiceEventListener,
-  type ServiceState,
-} from './serviceEvents.js';
-import type { ForwardOptions, ServiceCatalog, ServiceSession } from './serviceSession.js';
+import { describeExit, type FailureFacts, type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
+import type { ServiceEventBase } from './serviceEvents.js';
+import type { SessionStartOptions, StdioServiceSession } from './serviceSession.js';
 import { StartBudget } from './startBudget.js';
-import { StderrLog } from './stderrLog.js';
+import { identityOf, openStderrLog, resolveLaunchCommand, spawnLeader, type StdioServiceSpec } from './stdioLaunch.js';
+import type { StderrLog } from './stderrLog.js';
 import { ServiceStdioTransport } from './stdioTransport.js';
 import { raceDelay, runEach } from './teardown.js';
 
@@ -36,74 +29,15 @@ const EXIT_DRAIN_MS = 50;
 /** Milliseconds to wait for the leader's exit status once its stdout closed: 1,000. */
 const EXIT_STATUS_WAIT_MS = 1000;
 
-/** What to launch and how (the invocation layer fills it from the plan and the copy). */
-export interface StdioServiceSpec {
-  /** The service name the agent sees. */
-  serviceName: string;
-  /** Every name the session serves under (aliases of one definition). Default `[serviceName]`. */
-  aliases?: readonly string[];
-  /** The definition it runs (`mcpDefinitions.<name>`). */
-  definitionName: string;
-  /** The definition's digest. */
-  digest: string;
-  /** `node` (the SDK's own Node), an executable on the env's `PATH`, or a path. */
-  command: string;
-  /** The absolute path of the copied entrypoint. */
-  entrypointPath: string;
-  /** Arguments after the entrypoint. Default `[]`. */
-  args?: readonly string[];
-  /** The working directory (the invocation's task workspace). */
-  cwd: string;
-  /** The complete environment (see `buildServiceEnv`); nothing else of the host's reaches the service. */
-  env: Readonly<Record<string, string>>;
-  /** Where the capped stderr log goes (`mcp/<name>.stderr.log`). */
-  stderrLogPath: string;
-  /** The invocation's marker; must also be `env.SCIENCEEVOLVE_MARKER` for the sweep to find strays. */
-  marker: string;
-  /** Told of the marker before the spawn and of the group right after (the supervisor client). */
-  registry?: ProcessRegistry;
-  /** Milliseconds between SIGTERM and SIGKILL on stop. Default 2,000. */
-  graceMs?: number;
-  /** Default milliseconds a forwarded call may take. Default 60,000. */
-  forwardTimeoutMs?: number;
-}
+export type { StdioServiceSession } from './serviceSession.js';
+export type { StdioServiceSpec } from './stdioLaunch.js';
 
 /** Options of one start. */
-export interface StartServiceOptions {
-  /**
-   * Absolute end of the startup budget in epoch milliseconds (`Date.now()` scale). Default: 35,000 ms from
-   * the call, also when a signal is given.
-   */
-  deadline?: number;
-  /** Aborts the start (reported as `startup_timeout`; a `TimeoutError` reason counts as the deadline). */
-  signal?: AbortSignal;
-  /** Receives every state transition and the service events. */
-  onEvent?: ServiceEventListener;
+export interface StartServiceOptions extends SessionStartOptions {
   /** Bytes of stderr kept in the log file. Default 1 MiB. */
   stderrCapBytes?: number;
   /** Milliseconds to wait after SIGKILL for the processes to go. Default 5,000. */
   killWaitMs?: number;
-}
-
-/** A live project service: a {@link ServiceSession} with its process facts. */
-export interface StdioServiceSession extends ServiceSession {
-  readonly kind: 'project';
-  /** The leader's pid. */
-  readonly pid: number;
-  /** The process group id (= `pid`: the leader leads its own group). */
-  readonly pgid: number;
-  readonly state: ServiceState;
-  readonly stderrLogPath: string;
-  /** Why the service failed, once it has. */
-  readonly failure: SdkError | undefined;
-  /** Stdout lines skipped so far because they were not JSON-RPC. */
-  readonly pollutedLines: number;
-  /** Stdout lines so far that claimed JSON-RPC but were invalid. */
-  readonly invalidLines: number;
-  /** After close: pids that outlived SIGKILL and the wait (normally empty); the supervisor keeps them. */
-  readonly survivors: readonly number[];
-  /** The last lines of stderr (for diagnostics; never published as events). */
-  stderrTail(): string[];
 }
 
 /**
@@ -124,10 +58,9 @@ export async function startStdioService(
 
 type ExitStatus = { code: number | null; signal: NodeJS.Signals | null };
 
-class StdioService implements StdioServiceSession {
+class StdioService extends BaseSession implements StdioServiceSession {
   readonly kind = 'project' as const;
-  readonly name: string;
-  readonly aliases: readonly string[];
+  protected readonly initialState = 'starting' as const;
   readonly stderrLogPath: string;
   pid = 0;
   pgid = 0;
@@ -141,45 +74,27 @@ class StdioService implements StdioServiceSession {
   private readonly options: StartServiceOptions;
   private readonly identity: ServiceIdentity;
   private readonly startedAt = Date.now();
-  private current: ServiceState | undefined;
   private child: ChildProcess | undefined;
   private log: StderrLog | undefined;
   private transport: ServiceStdioTransport | undefined;
   private client: Client | undefined;
-  private listed: ServiceCatalog | undefined;
   private failed: SdkError | undefined;
   private exitStatus: ExitStatus | undefined;
   private markExited: () => void = () => {};
   private readonly exited: Promise<void> = new Promise((resolve) => {
     this.markExited = resolve;
   });
-  private closing: Promise<void> | undefined;
 
   constructor(spec: StdioServiceSpec, options: StartServiceOptions) {
+    super(spec.serviceName, spec.aliases, options.onEvent);
     this.spec = spec;
     this.options = options;
-    this.name = spec.serviceName;
-    this.aliases = spec.aliases && spec.aliases.length > 0 ? [...spec.aliases] : [spec.serviceName];
     this.stderrLogPath = spec.stderrLogPath;
-    this.identity = {
-      service: spec.serviceName,
-      definition: spec.definitionName,
-      digest: spec.digest,
-      launch: { command: spec.command, entrypoint: spec.entrypointPath, args: [...(spec.args ?? [])] },
-      log: spec.stderrLogPath,
-    };
-  }
-
-  get state(): ServiceState {
-    return this.current ?? 'starting';
+    this.identity = identityOf(spec);
   }
 
   get failure(): SdkError | undefined {
     return this.failed;
-  }
-
-  get catalog(): ServiceCatalog {
-    return this.listed ?? { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   }
 
   get pollutedLines(): number {
@@ -207,22 +122,9 @@ class StdioService implements StdioServiceSession {
         budget,
       );
       this.transition('listing');
-      this.listed = await this.untilDeath(
-        listCatalog(client, { signal: budget.signal, timeoutMs: () => budget.remainingMs() }),
-        budget,
-      );
+      await this.untilDeath(this.listWithin(client, budget), budget);
       transport.endSetup();
-      this.transition('ready');
-      const c = this.listed;
-      this.emit({
-        type: 'service.ready',
-        startMs: Date.now() - this.startedAt,
-        tools: c.tools.length,
-        resources: c.resources.length,
-        resourceTemplates: c.resourceTemplates.length,
-        prompts: c.prompts.length,
-        ...(c.protocolVersion === undefined ? {} : { protocolVersion: c.protocolVersion }),
-      });
+      this.becomeReady(this.startedAt);
     } catch (error) {
       const failure = await this.classifyStartError(error, budget);
       this.fail(failure);
@@ -233,95 +135,17 @@ class StdioService implements StdioServiceSession {
     }
   }
 
-  callTool(
-    name: string,
-    args: Record<string, unknown> | undefined,
-    options?: ForwardOptions,
-  ): ReturnType<ServiceSession['callTool']> {
-    return this.forward(`tools/call "${name}"`, options, (o) =>
-      this.client!.callTool(args === undefined ? { name } : { name, arguments: args }, o),
-    ) as ReturnType<ServiceSession['callTool']>;
-  }
-
-  readResource(uri: string, options?: ForwardOptions): ReturnType<ServiceSession['readResource']> {
-    return this.forward(`resources/read "${uri}"`, options, (o) => this.client!.readResource({ uri }, o));
-  }
-
-  getPrompt(
-    name: string,
-    args: Record<string, string> | undefined,
-    options?: ForwardOptions,
-  ): ReturnType<ServiceSession['getPrompt']> {
-    return this.forward(`prompts/get "${name}"`, options, (o) =>
-      this.client!.getPrompt(args === undefined ? { name } : { name, arguments: args }, o),
-    );
-  }
-
-  /** Collects the service: stdin end, SIGTERM to the group, SIGKILL after the grace, sweep. Idempotent. */
-  close(): Promise<void> {
-    return this.collect();
-  }
-
   // ---- start ------------------------------------------------------------------------------------------
 
   private async launch(budget: StartBudget): Promise<void> {
     const spec = this.spec;
-    try {
-      this.log = new StderrLog(spec.stderrLogPath, {
-        ...(this.options.stderrCapBytes === undefined ? {} : { capBytes: this.options.stderrCapBytes }),
-      });
-    } catch (error) {
-      throw serviceError('io_error', this.identity, 'cannot open its stderr log', {
-        cause: error,
-        remedy: 'Check that the log directory is writable.',
-      });
-    }
-
-    const command = resolveCommand(spec.command, spec.env.PATH, spec.cwd);
-    if (command === undefined) {
-      const where = spec.command.includes('/') ? 'does not exist or is not executable' : "is not on the service's PATH";
-      throw serviceError('command_not_found', this.identity, `cannot start: command "${spec.command}" ${where}`, {
-        stderrTail: [],
-        extra: { command: spec.command },
-      });
-    }
-    this.identity.launch.command = command;
-
+    this.log = openStderrLog(this.identity, this.options.stderrCapBytes);
+    const command = resolveLaunchCommand(spec, this.identity);
     // The marker is announced before the spawn: a host killed between spawn and register is still covered.
     if (spec.registry !== undefined) await this.untilDeath(spec.registry.intent(spec.marker), budget);
     budget.signal.throwIfAborted();
-
-    // detached: the child calls setsid(), so it leads a new process group (pgid = its pid) that can be
-    // signalled as a whole with kill(-pgid), and a SIGINT to the host's terminal does not reach it.
-    const child = spawn(command, [spec.entrypointPath, ...(spec.args ?? [])], {
-      cwd: spec.cwd,
-      env: { ...spec.env },
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      shell: false,
-      windowsHide: true,
-    });
+    const child = await spawnLeader(command, spec, this.identity);
     this.child = child;
-    const spawnError = new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve));
-    // Later 'error' events (a failed kill) must not become uncaught exceptions.
-    child.on('error', () => {});
-    if (child.pid === undefined) {
-      const error = await spawnError;
-      if (!existsSync(spec.cwd)) {
-        throw serviceError(
-          'io_error',
-          this.identity,
-          `cannot start: its working directory ${spec.cwd} does not exist`,
-          {
-            cause: error,
-          },
-        );
-      }
-      const code = error.code === 'ENOENT' || error.code === 'EACCES' ? 'command_not_found' : 'internal';
-      throw serviceError(code, this.identity, `cannot start: spawn failed (${error.code ?? error.message})`, {
-        cause: error,
-      });
-    }
     this.pid = child.pid;
     this.pgid = child.pid;
     trackGroup(spec.marker, this.pgid);
@@ -332,7 +156,7 @@ class StdioService implements StdioServiceSession {
     this.transport = new ServiceStdioTransport(child.stdout!, child.stdin!, {
       onFirstPollution: () => this.emit({ type: 'service.protocol_pollution', phase: 'first', ...this.lineCounts() }),
     });
-    this.client = new Client(CLIENT_INFO, { capabilities: {} });
+    this.client = newServiceClient();
     this.client.onclose = () => this.onConnectionClosed();
     // Transport reports (stray and invalid lines) are counted by the transport and reported as events.
     this.client.onerror = () => {};
@@ -360,10 +184,10 @@ class StdioService implements StdioServiceSession {
   private async classifyStartError(error: unknown, budget: StartBudget): Promise<SdkError> {
     // Already an SDK error (ours, or e.g. the registry's `supervisor_failed`): it says what failed.
     if (isSdkError(error)) return error as SdkError;
-    const phase = this.current === 'listing' ? 'listing' : this.current === 'initializing' ? 'initialize' : 'launch';
+    const phase = this.state === 'listing' ? 'listing' : this.state === 'initializing' ? 'initialize' : 'launch';
     const fatal = this.transport?.fatalReason;
     if (fatal !== undefined) {
-      return serviceError('protocol_error', this.identity, `broke the stdio protocol during ${phase}: ${fatal}`, {
+      return this.describe('protocol_error', `broke the stdio protocol during ${phase}: ${fatal}`, {
         ...(await this.facts()),
         cause: error,
       });
@@ -377,23 +201,13 @@ class StdioService implements StdioServiceSession {
     }
     if (this.exitStatus !== undefined) {
       const { code, signal } = this.exitStatus;
-      return serviceError('service_exited', this.identity, `exited${describeExit(code, signal)} during ${phase}`, {
+      return this.describe('service_exited', `exited${describeExit(code, signal)} during ${phase}`, {
         ...(await this.facts()),
         cause: error,
       });
     }
-    if (budget.signal.aborted || mcpCode(error) === 'REQUEST_TIMEOUT') {
-      const cancelled = budget.reason === 'cancelled';
-      const what = cancelled
-        ? `start was cancelled during ${phase}`
-        : `did not finish ${phase === 'listing' ? 'listing' : 'initialize'} within ${formatMs(budget.totalMs)}`;
-      const facts = await this.facts();
-      return serviceError('startup_timeout', this.identity, what, {
-        ...facts,
-        cause: error,
-        extra: { ...facts.extra, budgetMs: budget.totalMs, phase, cancelled },
-      });
-    }
+    const timedOut = this.startTimeout(error, budget, phase, await this.facts());
+    if (timedOut !== undefined) return timedOut;
     const reason = error instanceof Error ? error.message : String(error);
     const what =
       mcpCode(error) === 'CONNECTION_CLOSED'
@@ -401,16 +215,11 @@ class StdioService implements StdioServiceSession {
         : phase === 'launch'
           ? `failed to launch: ${reason}`
           : `failed ${phase === 'listing' ? 'to list what it offers' : 'initialize'}: ${reason}`;
-    return serviceError('initialize_failed', this.identity, what, { ...(await this.facts()), cause: error });
+    return this.describe('initialize_failed', what, { ...(await this.facts()), cause: error });
   }
 
   /** Exit status, stderr tail and pids, for an error's data (waiting briefly for stderr to be read). */
-  private async facts(): Promise<{
-    exitCode?: number | null;
-    signal?: string | null;
-    stderrTail: string[];
-    extra: Record<string, unknown>;
-  }> {
+  private async facts(): Promise<FailureFacts> {
     if (this.exitStatus !== undefined && this.log !== undefined) await raceDelay(this.log.ended, 200);
     return {
       ...(this.exitStatus === undefined ? {} : { exitCode: this.exitStatus.code, signal: this.exitStatus.signal }),
@@ -421,107 +230,80 @@ class StdioService implements StdioServiceSession {
 
   // ---- serving ----------------------------------------------------------------------------------------
 
-  private async forward<T>(
-    what: string,
-    options: ForwardOptions | undefined,
-    run: (requestOptions: RequestOptions) => Promise<T>,
-  ): Promise<T> {
-    if (this.current !== 'ready') throw this.unavailable(what);
-    const timeoutMs = options?.timeoutMs ?? this.spec.forwardTimeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
-    const signal = options?.signal;
-    try {
-      // The official client sends notifications/cancelled to the service when the timeout or the signal fires.
-      return await run({ timeout: timeoutMs, ...(signal === undefined ? {} : { signal }) });
-    } catch (error) {
-      throw await this.classifyCallError(error, what, timeoutMs, signal);
-    }
+  protected connectedClient(): Client {
+    return this.client!;
   }
 
-  private async classifyCallError(
-    error: unknown,
-    what: string,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
-  ): Promise<unknown> {
-    if (signal?.aborted) return signal.reason;
+  protected describe(code: ErrorCode, what: string, facts: FailureFacts = {}): SdkError {
+    return serviceError(code, this.identity, what, facts);
+  }
+
+  protected async callFailed(error: unknown, what: string): Promise<unknown> {
     const code = mcpCode(error);
-    if (code === 'REQUEST_TIMEOUT') {
-      return serviceError(
-        'forward_timeout',
-        this.identity,
-        `did not answer ${what} within ${formatMs(timeoutMs)}; the request was cancelled at the service`,
-        { extra: { timeoutMs, request: what } },
-      );
-    }
-    if (code === 'CONNECTION_CLOSED' || code === 'NOT_CONNECTED' || this.current !== 'ready') {
+    if (code === 'CONNECTION_CLOSED' || code === 'NOT_CONNECTED' || this.state !== 'ready') {
       if (this.transport?.fatalReason === undefined && this.exitStatus === undefined && this.failed === undefined) {
         await raceDelay(this.exited, EXIT_STATUS_WAIT_MS);
       }
-      return this.unavailable(what, error);
+      return this.notReady(what, error);
     }
     // The service's own answer (a JSON-RPC error, an invalid result): passed on as the client gave it.
     return error;
   }
 
   /** The error for a call that cannot be (or stopped being) served. */
-  private unavailable(what: string, cause?: unknown): SdkError {
+  protected notReady(what: string, cause?: unknown): SdkError {
     const fatal = this.transport?.fatalReason;
     if (fatal !== undefined) {
-      return serviceError('protocol_error', this.identity, `broke the stdio protocol (${fatal}); ${what} failed`, {
+      return this.describe('protocol_error', `broke the stdio protocol (${fatal}); ${what} failed`, {
         cause,
         stderrTail: this.stderrTail(),
       });
     }
     if (this.exitStatus !== undefined && this.failed?.code !== 'protocol_error') {
       const { code, signal } = this.exitStatus;
-      const during = this.failed === undefined && this.closing !== undefined ? ' after it was stopped' : '';
-      return serviceError(
-        'service_exited',
-        this.identity,
-        `exited${describeExit(code, signal)}${during}; ${what} failed`,
-        {
-          exitCode: code,
-          signal,
-          stderrTail: this.stderrTail(),
-          cause,
-        },
-      );
+      const during = this.failed === undefined && this.isClosing ? ' after it was stopped' : '';
+      return this.describe('service_exited', `exited${describeExit(code, signal)}${during}; ${what} failed`, {
+        exitCode: code,
+        signal,
+        stderrTail: this.stderrTail(),
+        cause,
+      });
     }
     if (this.failed !== undefined) {
-      return serviceError(this.failed.code, this.identity, `is not available (${this.failed.code}); ${what} failed`, {
+      return this.describe(this.failed.code, `is not available (${this.failed.code}); ${what} failed`, {
         cause: cause ?? this.failed,
         stderrTail: this.stderrTail(),
       });
     }
-    return serviceError('service_exited', this.identity, `is ${this.state}; ${what} failed`, { cause });
+    return this.describe('service_exited', `is ${this.state}; ${what} failed`, { cause });
   }
 
   private onExit(status: ExitStatus): void {
     this.exitStatus = status;
     this.markExited();
-    if (this.current !== 'ready') return;
+    if (this.state !== 'ready') return;
     // Let stdout deliver the last answers before the connection is declared lost. Unref'd: a host that has
     // nothing else to do is exiting, and its supervisor collects what is left.
     setTimeout(() => {
-      if (this.current === 'ready') this.lose();
+      if (this.state === 'ready') this.lose();
     }, EXIT_DRAIN_MS).unref();
   }
 
   private onConnectionClosed(): void {
-    if (this.current !== 'ready') return;
+    if (this.state !== 'ready') return;
     if (this.transport?.fatalReason !== undefined) {
       this.lose();
       return;
     }
     // Stdout ended: normally the process exited; wait for its exit status so the error can say how.
     void raceDelay(this.exited, EXIT_STATUS_WAIT_MS).then(() => {
-      if (this.current === 'ready') this.lose();
+      if (this.state === 'ready') this.lose();
     });
   }
 
   /** A ready service died or lost its connection: failed, then collected. */
   private lose(): void {
-    const failure = this.unavailable('serving');
+    const failure = this.notReady('serving');
     this.fail(failure);
     void this.collect();
   }
@@ -537,13 +319,13 @@ class StdioService implements StdioServiceSession {
 
   // ---- stop -------------------------------------------------------------------------------------------
 
+  /** Collects the service: stdin end, SIGTERM to the group, SIGKILL after the grace, sweep. Idempotent. */
   private collect(): Promise<void> {
-    this.closing ??= this.stop();
-    return this.closing;
+    return this.close();
   }
 
   /** Never rejects: each step runs even when an earlier one threw. */
-  private async stop(): Promise<void> {
+  protected async shutdown(): Promise<void> {
     const expected = this.failed === undefined;
     this.transition('stopping');
     let result: CollectResult = { forced: false, swept: [], survivors: [] };
@@ -601,16 +383,8 @@ class StdioService implements StdioServiceSession {
     return { pollutedLines: this.pollutedLines, invalidLines: this.invalidLines };
   }
 
-  private transition(to: ServiceState): void {
-    const from = this.current;
-    if (from === to) return;
-    this.current = to;
-    this.emit({ type: 'service.state', from, to });
-  }
-
-  private emit(event: DistributiveOmit<ServiceEvent, keyof ServiceEventBase>): void {
-    const base: ServiceEventBase = {
-      time: new Date().toISOString(),
+  protected eventBase(): Omit<ServiceEventBase, 'time'> {
+    return {
       service: this.name,
       kind: 'project',
       definition: this.spec.definitionName,
@@ -618,8 +392,5 @@ class StdioService implements StdioServiceSession {
       log: this.stderrLogPath,
       ...(this.pid > 0 ? { pid: this.pid, pgid: this.pgid } : {}),
     };
-    emitSafely(this.options.onEvent, { ...base, ...event } as ServiceEvent);
   }
 }
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

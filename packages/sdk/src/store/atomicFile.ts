@@ -8,14 +8,31 @@ import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { SdkError } from '../errors.js';
 
-/** Writes `data` to `path` atomically, creating the directory. */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+/** Options of {@link writeFileAtomic}. */
+export interface AtomicWriteOptions {
+  /**
+   * The file's mode, set exactly (not narrowed by the umask) before any data is written, e.g. `0o600` for a
+   * secret only its owner may read. Default: `0o644` narrowed by the umask.
+   */
+  mode?: number;
+}
+
+/**
+ * Writes `data` to `path` atomically, creating the directory. The data goes to a new file (never one that
+ * exists, never through a symlink), so an existing file's wider mode never exposes it.
+ */
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
   const dir = dirname(path);
-  await mkdir(dir, { recursive: true });
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    const handle = await open(tmp, 'wx', 0o644);
+    await mkdir(dir, { recursive: true });
+    const handle = await open(tmp, 'wx', options.mode ?? 0o644);
     try {
+      if (options.mode !== undefined) await handle.chmod(options.mode);
       await handle.writeFile(data);
       await handle.sync();
     } finally {
@@ -23,7 +40,8 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
     }
     await rename(tmp, path);
   } catch (error) {
-    await rm(tmp, { force: true });
+    // Best effort: the write's own error is the one to report (rm fails too when the directory is a file).
+    await rm(tmp, { force: true }).catch(() => {});
     throw new SdkError('io_error', `could not write ${path}: ${(error as Error).message}`, {
       remedy: 'check that the data dir is writable and has free space',
       data: { path },
