@@ -2,7 +2,7 @@
 import { closeHostSupervisor, resumeRuns } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
-import { cancelOnSignal, progressLine } from './run.js';
+import { cancelOnSignal, progressOnStderr } from './run.js';
 
 export const RESUME_HELP = [
   'resume --data-dir D --project P [--run R] [--json]',
@@ -28,10 +28,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       startupBudgetMs: positiveInt(values['startup-budget-ms'], '--startup-budget-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
       signal: abort.signal,
-      onEvent: (event) => {
-        const line = progressLine(event);
-        if (line !== undefined) io.stderr(`${line}\n`);
-      },
+      onEvent: progressOnStderr(io),
     });
     const runs = results.map((r) => ({ run: r.run, status: r.status, output: r.output, error: r.error }));
     if (values.json) printJson(io, { runs });

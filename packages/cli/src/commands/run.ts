@@ -38,6 +38,10 @@ export function progressLine(event: RunEvent): string | undefined {
       return `${who} turn ${event.turn}: model call failed (${event.status ?? 'network'}: ${event.message.split('\n')[0]}); retry ${event.attempt} in ${event.delayMs} ms`;
     case 'tool.calling':
       return `${who} calling ${event.tool}`;
+    case 'service.rested':
+      return `${who} service ${event.service} failed ${event.failures} calls in a row: rested until ${event.until}`;
+    case 'service.recovered':
+      return `${who} service ${event.service} answers again`;
     case 'tool.called':
       return event.ok ? undefined : `${who} ${event.tool} answered an error: ${event.summary.split('\n')[0]}`;
     case 'workflow.reconfigured':
@@ -51,6 +55,14 @@ export function progressLine(event: RunEvent): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** The `onEvent` of `run` and `resume`: one progress line on stderr for each event worth one. */
+export function progressOnStderr(io: Io): (event: RunEvent) => void {
+  return (event) => {
+    const line = progressLine(event);
+    if (line !== undefined) io.stderr(`${line}\n`);
+  };
 }
 
 /**
@@ -103,10 +115,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       startupBudgetMs: positiveInt(values['startup-budget-ms'], '--startup-budget-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
       signal: abort.signal,
-      onEvent: (event) => {
-        const line = progressLine(event);
-        if (line !== undefined) io.stderr(`${line}\n`);
-      },
+      onEvent: progressOnStderr(io),
     });
     const result = await handle.result;
     if (values.json) {
