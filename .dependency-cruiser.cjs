@@ -64,7 +64,7 @@ const layerRules = Object.entries(LAYERS).map(([layer, allowed]) => ({
         '(imports point down the picture; bridge and invocation never import each other, the engine wires them)',
   severity: 'error',
   from: { path: layerPath(layer) },
-  to: { path: SDK, pathNot: [layerPath(layer), ...allowed.map(layerPath)] },
+  to: { path: SDK, pathNot: [layerPath(layer), ...allowed.map(layerPath), `${SDK}index\\.ts$`] },
 }));
 
 /** @type {import('dependency-cruiser').IConfiguration} */
