@@ -79,6 +79,15 @@ module.exports = {
       to: { path: `${SDK}index\\.ts$` },
     },
     {
+      name: 'sdk-folder-has-a-layer',
+      comment:
+        'every file of packages/sdk/src is index.ts or in a layer: a new folder gets its place in LAYERS of ' +
+        '.dependency-cruiser.cjs (and in docs/decisions/import-boundaries.md) before it imports anything',
+      severity: 'error',
+      from: { path: SDK, pathNot: [...Object.keys(LAYERS).map(layerPath), `${SDK}index\\.ts$`] },
+      to: {},
+    },
+    {
       name: 'supervisor-sub-paths-only',
       comment:
         'the SDK reaches @scienceevolve/supervisor only through its declared sub-path exports ' +

@@ -139,6 +139,11 @@ const FORBIDDEN: Array<{ file: string; source: string; expect: string[] }> = [
     ],
   },
   {
+    file: 'packages/sdk/src/queue/worker.ts',
+    source: "import '../errors.js';\n",
+    expect: ['sdk-folder-has-a-layer packages/sdk/src/queue/worker.ts → packages/sdk/src/errors.ts'],
+  },
+  {
     file: 'packages/sdk/src/engine/usesIndex.ts',
     source: "import '../index.js';\n",
     expect: ['sdk-index-is-the-top packages/sdk/src/engine/usesIndex.ts → packages/sdk/src/index.ts'],
