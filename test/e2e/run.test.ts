@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { RunStatusReport, StatusReport } from '../../packages/sdk/src/engine/runStatus.js';
-import type { PublicEvent } from '../../packages/sdk/src/events/journal.js';
+import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
 import { runCliToEnd } from '../fixtures/engine/cli.js';
 import { agent, fixtureDefinition } from '../fixtures/engine/workflows.js';
 import { assertGone } from '../fixtures/store/children.js';
-import { assertNothingLeft, sandbox } from '../sdk/engine/helpers.js';
+import { assertNothingLeft, ofType, sandbox } from '../sdk/engine/helpers.js';
 
 async function files(base: string, workflow: unknown, script: unknown): Promise<{ workflow: string; script: string }> {
   const paths = { workflow: join(base, 'workflow.json'), script: join(base, 'script.json') };
@@ -53,13 +53,32 @@ test('run --json: {run, status, output, events}, progress on stderr; status --js
     'write and read a note',
   ]);
   assert.equal(run.code, 0, run.stderr);
-  const doc = run.json as { run: string; status: string; output: string; events: PublicEvent[] };
+  const doc = run.json as { run: string; status: string; output: string; events: RunEvent[] };
   assert.deepEqual(Object.keys(doc).sort(), ['events', 'output', 'run', 'status']);
   assert.equal(doc.status, 'succeeded');
   assert.equal(doc.output, 'read back: hello');
   assert.deepEqual(
     doc.events.map((e) => e.type).filter((type) => !type.startsWith('service.') && type !== 'tool.calling'),
-    ['run.started', 'invocation.started', 'tool.called', 'tool.called', 'invocation.finished', 'run.finished'],
+    [
+      'run.started',
+      'invocation.started',
+      'invocation.state',
+      'invocation.checkpoint',
+      'tool.called',
+      'invocation.checkpoint',
+      'tool.called',
+      'invocation.checkpoint',
+      'invocation.state',
+      'invocation.finished',
+      'run.finished',
+    ],
+  );
+  assert.deepEqual(
+    ofType(doc.events, 'invocation.state').map((e) => [e.from, e.to]),
+    [
+      ['starting', 'running'],
+      ['running', 'succeeded'],
+    ],
   );
   assert.match(run.stderr, /\[main\] invocation inv-\S+ attempt 1: starting services notes/);
   assert.match(run.stderr, /\[main\] service notes ready/);
@@ -98,7 +117,7 @@ test("run exits 1 when Main's invocation fails, 2 on a usage error", async (t) =
   assert.equal(failed.code, 1, failed.stderr);
   assert.equal((failed.json as { status: string }).status, 'failed');
   assert.match(failed.stderr, /error \[service_exited\]: service "db" exited with code 3/);
-  await assertNothingLeft(box.project, (failed.json as { events: PublicEvent[] }).events);
+  await assertNothingLeft(box.project, (failed.json as { events: RunEvent[] }).events);
 
   const usage = await runCliToEnd(t, [...args, '--workflow', paths.workflow]);
   assert.equal(usage.code, 2);

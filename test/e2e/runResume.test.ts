@@ -1,8 +1,9 @@
 /**
  * The host SIGKILLed mid-run, then `scienceevolve resume`: the supervisor collects the dead host's services,
- * `status` shows the run interrupted, and resume restarts Main's invocation from its start with new
- * processes, finishes the run, and leaves no process of the project behind. Real services and two CLI
- * processes: about 10–20 s on 2 cores; each step has its own timeout.
+ * `status` shows the run interrupted, and resume continues Main's invocation from its last checkpoint with
+ * new processes: no tool call whose result was recorded runs again (a counting tool proves it, and the
+ * worker Main had delegated is not delegated again); the run finishes and leaves no process of the project
+ * behind. Real services and two CLI processes: about 10–20 s on 2 cores; each step has its own timeout.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -12,20 +13,20 @@ import { test } from 'node:test';
 import { runEventsPath, runRecordPath } from '../../packages/sdk/src/engine/runRecord.js';
 import type { RunRecord } from '../../packages/sdk/src/engine/runRecord.js';
 import type { StatusReport } from '../../packages/sdk/src/engine/runStatus.js';
-import type { PublicEvent } from '../../packages/sdk/src/events/journal.js';
+import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
 import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
 import { runCliToEnd, startCli } from '../fixtures/engine/cli.js';
 import { agent, fixtureDefinition } from '../fixtures/engine/workflows.js';
 import { assertGone } from '../fixtures/store/children.js';
-import { assertNothingLeft, markedProcesses, sandbox } from '../sdk/engine/helpers.js';
+import { assertNothingLeft, markedProcesses, ofType, sandbox } from '../sdk/engine/helpers.js';
 
-function events(path: string): PublicEvent[] {
+function events(path: string): RunEvent[] {
   return readFileSync(path, 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')
     .flatMap((l) => {
       try {
-        return [JSON.parse(l) as PublicEvent];
+        return [JSON.parse(l) as RunEvent];
       } catch {
         return [];
       }
@@ -39,8 +40,21 @@ test('SIGKILL the host mid-run, then resume finishes the run and nothing survive
   await writeFile(
     workflowPath,
     JSON.stringify({
-      agents: { main: agent([['slow', 'slow']]), analyst: agent([['adds', 'adds']]) },
-      mcpDefinitions: { slow: fixtureDefinition('sleepsOnCall.cjs'), adds: fixtureDefinition('addsNumbers.cjs') },
+      agents: {
+        main: agent([
+          ['slow', 'slow'],
+          ['counts', 'counts'],
+        ]),
+        analyst: agent([
+          ['adds', 'adds'],
+          ['counts', 'counts'],
+        ]),
+      },
+      mcpDefinitions: {
+        slow: fixtureDefinition('sleepsOnCall.cjs'),
+        adds: fixtureDefinition('addsNumbers.cjs'),
+        counts: fixtureDefinition('countsCalls.cjs'),
+      },
     }),
   );
   await writeFile(
@@ -48,11 +62,17 @@ test('SIGKILL the host mid-run, then resume finishes the run and nothing survive
     JSON.stringify({
       agents: {
         main: [
+          { call: 'counts__count', arguments: { label: 'main-first' } },
           { call: 'scienceevolve__delegate', arguments: { agent: 'analyst', task: 'add 1 and 2' } },
           { call: 'slow__sleep', arguments: { ms: 1500 } },
-          { final: 'sum={{0}} {{1}}' },
+          { call: 'counts__count', arguments: { label: 'main-last' } },
+          { final: '{{0}} sum={{1}} {{2}} {{3}}' },
         ],
-        analyst: [{ call: 'adds__add', arguments: { a: 1, b: 2 } }, { final: '{{0}}' }],
+        analyst: [
+          { call: 'counts__count', arguments: { label: 'analyst' } },
+          { call: 'adds__add', arguments: { a: 1, b: 2 } },
+          { final: '{{1}}' },
+        ],
       },
     }),
   );
@@ -76,8 +96,9 @@ test('SIGKILL the host mid-run, then resume finishes the run and nothing survive
   const paths = new ProjectPaths(box.dataDir, box.project);
   const runId = /run (run-\S+) started/.exec(host.stderr())![1]!;
   const before = events(runEventsPath(paths, runId));
-  const oldPids = before.filter((e) => e.type === 'service.ready').map((e) => e.pid as number);
-  assert.equal(oldPids.length, 2, 'main and the analyst had started their services');
+  const oldPids = ofType(before, 'service.ready').map((e) => e.pid!);
+  assert.equal(oldPids.length, 4, 'main and the analyst had started their services');
+  assert.equal(readFileSync(join(box.workspace, 'calls.log'), 'utf8'), 'main-first\nanalyst\n');
   // The dead host's supervisor collects its services (SIGTERM, 500 ms grace, SIGKILL).
   for (const pid of oldPids) await assertGone(pid, 10_000);
 
@@ -87,8 +108,15 @@ test('SIGKILL the host mid-run, then resume finishes the run and nothing survive
   const resumed = await runCliToEnd(t, ['resume', ...common, '--json']);
   assert.equal(resumed.code, 0, resumed.stderr);
   const doc = resumed.json as { runs: Array<{ run: string; status: string; output: string }> };
-  assert.deepEqual(doc.runs, [{ run: runId, status: 'succeeded', output: 'sum=3 slept 1500', error: null }]);
-  assert.match(resumed.stderr, /\[main\] invocation inv-\S+ attempt 2 \(restarted\)/);
+  assert.deepEqual(doc.runs, [
+    { run: runId, status: 'succeeded', output: 'main-first#1 sum=3 slept 1500 main-last#1', error: null },
+  ]);
+  assert.match(resumed.stderr, /\[main\] invocation inv-\S+ attempt 2 \(restarted\) from its checkpoint/);
+  assert.equal(
+    readFileSync(join(box.workspace, 'calls.log'), 'utf8'),
+    'main-first\nanalyst\nmain-last\n',
+    'no call whose result was recorded ran again',
+  );
 
   const record = JSON.parse(readFileSync(runRecordPath(paths, runId), 'utf8')) as RunRecord;
   assert.equal(record.status, 'succeeded');
@@ -102,19 +130,17 @@ test('SIGKILL the host mid-run, then resume finishes the run and nothing survive
       ['succeeded', true],
     ],
   );
-  // Main's restart delegated again: a second analyst invocation (its tool call ran twice).
+  // Main's delegation was recorded in its checkpoint: the analyst ran once.
   assert.deepEqual(
     record.invocations.filter((i) => i.agent === 'analyst').map((i) => i.state),
-    ['succeeded', 'succeeded'],
+    ['succeeded'],
   );
+  assert.equal(main.attempts[1]!.fromCheckpoint, true);
   const after = events(runEventsPath(paths, runId));
   assert.ok(after.some((e) => e.type === 'run.resumed'));
   assert.equal(after.at(-1)!.type, 'run.finished');
-  const newPids = after
-    .slice(before.length)
-    .filter((e) => e.type === 'service.ready')
-    .map((e) => e.pid as number);
-  assert.equal(newPids.length, 2);
+  const newPids = ofType(after.slice(before.length), 'service.ready').map((e) => e.pid!);
+  assert.equal(newPids.length, 2, "only Main's services started again");
   for (const pid of newPids) assert.ok(!oldPids.includes(pid), 'new processes');
   await assertNothingLeft(box.project, after);
   assert.deepEqual(markedProcesses(box.project), []);

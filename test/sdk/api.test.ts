@@ -68,6 +68,7 @@ const EXPORTS = [
   'readScriptFile',
   'readVersion',
   'readWorkflowFile',
+  'requireAccepted',
   'resolveProjectId',
   'resumeRuns',
   'runStatus',

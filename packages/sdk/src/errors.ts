@@ -47,6 +47,7 @@ export const ERROR_CODES = [
   'cancelled',
   'workflow_conflict',
   'collect_failed',
+  'invalid_checkpoint',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

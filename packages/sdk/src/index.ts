@@ -32,7 +32,7 @@ export { projectIdForWorkspace, resolveProjectId } from './store/projectId.js';
 export { ProjectPaths, openProject } from './store/projectStore.js';
 export { storeSource } from './store/sourceStore.js';
 export type { StoredSource } from './store/sourceStore.js';
-export { acceptWorkflow, readAccepted, readVersion, listVersions } from './store/workflowVersions.js';
+export { acceptWorkflow, readAccepted, requireAccepted, readVersion, listVersions } from './store/workflowVersions.js';
 export type { WorkflowVersion, AcceptResult, AcceptOptions, AcceptedBy } from './store/workflowVersions.js';
 export { loadWorkflow, readWorkflowFile } from './store/workflowLoad.js';
 export type { LoadWorkflowOptions, LoadWorkflowResult } from './store/workflowLoad.js';
@@ -92,8 +92,33 @@ export type {
   ServeAgentOptions,
   AgentServicesOptions,
 } from './engine/agentServices.js';
-export { EventJournal } from './events/journal.js';
+export { EventJournal, readEvents } from './events/journal.js';
 export type { PublicEvent, EventSink } from './events/journal.js';
+export type {
+  RunEvent,
+  RunEventType,
+  RunEventOf,
+  RunEventInput,
+  TokenCounts,
+  UsageTotals,
+  RunStartedEvent,
+  RunResumedEvent,
+  RunFinishedEvent,
+  InvocationStartedEvent,
+  InvocationStateEvent,
+  InvocationAttemptFailedEvent,
+  InvocationFinishedEvent,
+  InvocationCheckpointEvent,
+  ServiceReadyEvent,
+  ServiceFailedEvent,
+  ServiceExitedEvent,
+  ServiceProtocolPollutionEvent,
+  ToolCallingEvent,
+  ToolCalledEvent,
+  WorkflowReconfiguredEvent,
+  ModelCalledEvent,
+  ModelRetryEvent,
+} from './events/runEvents.js';
 export {
   startGateway,
   defaultGatewayLogDir,
@@ -111,8 +136,9 @@ export type {
   HttpToStdioBridge,
 } from './bridge/index.js';
 
-export { startRun, runWorkflow, resumeRuns, readEvents, TOOL_SUMMARY_BYTES } from './engine/engine.js';
-export type { RunOptions, RunResult, RunHandle, ResumeOptions, EngineOptions } from './engine/engine.js';
+export { startRun, runWorkflow, resumeRuns } from './engine/runs.js';
+export type { RunOptions, RunResult, RunHandle, ResumeOptions, EngineOptions } from './engine/runs.js';
+export { TOOL_SUMMARY_BYTES } from './engine/toolJournal.js';
 export { runStatus } from './engine/runStatus.js';
 export type {
   StatusOptions,
@@ -129,9 +155,11 @@ export type {
   InvocationState,
   AttemptRecord,
   ErrorRecord,
+  CorruptRun,
 } from './engine/runRecord.js';
 export { EventStream } from './events/eventStream.js';
 export { ScriptedHarness, ScriptSchema, parseScript, readScriptFile } from './harness/scriptedHarness.js';
 export type { Script, ScriptStep, ScriptPositions } from './harness/scriptedHarness.js';
 export { harnessFor, AVAILABLE_HARNESS_TYPES } from './harness/harnessFor.js';
-export type { AgentHarness, HarnessInput, HarnessOutput } from './harness/harness.js';
+export type { HarnessFactory, HarnessFactories, HarnessRunContext, HarnessConfigOf } from './harness/harnessFor.js';
+export type { AgentHarness, HarnessInput, HarnessOutput, HarnessReport, TokenUsage } from './harness/harness.js';

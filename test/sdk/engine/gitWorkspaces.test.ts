@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { simpleGit } from 'simple-git';
-import { runWorkflow } from '../../../packages/sdk/src/engine/engine.js';
+import { runWorkflow } from '../../../packages/sdk/src/engine/runs.js';
 import type { RunRecord } from '../../../packages/sdk/src/engine/runRecord.js';
 import { agent, fixtureDefinition } from '../../fixtures/engine/workflows.js';
 import { assertNothingLeft, sandbox } from './helpers.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseMarker, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
-import type { PublicEvent } from '../../../packages/sdk/src/events/journal.js';
+import type { RunEvent, RunEventOf, RunEventType } from '../../../packages/sdk/src/events/runEvents.js';
 import { closeHostSupervisor } from '../../../packages/sdk/src/invocation/hostSupervision.js';
 import { assertGone } from '../../fixtures/store/children.js';
 import { tempDir } from '../../fixtures/store/tempDir.js';
@@ -54,10 +54,8 @@ export async function sandbox(t: TestContext): Promise<EngineSandbox> {
  * Proves every service process of the run gone: each pid a `service.ready` event named (ESRCH, polled), and
  * no process carrying the project's marker.
  */
-export async function assertNothingLeft(project: string, events: readonly PublicEvent[]): Promise<void> {
-  const pids = events
-    .filter((e) => e.type === 'service.ready' && typeof e.pid === 'number')
-    .map((e) => e.pid as number);
+export async function assertNothingLeft(project: string, events: readonly RunEvent[]): Promise<void> {
+  const pids = ofType(events, 'service.ready').flatMap((e) => (typeof e.pid === 'number' ? [e.pid] : []));
   for (const pid of pids) await assertGone(pid);
   const deadline = Date.now() + 5000;
   while (markedProcesses(project).length > 0) {
@@ -67,6 +65,6 @@ export async function assertNothingLeft(project: string, events: readonly Public
 }
 
 /** The events of one type. */
-export function ofType(events: readonly PublicEvent[], type: string): PublicEvent[] {
-  return events.filter((e) => e.type === type);
+export function ofType<T extends RunEventType>(events: readonly RunEvent[], type: T): RunEventOf<T>[] {
+  return events.filter((e): e is RunEventOf<T> => e.type === type);
 }

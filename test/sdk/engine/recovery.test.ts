@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { runWorkflow } from '../../../packages/sdk/src/engine/engine.js';
+import { runWorkflow } from '../../../packages/sdk/src/engine/runs.js';
 import type { RunRecord } from '../../../packages/sdk/src/engine/runRecord.js';
 import { agent, fixtureDefinition } from '../../fixtures/engine/workflows.js';
 import { assertNothingLeft, ofType, sandbox } from './helpers.js';

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { startRun } from '../../../packages/sdk/src/engine/engine.js';
+import { startRun } from '../../../packages/sdk/src/engine/runs.js';
 import type { RunRecord } from '../../../packages/sdk/src/engine/runRecord.js';
-import type { PublicEvent } from '../../../packages/sdk/src/events/journal.js';
+import type { RunEvent } from '../../../packages/sdk/src/events/runEvents.js';
 import { agent, fixtureDefinition } from '../../fixtures/engine/workflows.js';
 import { assertNothingLeft, ofType, sandbox } from './helpers.js';
 
@@ -53,7 +53,7 @@ test('a scripted run: services, delegation, refusals, apply_workflow then delega
     },
   };
   const handle = startRun({ ...box, workflow: workflow(), script, requirement: 'do it all', graceMs: 500 });
-  const streamed: PublicEvent[] = [];
+  const streamed: RunEvent[] = [];
   for await (const event of handle.events()) streamed.push(event);
   const result = await handle.result;
 
@@ -77,7 +77,7 @@ test('a scripted run: services, delegation, refusals, apply_workflow then delega
     lines.map((l) => JSON.parse(l)),
     result.events,
   );
-  const types = new Set(result.events.map((e) => e.type));
+  const types = new Set<string>(result.events.map((e) => e.type));
   for (const type of [
     'run.started',
     'invocation.started',

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createSurface } from '../../../packages/sdk/src/bridge/surface.js';
+import type { HarnessInput } from '../../../packages/sdk/src/harness/harness.js';
 import { ScriptedHarness, parseScript } from '../../../packages/sdk/src/harness/scriptedHarness.js';
 
 const surface = createSurface([
@@ -26,7 +27,10 @@ const surface = createSurface([
   },
 ]);
 
-function input(agent: string) {
+/** Checkpoints saved by the harness, per invocation id, the last one last. */
+const saved = new Map<string, unknown[]>();
+
+function input(agent: string, invocationId = 'inv-test', checkpoint?: unknown): HarnessInput {
   return {
     agent,
     instructions: '',
@@ -34,7 +38,18 @@ function input(agent: string) {
     surface,
     workspace: '/tmp',
     signal: new AbortController().signal,
-    invocationId: 'inv-test',
+    invocationId,
+    runtimePath: '/tmp',
+    hostEnv: {},
+    registry: undefined as unknown as HarnessInput['registry'],
+    graceMs: 100,
+    checkpoint,
+    saveCheckpoint: async (state) => {
+      const list = saved.get(invocationId) ?? [];
+      list.push(JSON.parse(JSON.stringify(state)));
+      saved.set(invocationId, list);
+    },
+    report: () => {},
   };
 }
 
@@ -78,4 +93,39 @@ test('snapshot and restore replay an invocation from its start', async () => {
   harness.restoreAgent('a', start);
   assert.equal((await harness.run(input('a'))).output, 'x');
   assert.equal((await harness.run(input('a'))).output, 'y');
+});
+
+test('it checkpoints at its start and after every call; from a checkpoint it continues without calling again', async () => {
+  const script = parseScript({
+    agents: {
+      a: [
+        { call: 'svc__echo', arguments: { text: 'one' } },
+        { call: 'svc__echo', arguments: { text: 'two' } },
+        { final: '{{0}} {{1}}' },
+      ],
+    },
+  });
+  const first = new ScriptedHarness(script);
+  assert.equal((await first.run(input('a', 'inv-cp'))).output, 'one two');
+  const states = saved.get('inv-cp')!;
+  assert.equal(states.length, 3, 'one at the start, one after each call');
+  assert.deepEqual(
+    states.map((s) => (s as { position: number; results: string[] }).position),
+    [0, 1, 2],
+  );
+  // A new host (a fresh harness) continues from the checkpoint after the first call: the second call and
+  // the final step run, the first call's recorded result is reused.
+  let calls = 0;
+  const counting = {
+    ...surface,
+    callTool: (...args: Parameters<typeof surface.callTool>) => {
+      calls++;
+      return surface.callTool(...args);
+    },
+  };
+  const resumed = new ScriptedHarness(script);
+  const output = await resumed.run({ ...input('a', 'inv-cp2', states[1]), surface: counting });
+  assert.equal(output.output, 'one two');
+  assert.equal(calls, 1, 'only the call whose result was not recorded ran');
+  await assert.rejects(resumed.run(input('a', 'inv-bad', { harness: 'other' })), { code: 'invalid_checkpoint' });
 });

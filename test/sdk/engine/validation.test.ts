@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runWorkflow } from '../../../packages/sdk/src/engine/engine.js';
+import { runWorkflow } from '../../../packages/sdk/src/engine/runs.js';
 import { agent } from '../../fixtures/engine/workflows.js';
 import { markedProcesses, sandbox } from './helpers.js';
 
@@ -47,7 +47,7 @@ const cases: Case[] = [
   },
   {
     name: 'a command harness',
-    workflow: { agents: { main: {}, w: { harness: { type: 'command', command: 'claude', format: 'claude' } } } },
+    workflow: { agents: { main: {}, w: { harness: { type: 'command', preset: 'claude' } } } },
     script: { agents: {} },
     code: 'harness_unavailable',
     message: /agent "w" uses the "command" harness, which is not available/,

@@ -76,9 +76,12 @@ test('slowTool: a service that exits mid-call rejects the pending call with serv
 test('a call after close is refused with service_exited', async (t) => {
   const spec = fixtureSpec(t, 'slowTool.cjs');
   const { session } = await startService(t, spec);
-  const pending = session.callTool('sleep', { ms: 5000 });
+  // The check is attached before close: the call may reject while close is still collecting the group.
+  const refused = assert.rejects(session.callTool('sleep', { ms: 5000 }), (error) => {
+    return isSdkError(error) && error.code === 'service_exited';
+  });
   await session.close();
-  await assert.rejects(pending, (error) => isSdkError(error) && error.code === 'service_exited');
+  await refused;
   await assert.rejects(session.readResource('fixture://readme'), (error) => {
     assert.ok(isSdkError(error) && error.code === 'service_exited');
     return true;

@@ -2,12 +2,11 @@
 import { closeHostSupervisor, resumeRuns } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
-import { untilSignal } from '../signals.js';
-import { progressLine } from './run.js';
+import { cancelOnSignal, progressLine } from './run.js';
 
 export const RESUME_HELP = [
   'resume --data-dir D --project P [--run R] [--json]',
-  "                                     continue interrupted runs: restart Main's invocation with new processes",
+  '                                     continue interrupted and cancelled runs: Main continues from its checkpoint',
 ].join('\n');
 
 export async function resumeCommand(argv: string[], io: Io): Promise<number> {
@@ -19,11 +18,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     'grace-ms': { type: 'string' },
   });
   if (positionals.length > 0) throw usageError('resume takes no positional arguments');
-  const stop = untilSignal();
   const abort = new AbortController();
-  void stop.wait().then(() => {
-    if (stop.signal !== undefined) abort.abort(new Error(`received ${stop.signal}`));
-  });
+  const dispose = cancelOnSignal(abort, io);
   try {
     const results = await resumeRuns({
       dataDir: required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state'),
@@ -39,11 +35,11 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     });
     const runs = results.map((r) => ({ run: r.run, status: r.status, output: r.output, error: r.error }));
     if (values.json) printJson(io, { runs });
-    else if (runs.length === 0) io.stdout('no interrupted runs\n');
+    else if (runs.length === 0) io.stdout('no interrupted or cancelled runs\n');
     else for (const r of runs) io.stdout(`${r.run}: ${r.status}${r.output !== null ? `\n${r.output}` : ''}\n`);
     return results.every((r) => r.status === 'succeeded') ? EXIT.ok : EXIT.failed;
   } finally {
-    stop.dispose();
+    dispose();
     await closeHostSupervisor();
   }
 }

@@ -1,5 +1,5 @@
 /** `scienceevolve run`: a requirement taken through Main (SPEC §10.1); progress on stderr. */
-import { type PublicEvent, closeHostSupervisor, startRun } from '@scienceevolve/sdk';
+import { type RunEvent, SdkError, closeHostSupervisor, startRun } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
@@ -9,39 +9,66 @@ export const RUN_HELP = [
   '                                     take a requirement through Main; progress on stderr',
 ].join('\n');
 
+/** Token counts as a short phrase: `1,234 in / 56 out tokens` (missing counts are left out). */
+function tokens(usage: { inputTokens?: number; outputTokens?: number }): string {
+  const parts = [
+    usage.inputTokens === undefined ? undefined : `${usage.inputTokens.toLocaleString('en-US')} in`,
+    usage.outputTokens === undefined ? undefined : `${usage.outputTokens.toLocaleString('en-US')} out`,
+  ].filter((p) => p !== undefined);
+  return parts.length === 0 ? 'usage not reported' : `${parts.join(' / ')} tokens`;
+}
+
 /** One short progress line for an event, or undefined for events not worth a line. */
-export function progressLine(event: PublicEvent): string | undefined {
-  const who = `[${event.agent ?? 'run'}]`;
+export function progressLine(event: RunEvent): string | undefined {
+  const who = `[${'agent' in event ? event.agent : 'run'}]`;
   switch (event.type) {
     case 'run.started':
-      return `run ${event.run} started (project ${String(event.project)}, workflow version ${String(event.version)})`;
+      return `run ${event.run} started (project ${event.project}, workflow version ${event.version})`;
     case 'run.resumed':
-      return `run ${event.run} resumed (resume ${String(event.resumes)}; Main's invocation restarts from its start)`;
-    case 'invocation.started': {
-      const services = event.services as string[];
-      return `${who} invocation ${event.invocation} attempt ${String(event.attempt)}${event.restarted ? ' (restarted)' : ''}: starting ${services.length > 0 ? `services ${services.join(', ')}` : 'no services'}`;
-    }
+      return `run ${event.run} resumed from ${event.from} (resume ${event.resumes}; Main continues from its last checkpoint)`;
+    case 'invocation.started':
+      return `${who} invocation ${event.invocation} attempt ${event.attempt}${event.restarted ? ' (restarted)' : ''}${event.fromCheckpoint ? ' from its checkpoint' : ''}: starting ${event.services.length > 0 ? `services ${event.services.join(', ')}` : 'no services'}`;
     case 'service.ready':
-      return `${who} service ${String(event.service)} ready (${String(event.tools)} tools, ${String(event.startMs)} ms)`;
+      return `${who} service ${event.service} ready (${event.tools} tools, ${event.startMs} ms)`;
     case 'service.failed':
-      return `${who} service ${String(event.service)} failed: ${(event.error as { message: string }).message}`;
+      return `${who} service ${event.service} failed: ${event.error.message}`;
+    case 'model.called':
+      return `${who} turn ${event.turn} (${event.model}): ${tokens(event.usage)}, ${event.durationMs} ms`;
+    case 'model.retry':
+      return `${who} turn ${event.turn}: model call failed (${event.status ?? 'network'}: ${event.message.split('\n')[0]}); retry ${event.attempt} in ${event.delayMs} ms`;
     case 'tool.calling':
-      return `${who} calling ${String(event.tool)}`;
+      return `${who} calling ${event.tool}`;
     case 'tool.called':
-      return event.ok
-        ? undefined
-        : `${who} ${String(event.tool)} answered an error: ${String(event.summary).split('\n')[0]}`;
+      return event.ok ? undefined : `${who} ${event.tool} answered an error: ${event.summary.split('\n')[0]}`;
     case 'workflow.reconfigured':
-      return `${who} workflow version ${String(event.version)} accepted (services: ${(event.changedMcps as string[]).join(', ') || 'none'}; agents: ${(event.changedAgents as string[]).join(', ') || 'none'})`;
+      return `${who} workflow version ${event.version} accepted (services: ${event.changedMcps.join(', ') || 'none'}; agents: ${event.changedAgents.join(', ') || 'none'})`;
     case 'invocation.attempt_failed':
-      return `${who} attempt ${String(event.attempt)} failed: ${(event.error as { message: string } | null)?.message ?? ''}${event.willRetry ? ' — retrying with fresh services' : ''}`;
+      return `${who} attempt ${event.attempt} failed: ${event.error?.message ?? ''}${event.willRetry ? ' — retrying with fresh services' : ''}`;
     case 'invocation.finished':
-      return `${who} invocation ${event.invocation} ${String(event.status)}`;
+      return `${who} invocation ${event.invocation} ${event.status}`;
     case 'run.finished':
-      return `run ${event.run} ${String(event.status)}`;
+      return `run ${event.run} ${event.status}${event.usage.modelCalls > 0 ? ` (${event.usage.modelCalls} model calls, ${tokens(event.usage)})` : ''}`;
     default:
       return undefined;
   }
+}
+
+/**
+ * Aborts `abort` on the first SIGINT/SIGTERM/SIGHUP: the run stops its harnesses, collects every process
+ * and ends `cancelled`. Returns the handlers' disposer.
+ */
+export function cancelOnSignal(abort: AbortController, io: Io): () => void {
+  const stop = untilSignal();
+  void stop.wait().then(() => {
+    if (stop.signal === undefined) return;
+    io.stderr(`received ${stop.signal}: cancelling the run (collecting every process)\n`);
+    abort.abort(
+      new SdkError('cancelled', `the run was cancelled by ${stop.signal}`, {
+        remedy: 'continue it with `scienceevolve resume`',
+      }),
+    );
+  });
+  return () => stop.dispose();
 }
 
 export async function runCommand(argv: string[], io: Io): Promise<number> {
@@ -63,11 +90,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
   const dataDir = required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state');
   const workflow = required(values.workflow, '--workflow', 'the workflow.json to run');
   const workspace = required(values.workspace, '--workspace', 'the directory the agents work in');
-  const stop = untilSignal();
   const abort = new AbortController();
-  void stop.wait().then(() => {
-    if (stop.signal !== undefined) abort.abort(new Error(`received ${stop.signal}`));
-  });
+  const dispose = cancelOnSignal(abort, io);
   try {
     const handle = startRun({
       dataDir,
@@ -93,15 +117,15 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     io.stderr(
       `events: ${result.eventsPath}\nlogs:   ${result.runDir}/invocations/<invocation>/mcp/<service>.stderr.log\n`,
     );
-    if (result.status === 'interrupted') {
+    if (result.status === 'interrupted' || result.status === 'cancelled') {
       io.stderr(
-        `the run was interrupted; continue it with: scienceevolve resume --data-dir ${dataDir} --project ${result.project} --run ${result.run}\n`,
+        `the run was ${result.status}; continue it with: scienceevolve resume --data-dir ${dataDir} --project ${result.project} --run ${result.run}\n`,
       );
     }
     if (result.error) io.stderr(`error [${result.error.code}]: ${result.error.message}\n`);
     return result.status === 'succeeded' ? EXIT.ok : EXIT.failed;
   } finally {
-    stop.dispose();
+    dispose();
     await closeHostSupervisor();
   }
 }

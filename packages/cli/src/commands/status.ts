@@ -1,11 +1,11 @@
 /** `scienceevolve status`: runs, invocations, live services and the accepted version. */
-import { runStatus } from '@scienceevolve/sdk';
+import { type UsageTotals, runStatus } from '@scienceevolve/sdk';
 import { parse, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 
 export const STATUS_HELP = [
   'status --data-dir D [--project P] [--json]',
-  '                                     runs, invocations, live services and the accepted version',
+  '                                     runs, invocations, token usage, live services and the accepted version',
 ].join('\n');
 
 export async function statusCommand(argv: string[], io: Io): Promise<number> {
@@ -24,14 +24,15 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
     io.stdout(`project ${p.project}: accepted version ${p.acceptedVersion ?? '(none)'}\n`);
     for (const r of p.runs) {
       io.stdout(
-        `  run ${r.run}: ${r.status} (started ${r.startedAt}${r.resumes > 0 ? `, resumed ${r.resumes}×` : ''})\n`,
+        `  run ${r.run}: ${r.status} (started ${r.startedAt}${r.resumes > 0 ? `, resumed ${r.resumes}×` : ''})${usageText(r.usage)}\n`,
       );
       for (const i of r.invocations) {
         io.stdout(
-          `    ${i.agent} ${i.id}: ${i.state}, ${i.attempts} attempt${i.attempts === 1 ? '' : 's'}${i.restarted ? ', restarted' : ''}\n`,
+          `    ${i.agent} ${i.id}: ${i.state}, ${i.attempts} attempt${i.attempts === 1 ? '' : 's'}${i.restarted ? ', restarted' : ''}, ${i.toolCalls} tool call${i.toolCalls === 1 ? '' : 's'}${usageText(i.usage)}\n`,
         );
       }
     }
+    for (const c of p.corruptRuns) io.stdout(`  run ${c.run}: DAMAGED RECORD — ${c.message}\n`);
     for (const s of p.liveServices) {
       io.stdout(
         `  live service pid ${s.pid} (invocation ${s.invocation}, host ${s.hostPid}${s.hostAlive ? '' : ' — dead: a stray'})\n`,
@@ -39,4 +40,11 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
     }
   }
   return EXIT.ok;
+}
+
+/** `; 3 model calls, 1,200 in / 80 out tokens`, or nothing when no model was called. */
+function usageText(usage: UsageTotals): string {
+  if (usage.modelCalls === 0) return '';
+  const n = (x: number) => x.toLocaleString('en-US');
+  return `; ${n(usage.modelCalls)} model call${usage.modelCalls === 1 ? '' : 's'}, ${n(usage.inputTokens)} in / ${n(usage.outputTokens)} out tokens`;
 }

@@ -5,11 +5,10 @@ import {
   listVersions,
   loadWorkflow,
   openDataDir,
-  readAccepted,
+  requireAccepted,
   readVersion,
   resolveProjectId,
 } from '@scienceevolve/sdk';
-import { SdkError } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 
@@ -82,13 +81,7 @@ async function show(argv: string[], io: Io): Promise<number> {
   const version = positiveInt(values.version, '--version');
   // Reading must not create the project: a mistyped --project would otherwise leave an empty project behind.
   const paths = new ProjectPaths(await openDataDir(dataDir), project);
-  const record = version === undefined ? await readAccepted(paths) : await readVersion(paths, version);
-  if (record === undefined) {
-    throw new SdkError('unknown_project', `project ${project} has no accepted workflow in ${paths.dataDir}`, {
-      remedy: 'load one with `scienceevolve workflow load <workflow.json> --data-dir D --project P`',
-      data: { project },
-    });
-  }
+  const record = version === undefined ? await requireAccepted(paths) : await readVersion(paths, version);
   if (values.json) {
     printJson(io, {
       project,
@@ -114,12 +107,7 @@ async function existingProject(values: {
   const dataDir = required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state');
   const project = resolveProjectId({ project: values.project, workspace: values.workspace });
   const paths = new ProjectPaths(await openDataDir(dataDir), project);
-  if ((await readAccepted(paths)) === undefined) {
-    throw new SdkError('unknown_project', `project ${project} has no accepted workflow in ${paths.dataDir}`, {
-      remedy: 'load one with `scienceevolve workflow load <workflow.json> --data-dir D --project P`',
-      data: { project },
-    });
-  }
+  await requireAccepted(paths);
   return paths;
 }
 

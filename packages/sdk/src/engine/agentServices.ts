@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { createSurface, type Surface } from '../bridge/surface.js';
+import type { Surface } from '../bridge/surface.js';
 import { SdkError } from '../errors.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
 import { type InvocationServices, processFacts, startInvocationServices } from '../invocation/invocation.js';
@@ -14,7 +14,8 @@ import type { ServiceEvent } from '../services/serviceEvents.js';
 import { resolveProjectId } from '../store/projectId.js';
 import { type ProjectPaths, openProject } from '../store/projectStore.js';
 import { loadWorkflow } from '../store/workflowLoad.js';
-import { type WorkflowVersion, readAccepted } from '../store/workflowVersions.js';
+import { type WorkflowVersion, requireAccepted } from '../store/workflowVersions.js';
+import { agentSurface } from './agentSurface.js';
 import { FIXED_CATALOG_SERVICE, fixedCatalog } from './fixedCatalog.js';
 
 /** Options shared by probe and serve. */
@@ -73,13 +74,7 @@ async function prepare(options: AgentServicesOptions): Promise<Prepared> {
     await loadWorkflow({ dataDir: options.dataDir, project: projectId, workflow: options.workflow });
   }
   const paths = await openProject(options.dataDir, projectId);
-  const version = await readAccepted(paths);
-  if (version === undefined) {
-    throw new SdkError('unknown_project', `project ${projectId} has no accepted workflow in ${paths.dataDir}`, {
-      remedy: 'pass --workflow W, or load one first with `scienceevolve workflow load`',
-      data: { project: projectId },
-    });
-  }
+  const version = await requireAccepted(paths);
   await sweepProjectStrays(paths, { graceMs: options.graceMs });
   return { paths, version };
 }
@@ -198,7 +193,7 @@ export async function serveAgentServices(options: ServeAgentOptions): Promise<Se
   try {
     const entries = [...services.sessions];
     const withCatalog = options.agent === 'main' && !options.passthrough;
-    const surface = createSurface(
+    const surface = agentSurface(
       withCatalog
         ? [
             ...entries,

@@ -5,10 +5,11 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { LocalService, LocalTool } from '../bridge/surface.js';
-import { isSdkError, toSdkError } from '../errors.js';
+import { SdkError, isSdkError, toSdkError } from '../errors.js';
 import { applyWorkflow } from '../reconfigure/applyWorkflow.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import { readAccepted } from '../store/workflowVersions.js';
+import type { InvocationRecord } from './runRecord.js';
 
 /** The fixed catalog's service name. */
 export const FIXED_CATALOG_SERVICE = 'scienceevolve';
@@ -109,5 +110,73 @@ export function errorResult(error: unknown): CallToolResult {
     isError: true,
     content: [{ type: 'text', text }],
     structuredContent: { code: e.code, message: e.message, errors },
+  };
+}
+
+/** What Main's `delegate` needs from the engine. */
+export interface DelegateOptions {
+  /** The worker agents of the workflow version in force (every agent but `main`). */
+  workers(): Promise<string[]>;
+  /** Runs one invocation of worker `agent` on `task` to its end (retries included) and returns its record. */
+  run(agent: string, task: string): Promise<InvocationRecord>;
+}
+
+/**
+ * Main's `delegate` (SPEC §10.1): one worker invocation to its end; its final answer is the result. A
+ * worker that fails (or is cancelled) is a tool error naming its invocation, status and error, so Main
+ * can go on.
+ */
+export function delegateTool(options: DelegateOptions): LocalTool {
+  return {
+    tool: {
+      name: 'delegate',
+      title: 'Delegate a task to a worker',
+      description:
+        'Runs one worker agent on a task and returns its final answer. The worker works with its own services; Main cannot be delegated to.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          agent: { type: 'string', description: 'the worker agent (a name under "agents", not "main")' },
+          task: { type: 'string', description: 'what the worker should do' },
+        },
+        required: ['agent', 'task'],
+        additionalProperties: false,
+      },
+    },
+    handler: async (args: Record<string, unknown>) => {
+      const agent = String(args.agent);
+      const task = String(args.task);
+      const workers = await options.workers();
+      if (!workers.includes(agent)) {
+        return errorResult(
+          new SdkError(
+            'unknown_agent',
+            agent === 'main' ? 'Main cannot delegate to itself' : `there is no worker "${agent}"`,
+            { remedy: `delegate to one of: ${workers.join(', ') || '(no workers)'}`, data: { agent } },
+          ),
+        );
+      }
+      const worker = await options.run(agent, task);
+      if (worker.state !== 'succeeded') {
+        const error = worker.error ?? {
+          code: 'cancelled',
+          message: `the run was cancelled before worker "${agent}" finished`,
+        };
+        return {
+          isError: true,
+          content: [
+            {
+              type: 'text',
+              text: `worker "${agent}" (invocation ${worker.id}) ${worker.state} after ${worker.attempts.length} attempt(s): ${error.code}: ${error.message}`,
+            },
+          ],
+          structuredContent: { agent, invocation: worker.id, status: worker.state, error },
+        };
+      }
+      return {
+        content: [{ type: 'text', text: worker.output ?? '' }],
+        structuredContent: { agent, invocation: worker.id, status: worker.state, output: worker.output ?? '' },
+      };
+    },
   };
 }

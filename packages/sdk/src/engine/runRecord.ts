@@ -6,48 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isHostAlive } from '@scienceevolve/supervisor';
+import { processStartTime } from '@scienceevolve/supervisor/protocol';
+import { SdkError, toSdkError } from '../errors.js';
 import { readJsonFile, writeFileAtomic } from '../store/atomicFile.js';
+import type { ErrorRecord, InvocationState, RunStatus, UsageTotals } from '../events/runEvents.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
-/**
- * The life of a run. `running → succeeded | failed`; `running → interrupted` when the host was cancelled
- * (SIGINT/SIGTERM, an aborted signal); a `running` run whose host died is shown as `interrupted` by
- * `status`. `interrupted → running` by `resume`.
- */
-export type RunStatus =
-  /** A host is taking the requirement through Main. */
-  | 'running'
-  /** Main finished and returned its answer. Final. */
-  | 'succeeded'
-  /** Main's invocation failed after its retries (or the run could not continue). Final. */
-  | 'failed'
-  /** The host stopped before Main finished; `resume` continues it. */
-  | 'interrupted';
-
-/**
- * The life of an invocation: `starting → running → succeeded`; a failed attempt goes back to `starting`
- * while retries remain, else to `failed`; `interrupted` when its host stopped or died mid-way (a resumed
- * run restarts Main's invocation, which delegates its workers anew).
- */
-export type InvocationState =
-  /** Its services are being started (the harness has not started). */
-  | 'starting'
-  /** Every service is ready and the harness is running. */
-  | 'running'
-  /** The harness returned its final answer. Final. */
-  | 'succeeded'
-  /** Every attempt failed. Final. */
-  | 'failed'
-  /** Its host stopped before it finished. Final for this record unless it is Main's, which resume restarts. */
-  | 'interrupted';
-
-/** An error as stored and published: `SdkError.toJSON()`. */
-export interface ErrorRecord {
-  code: string;
-  message: string;
-  remedy?: string;
-  data?: Record<string, unknown>;
-}
+export type { ErrorRecord, InvocationState, RunStatus, UsageTotals } from '../events/runEvents.js';
 
 /** One attempt of an invocation: its own services, its own runtime directory. */
 export interface AttemptRecord {
@@ -65,6 +30,12 @@ export interface AttemptRecord {
   finishedAt: string | null;
   outcome: 'succeeded' | 'failed' | 'interrupted' | null;
   error: ErrorRecord | null;
+  /** True when the attempt continued from the invocation's checkpoint. */
+  fromCheckpoint?: boolean;
+  /** Tool calls that reached the attempt's surface, as the engine counted them. */
+  toolCalls?: number;
+  /** Tool calls that reached the surface as the harness reported them (agent CLIs), or null when it did not say. */
+  toolCallsReached?: number | null;
 }
 
 /** One invocation (an agent working one task). */
@@ -75,7 +46,7 @@ export interface InvocationRecord {
   parent: string | null;
   task: string;
   state: InvocationState;
-  /** True when `resume` restarted it from its start (its tool calls may have run twice). */
+  /** True when `resume` continued it (from its checkpoint when it had one, else from its start). */
   restarted: boolean;
   /** The directory it worked in (the shared workspace, or its role's worktree when Git-on). */
   workspace: string;
@@ -86,8 +57,10 @@ export interface InvocationRecord {
   finishedAt: string | null;
   output: string | null;
   error: ErrorRecord | null;
-  /** Scripted harness: every agent's script position when the invocation was created (restored on restart). */
-  scriptPositions: Record<string, number> | null;
+  /** Usage of the invocation's model calls, across its attempts. */
+  usage?: UsageTotals;
+  /** `runs/<run>/checkpoints/<id>.json` once the harness saved a checkpoint, else null. */
+  checkpoint?: string | null;
 }
 
 /** `run.json`. */
@@ -112,6 +85,8 @@ export interface RunRecord {
   error: ErrorRecord | null;
   /** How many times `resume` continued the run. */
   resumes: number;
+  /** Usage of every model call of the run. */
+  usage?: UsageTotals;
   invocations: InvocationRecord[];
 }
 
@@ -130,25 +105,64 @@ export function runEventsPath(paths: ProjectPaths, runId: string): string {
   return join(paths.runDir(runId), 'events.jsonl');
 }
 
-/** Reads one run's record; undefined when there is none. */
-export function readRunRecord(paths: ProjectPaths, runId: string): Promise<RunRecord | undefined> {
-  return readJsonFile<RunRecord>(runRecordPath(paths, runId));
+/** A run whose `run.json` could not be read or is not a run record: `status` reports it, never skips it. */
+export interface CorruptRun {
+  run: string;
+  path: string;
+  message: string;
 }
 
-/** Every run of a project, oldest first. */
-export async function listRunRecords(paths: ProjectPaths): Promise<RunRecord[]> {
+const STATUSES: readonly string[] = ['running', 'succeeded', 'failed', 'cancelled', 'interrupted'];
+
+/**
+ * Reads one run's record; undefined when there is none. A file that is not JSON or not a run record of
+ * this run (anything may edit the data dir) throws `io_error` naming the file.
+ */
+export async function readRunRecord(paths: ProjectPaths, runId: string): Promise<RunRecord | undefined> {
+  const path = runRecordPath(paths, runId);
+  const record = await readJsonFile<unknown>(path);
+  if (record === undefined) return undefined;
+  const r = record as Partial<RunRecord>;
+  const valid =
+    typeof record === 'object' &&
+    record !== null &&
+    r.format === 1 &&
+    r.run === runId &&
+    typeof r.status === 'string' &&
+    STATUSES.includes(r.status) &&
+    Array.isArray(r.invocations) &&
+    typeof r.host === 'object' &&
+    r.host !== null;
+  if (!valid) {
+    throw new SdkError('io_error', `${path} is not the record of run ${runId}`, {
+      remedy: 'restore the file, or remove the run directory if the run is not needed',
+      data: { path, run: runId },
+    });
+  }
+  return record as RunRecord;
+}
+
+/** Every run of a project, oldest first, and the runs whose `run.json` is damaged. */
+export async function listRunRecords(paths: ProjectPaths): Promise<{ records: RunRecord[]; corrupt: CorruptRun[] }> {
   let names: string[];
   try {
     names = await readdir(paths.runsDir);
   } catch {
-    return [];
+    return { records: [], corrupt: [] };
   }
   const records: RunRecord[] = [];
+  const corrupt: CorruptRun[] = [];
   for (const name of names.sort()) {
-    const record = await readRunRecord(paths, name).catch(() => undefined);
-    if (record !== undefined) records.push(record);
+    try {
+      const record = await readRunRecord(paths, name);
+      // A directory without run.json is not a run (a `services probe` or `serve` directory, or a run
+      // being created).
+      if (record !== undefined) records.push(record);
+    } catch (error) {
+      corrupt.push({ run: name, path: runRecordPath(paths, name), message: toSdkError(error).message });
+    }
   }
-  return records;
+  return { records, corrupt };
 }
 
 /** The status a reader should see: a `running` run whose host is gone is `interrupted`. */
@@ -174,4 +188,14 @@ export class RunFile {
     this.queue = write.catch(() => {});
     return write;
   }
+}
+
+/** The current host as a run record names it: its pid and start time (a reused pid is not the same host). */
+export function thisHost(): { pid: number; start: string } {
+  return { pid: process.pid, start: processStartTime(process.pid) ?? '0' };
+}
+
+/** The time now, ISO 8601. */
+export function now(): string {
+  return new Date().toISOString();
 }

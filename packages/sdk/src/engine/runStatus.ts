@@ -9,7 +9,8 @@ import { isHostAlive, parseMarker, scanMarkedProcesses } from '@scienceevolve/su
 import { SdkError } from '../errors.js';
 import { ProjectPaths } from '../store/projectStore.js';
 import { readAccepted } from '../store/workflowVersions.js';
-import { type InvocationState, type RunStatus, effectiveStatus, listRunRecords } from './runRecord.js';
+import { type UsageTotals, emptyUsage } from '../events/runEvents.js';
+import { type CorruptRun, type InvocationState, type RunStatus, effectiveStatus, listRunRecords } from './runRecord.js';
 
 /** One invocation as `status` shows it. */
 export interface InvocationStatus {
@@ -19,18 +20,24 @@ export interface InvocationStatus {
   state: InvocationState;
   attempts: number;
   restarted: boolean;
+  /** Usage of the invocation's model calls (zeros for a harness without a model, or a record from before usage was kept). */
+  usage: UsageTotals;
+  /** Tool calls that reached the surface, summed over the attempts. */
+  toolCalls: number;
 }
 
 /** One run as `status` shows it. */
 export interface RunStatusReport {
   run: string;
-  /** `running` only while its host is alive; a dead host's run shows `interrupted`. */
+  /** `running` only while its host is alive; a dead host's run shows `interrupted`; `cancelled` after SIGINT/SIGTERM. */
   status: RunStatus;
   startedAt: string;
   finishedAt: string | null;
   hostPid: number;
   resumes: number;
   output: string | null;
+  /** Usage of every model call of the run, across resumes. */
+  usage: UsageTotals;
   invocations: InvocationStatus[];
 }
 
@@ -51,6 +58,8 @@ export interface ProjectStatus {
   /** The accepted version, or null when none was accepted. */
   acceptedVersion: number | null;
   runs: RunStatusReport[];
+  /** Runs whose `run.json` is damaged (not JSON, or not this run's record): reported, never skipped. */
+  corruptRuns: CorruptRun[];
   liveServices: LiveService[];
 }
 
@@ -88,10 +97,11 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
   for (const id of ids) {
     const paths = new ProjectPaths(dataDir, id);
     const accepted = await readAccepted(paths).catch(() => undefined);
-    const runs = await listRunRecords(paths);
+    const { records: runs, corrupt } = await listRunRecords(paths);
     projects.push({
       project: id,
       acceptedVersion: accepted?.version ?? null,
+      corruptRuns: corrupt,
       runs: runs.map((r) => ({
         run: r.run,
         status: effectiveStatus(r),
@@ -100,6 +110,7 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
         hostPid: r.host.pid,
         resumes: r.resumes,
         output: r.output,
+        usage: r.usage ?? emptyUsage(),
         invocations: r.invocations.map((i) => ({
           id: i.id,
           agent: i.agent,
@@ -107,6 +118,8 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
           state: i.state,
           attempts: i.attempts.length,
           restarted: i.restarted,
+          usage: i.usage ?? emptyUsage(),
+          toolCalls: i.attempts.reduce((sum, a) => sum + (a.toolCalls ?? 0), 0),
         })),
       })),
       liveServices: marked.flatMap((p) => {

@@ -1,14 +1,14 @@
 /** An async iterator over a run's public events: every event from the first, then each new one until the run ends. */
-import type { PublicEvent } from './journal.js';
+import type { RunEvent } from './runEvents.js';
 
 /** A buffered, multi-reader stream of events. Each reader starts at the first event. */
-export class EventStream implements AsyncIterable<PublicEvent> {
-  private readonly events: PublicEvent[] = [];
+export class EventStream implements AsyncIterable<RunEvent> {
+  private readonly events: RunEvent[] = [];
   private readonly wakers = new Set<() => void>();
   private ended = false;
 
   /** Adds an event (ignored after {@link end}). */
-  push(event: PublicEvent): void {
+  push(event: RunEvent): void {
     if (this.ended) return;
     this.events.push(event);
     this.wake();
@@ -21,7 +21,7 @@ export class EventStream implements AsyncIterable<PublicEvent> {
   }
 
   /** Every event so far. */
-  get all(): readonly PublicEvent[] {
+  get all(): readonly RunEvent[] {
     return this.events;
   }
 
@@ -29,7 +29,7 @@ export class EventStream implements AsyncIterable<PublicEvent> {
     for (const wake of [...this.wakers]) wake();
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<PublicEvent> {
+  async *[Symbol.asyncIterator](): AsyncIterator<RunEvent> {
     let next = 0;
     for (;;) {
       while (next < this.events.length) yield this.events[next++]!;

@@ -3,21 +3,15 @@
  * ids, times and paths, never service logs or secret values.
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { RunEvent } from './runEvents.js';
 
-/** One public event. `type` names it (`run.started`, `service.ready`, …); the rest depends on the type. */
-export interface PublicEvent {
-  type: string;
-  /** ISO 8601. */
-  time: string;
-  run?: string;
-  invocation?: string;
-  agent?: string;
-  [field: string]: unknown;
-}
+/** One public event: a member of {@link RunEvent}, told apart by `type`. */
+export type PublicEvent = RunEvent;
 
 /** Receives public events. */
-export type EventSink = (event: PublicEvent) => void;
+export type EventSink = (event: RunEvent) => void;
 
 /** Appends events to a JSON-lines file. Appends are synchronous so the file's order is the events' order. */
 export class EventJournal {
@@ -27,8 +21,8 @@ export class EventJournal {
     mkdirSync(dirname(path), { recursive: true });
   }
 
-  /** Appends one event (a line well under PIPE_BUF-sized writes is not needed: one writer per run). */
-  append(event: PublicEvent): void {
+  /** Appends one event (one writer per run, so whole lines in order). */
+  append(event: RunEvent): void {
     appendFileSync(this.path, `${JSON.stringify(event)}\n`);
     for (const listener of this.listeners) {
       try {
@@ -44,4 +38,27 @@ export class EventJournal {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
+}
+
+/**
+ * Every event of a journal file, in order; a torn last line (a host killed mid-append) is skipped, and a
+ * missing file is an empty journal. Lines are trusted to be events this SDK wrote.
+ */
+export async function readEvents(path: string): Promise<RunEvent[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return [];
+  }
+  const events: RunEvent[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      events.push(JSON.parse(line) as RunEvent);
+    } catch {
+      // A line cut short by a crash.
+    }
+  }
+  return events;
 }

@@ -4,6 +4,7 @@
  * Every harness — scripted, model loop, agent CLI — plugs in through this file alone: the engine never
  * imports a particular harness.
  */
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { Surface } from '../bridge/surface.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
 
@@ -89,4 +90,12 @@ export interface HarnessOutput {
  */
 export interface AgentHarness {
   run(input: HarnessInput): Promise<HarnessOutput>;
+}
+
+/** The text content of a tool result, its text items joined by newlines (what a harness reads back). */
+export function resultText(result: CallToolResult): string {
+  return (result.content ?? [])
+    .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
 }

@@ -1,32 +1,122 @@
-/** Picks the harness an agent's `harness` configuration names (SPEC §10.2). */
+/**
+ * The harness registry (SPEC §10.2): which factory builds the harness an agent's `harness` configuration
+ * names, and what a run loads for its harnesses (the scripted harness's script). The engine reaches
+ * harnesses through this file and harness.ts alone.
+ */
 import { SdkError } from '../errors.js';
 import type { Harness } from '../workflow/workflowSchema.js';
 import type { AgentHarness } from './harness.js';
-import type { ScriptedHarness } from './scriptedHarness.js';
+import { type Script, ScriptedHarness, parseScript, readScriptFile } from './scriptedHarness.js';
 
-/** The harness types this version runs. */
-export const AVAILABLE_HARNESS_TYPES = ['scripted'] as const;
+/** One harness type's configuration. */
+export type HarnessConfigOf<T extends Harness['type']> = Extract<Harness, { type: T }>;
+
+/** What a run offers every factory: the harnesses shared by the run's agents. */
+export interface HarnessRunContext {
+  /** The run's scripted harness, or undefined when the run has no script. */
+  readonly scripted: ScriptedHarness | undefined;
+}
+
+/** Builds the harness of `agent` from its configuration. Throws an `SdkError` when it cannot. */
+export type HarnessFactory<T extends Harness['type']> = (
+  agent: string,
+  config: HarnessConfigOf<T>,
+  run: HarnessRunContext,
+) => AgentHarness;
+
+/** Factories by harness type. */
+export type HarnessFactories = { readonly [T in Harness['type']]?: HarnessFactory<T> };
 
 /**
- * The harness for `agent`. `scripted` uses the run's script; every other type throws `usage`: this version
- * does not include it (see docs/harnesses.md).
+ * The built-in factories by harness type. A type without one is refused with `harness_unavailable`. A
+ * factory that needs nothing of the run takes `(agent, config)` only.
  */
-export function harnessFor(agent: string, config: Harness, scripted: ScriptedHarness | undefined): AgentHarness {
-  if (config.type === 'scripted') {
-    if (scripted === undefined) {
-      throw new SdkError('usage', `agent "${agent}" uses the scripted harness, but the run has no script`, {
-        remedy: 'pass --script <script.json> (API: `script`) with the steps of every scripted agent',
-        data: { agent },
-      });
-    }
-    return scripted;
-  }
+const FACTORIES: HarnessFactories = {
+  scripted: scriptedFor,
+  // One line a type: `openai: createModelLoopHarness,` (also `anthropic`, `gemini`) from ./modelLoop.js and
+  // `command: createCommandHarness,` from ./commandHarness.js.
+};
+
+/** The harness types this version runs. */
+export const AVAILABLE_HARNESS_TYPES: readonly Harness['type'][] = Object.keys(FACTORIES) as Harness['type'][];
+
+/**
+ * The harness for `agent`. Throws `usage` for a scripted agent in a run without a script, and
+ * `harness_unavailable` for a type this version does not include.
+ */
+export function harnessFor(
+  agent: string,
+  config: Harness,
+  run: HarnessRunContext,
+  overrides: HarnessFactories = {},
+): AgentHarness {
+  const factory = (overrides[config.type] ?? FACTORIES[config.type]) as HarnessFactory<typeof config.type> | undefined;
+  if (factory !== undefined) return factory(agent, config, run);
   throw new SdkError(
     'harness_unavailable',
     `agent "${agent}" uses the "${config.type}" harness, which is not available in this version (available: ${AVAILABLE_HARNESS_TYPES.join(', ')})`,
     {
-      remedy: `set agents.${agent}.harness to {"type": "scripted"} and pass --script, or drive the agent yourself through \`scienceevolve services serve\``,
+      remedy: `set agents.${agent}.harness to one of the available types, or drive the agent yourself through \`scienceevolve services serve\``,
       data: { agent, harness: config.type },
     },
   );
+}
+
+function scriptedFor(agent: string, _config: HarnessConfigOf<'scripted'>, run: HarnessRunContext): AgentHarness {
+  if (run.scripted === undefined) {
+    throw new SdkError('usage', `agent "${agent}" uses the scripted harness, but the run has no script`, {
+      remedy: 'pass --script <script.json> (API: `script`) with the steps of every scripted agent',
+      data: { agent },
+    });
+  }
+  return run.scripted;
+}
+
+/** What a run gives the harness layer: the sources its harnesses need. */
+export interface HarnessSources {
+  /** The scripted harness's script: a file path or the document. */
+  script?: string | Record<string, unknown> | undefined;
+  /**
+   * Factories that replace the built-in ones for their types (an embedder's own harness, a test's fake
+   * model loop). Default none.
+   */
+  factories?: HarnessFactories | undefined;
+}
+
+/**
+ * The harnesses of one run in one host: loads what they need once (the script), checks every agent's
+ * harness before anything starts, and builds each invocation's harness.
+ */
+export class RunHarnesses implements HarnessRunContext {
+  private constructor(
+    /** The run's script, to be kept with the run so `resume` replays the same decisions; undefined without one. */
+    readonly script: Script | undefined,
+    readonly scripted: ScriptedHarness | undefined,
+    private readonly overrides: HarnessFactories,
+  ) {}
+
+  /** Loads and validates the sources (`invalid_script`, `invalid_json`, `io_error` name the problem). */
+  static async load(sources: HarnessSources): Promise<RunHarnesses> {
+    const script =
+      sources.script === undefined
+        ? undefined
+        : typeof sources.script === 'string'
+          ? await readScriptFile(sources.script)
+          : parseScript(sources.script);
+    return new RunHarnesses(
+      script,
+      script === undefined ? undefined : new ScriptedHarness(script),
+      sources.factories ?? {},
+    );
+  }
+
+  /** Throws for the first agent whose harness cannot be built (before the run accepts anything). */
+  check(agents: Readonly<Record<string, { harness: Harness }>>): void {
+    for (const [agent, config] of Object.entries(agents)) harnessFor(agent, config.harness, this, this.overrides);
+  }
+
+  /** The harness of one invocation of `agent`. */
+  forAgent(agent: string, config: Harness): AgentHarness {
+    return harnessFor(agent, config, this, this.overrides);
+  }
 }

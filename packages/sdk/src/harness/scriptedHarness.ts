@@ -6,10 +6,9 @@
  * use it.
  */
 import { readFile } from 'node:fs/promises';
-import type { CallToolResult } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { SdkError, toSdkError } from '../errors.js';
-import type { AgentHarness, HarnessInput, HarnessOutput } from './harness.js';
+import { type AgentHarness, type HarnessInput, type HarnessOutput, resultText } from './harness.js';
 
 /** One call step: a tool of the agent's surface (`<service>__<tool>`) and its arguments. */
 export const ScriptCallSchema = z.strictObject({
@@ -79,12 +78,27 @@ export async function readScriptFile(path: string): Promise<Script> {
 export type ScriptPositions = Record<string, number>;
 
 /**
- * The scripted harness of one run. It keeps each agent's position; the engine snapshots the positions
- * when an invocation starts and restores them when that invocation is retried or resumed, so a restarted
- * invocation replays the same decisions.
+ * The scripted harness's checkpoint of one invocation: where its agent is in its list, the results it
+ * recorded (for `{{N}}`), and every agent's position when it was saved (Main's restore puts its workers
+ * back where they were, so a worker Main delegated and recorded is not delegated again).
+ */
+const ScriptCheckpointSchema = z.strictObject({
+  harness: z.literal('scripted'),
+  /** The index of the agent's next step. */
+  position: z.int().min(0),
+  /** The text of each call result of this invocation so far. */
+  results: z.array(z.string()),
+  positions: z.record(z.string(), z.int().min(0)),
+});
+type ScriptCheckpoint = z.infer<typeof ScriptCheckpointSchema>;
+
+/**
+ * The scripted harness of one run. It keeps each agent's position, shared by the agent's invocations. It
+ * checkpoints each invocation when it starts and after every call, so a retried or resumed invocation
+ * continues after its last recorded call instead of calling its tools again.
  */
 export class ScriptedHarness implements AgentHarness {
-  private positions: ScriptPositions = {};
+  private positions: ScriptPositions = Object.create(null) as ScriptPositions;
 
   constructor(readonly script: Script) {}
 
@@ -95,17 +109,17 @@ export class ScriptedHarness implements AgentHarness {
 
   /** Puts every agent back where a {@link snapshot} found it. */
   restore(positions: ScriptPositions): void {
-    this.positions = { ...positions };
+    this.positions = Object.assign(Object.create(null) as ScriptPositions, positions);
   }
 
   /** Puts one agent back where a {@link snapshot} found it, leaving the others where they are. */
   restoreAgent(agent: string, positions: ScriptPositions): void {
-    this.positions[agent] = positions[agent] ?? 0;
+    this.positions[agent] = Object.hasOwn(positions, agent) ? positions[agent]! : 0;
   }
 
   async run(input: HarnessInput): Promise<HarnessOutput> {
-    const steps = this.script.agents[input.agent] ?? [];
-    const results: string[] = [];
+    const steps = Object.hasOwn(this.script.agents, input.agent) ? this.script.agents[input.agent]! : [];
+    const results = await this.begin(input);
     const known = new Set(input.surface.tools.map((t) => t.name));
     for (;;) {
       const index = this.positions[input.agent] ?? 0;
@@ -141,18 +155,54 @@ export class ScriptedHarness implements AgentHarness {
         if (input.signal.aborted) throw error;
         text = toSdkError(error).message;
       }
+      // A result that arrives after the cancel (a call cut short) is not recorded.
+      if (input.signal.aborted) throw toSdkError(input.signal.reason);
       results.push(text);
+      await this.checkpoint(input, results);
     }
+  }
+
+  /**
+   * Puts the agent where the invocation's checkpoint left it (Main's also puts every other agent back), or,
+   * on a fresh start, checkpoints the starting position; returns the results recorded so far.
+   */
+  private async begin(input: HarnessInput): Promise<string[]> {
+    if (input.checkpoint === undefined) {
+      await this.checkpoint(input, []);
+      return [];
+    }
+    const parsed = ScriptCheckpointSchema.safeParse(input.checkpoint);
+    if (!parsed.success) {
+      throw new SdkError(
+        'invalid_checkpoint',
+        `the checkpoint of invocation ${input.invocationId} (agent "${input.agent}") is not a scripted harness's checkpoint`,
+        {
+          remedy:
+            "the agent's harness changed since the checkpoint was saved, or the file was edited: remove the checkpoint file (the invocation then restarts from its start) or restore the harness",
+          data: { invocation: input.invocationId, agent: input.agent },
+        },
+      );
+    }
+    const saved: ScriptCheckpoint = parsed.data;
+    if (input.agent === 'main') this.restore(saved.positions);
+    this.positions[input.agent] = saved.position;
+    return [...saved.results];
+  }
+
+  private async checkpoint(input: HarnessInput, results: readonly string[]): Promise<void> {
+    const position = this.positions[input.agent] ?? 0;
+    const state: ScriptCheckpoint = {
+      harness: 'scripted',
+      position,
+      results: [...results],
+      positions: this.snapshot(),
+    };
+    await input.saveCheckpoint(state);
+    input.report({ kind: 'checkpoint', step: position });
   }
 }
 
-/** The text content of a tool result, its text items joined by newlines. */
-export function resultText(result: CallToolResult): string {
-  return (result.content ?? [])
-    .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
-    .map((c) => c.text)
-    .join('\n');
-}
+export { resultText };
 
 /** Replaces `{{N}}` by the N-th result; a reference past the results is left as written. */
 function substitute(text: string, results: readonly string[]): string {

@@ -60,6 +60,22 @@ export async function readAccepted(paths: ProjectPaths): Promise<WorkflowVersion
   return readJsonFile<WorkflowVersion>(paths.acceptedPath);
 }
 
+/**
+ * The version in force; throws `unknown_project` when the project has none (it was never loaded, or the
+ * project id is mistyped).
+ */
+export async function requireAccepted(paths: ProjectPaths): Promise<WorkflowVersion> {
+  const version = await readAccepted(paths);
+  if (version === undefined) {
+    throw new SdkError('unknown_project', `project ${paths.projectId} has no accepted workflow in ${paths.dataDir}`, {
+      remedy:
+        'load one with `scienceevolve workflow load <workflow.json> --data-dir D --project P`, or pass --workflow W to `run` (`services` too)',
+      data: { project: paths.projectId },
+    });
+  }
+  return version;
+}
+
 /** One version by number; `unknown_version` when there is none. */
 export async function readVersion(paths: ProjectPaths, version: number): Promise<WorkflowVersion> {
   const found =

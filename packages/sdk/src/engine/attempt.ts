@@ -1,0 +1,296 @@
+/**
+ * One attempt of an invocation (SPEC §10.2, §10.3): its checkpoint is read, its agent's services start,
+ * its surface is built and observed, its harness runs (from the checkpoint when there is one) with channels
+ * for checkpoints and reports, its services are collected whatever happens, and Git-on commits its work.
+ */
+import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/protocol';
+import { SdkError, toSdkError } from '../errors.js';
+import { type InvocationState, type RunEventInput, addUsage, emptyUsage } from '../events/runEvents.js';
+import type { HarnessInput, HarnessReport } from '../harness/harness.js';
+import type { RunHarnesses } from '../harness/harnessFor.js';
+import { type InvocationServices, startInvocation } from '../invocation/invocation.js';
+import type { ProcessRegistry } from '../services/processRegistry.js';
+import type { ServiceEvent } from '../services/serviceEvents.js';
+import type { ProjectPaths } from '../store/projectStore.js';
+import type { WorkflowVersion } from '../store/workflowVersions.js';
+import { agentSurface } from './agentSurface.js';
+import { CheckpointWriter, checkpointPath, readCheckpoint } from './checkpoints.js';
+import type { EngineOptions } from './engineOptions.js';
+import { delegateTool, fixedCatalog } from './fixedCatalog.js';
+import { type AttemptRecord, type InvocationRecord, type RunFile, type RunRecord, now } from './runRecord.js';
+import { observeSurface } from './toolJournal.js';
+import { type RoleWorktrees, roleBranch } from './worktrees.js';
+
+/** What an attempt needs of the engine of its run. */
+export interface AttemptHost {
+  readonly paths: ProjectPaths;
+  readonly file: RunFile;
+  readonly record: RunRecord;
+  readonly harnesses: RunHarnesses;
+  readonly options: EngineOptions;
+  readonly worktrees: RoleWorktrees;
+  /** Aborts when the run is cancelled. */
+  readonly signal: AbortSignal;
+  /** Journals an event of the run. */
+  emit(event: RunEventInput): void;
+  /** Changes an invocation's state, journaling the transition. */
+  setState(invocation: InvocationRecord, to: InvocationState): void;
+  /** The workflow version in force. */
+  currentVersion(): Promise<WorkflowVersion>;
+  /** The host's process registry (its supervisor started on first use). */
+  registry(): Promise<ProcessRegistry>;
+  /** Main's delegation of `task` to worker `agent`. */
+  delegateTo(agent: string, task: string, parent: string): Promise<InvocationRecord>;
+}
+
+/** One attempt: checkpoint, services, surface, harness, collection, commit. */
+export async function runAttempt(
+  host: AttemptHost,
+  invocation: InvocationRecord,
+  restarted: boolean,
+): Promise<AttemptRecord> {
+  const agent = invocation.agent;
+  const number = invocation.attempts.length + 1;
+  const servicesId = number === 1 ? invocation.id : `${invocation.id}-${number}`;
+  const version = await host.currentVersion();
+  let failure: unknown;
+  let saved: { state: unknown } | undefined;
+  try {
+    saved = await readCheckpoint(host.paths, host.record.run, invocation.id);
+  } catch (error) {
+    failure = error;
+  }
+  const attempt: AttemptRecord = {
+    attempt: number,
+    servicesId,
+    runtimePath: host.paths.invocationDir(host.record.run, servicesId),
+    version: version.version,
+    restarted,
+    startedAt: now(),
+    finishedAt: null,
+    outcome: null,
+    error: null,
+    fromCheckpoint: saved !== undefined,
+    toolCalls: 0,
+    toolCallsReached: null,
+  };
+  invocation.attempts.push(attempt);
+  host.setState(invocation, 'starting');
+  await host.file.save();
+  const config = Object.hasOwn(version.workflow.agents, agent) ? version.workflow.agents[agent] : undefined;
+  host.emit({
+    type: 'invocation.started',
+    invocation: invocation.id,
+    agent,
+    attempt: number,
+    parent: invocation.parent,
+    version: version.version,
+    restarted,
+    fromCheckpoint: saved !== undefined,
+    services: config?.mcpServers.map((s) => s.name) ?? [],
+    runtimePath: attempt.runtimePath,
+  });
+
+  const finish = async (outcome: 'succeeded' | 'failed' | 'interrupted', error?: unknown) => {
+    attempt.outcome = outcome;
+    attempt.finishedAt = now();
+    attempt.error = error === undefined ? null : toSdkError(error).toJSON();
+    await host.file.save();
+    return attempt;
+  };
+
+  if (host.signal.aborted) return finish('interrupted', cancelled());
+  if (failure !== undefined) return finish('failed', failure);
+  let services: InvocationServices | undefined;
+  let output: string | undefined;
+  try {
+    if (config === undefined) {
+      throw new SdkError(
+        'unknown_agent',
+        `the accepted workflow (version ${version.version}) has no agent "${agent}"`,
+        { remedy: 'add the agent to the workflow', data: { agent } },
+      );
+    }
+    const harness = host.harnesses.forAgent(agent, config.harness);
+    const workspace = await workspaceFor(host, invocation);
+    const registry = await host.registry();
+    services = await startInvocation({
+      paths: host.paths,
+      version,
+      agent,
+      runId: host.record.run,
+      invocationId: servicesId,
+      workspace,
+      registry,
+      startupBudgetMs: host.options.startupBudgetMs,
+      graceMs: host.options.graceMs,
+      forwardTimeoutMs: host.options.forwardTimeoutMs,
+      hostEnv: host.options.hostEnv,
+      onEvent: (event) => serviceEvent(host, invocation, servicesId, event),
+      signal: host.signal,
+    });
+    host.setState(invocation, 'running');
+    await host.file.save();
+    const entries =
+      agent === 'main'
+        ? [
+            ...services.sessions,
+            fixedCatalog({
+              paths: host.paths,
+              allowReconfiguration: version.workflow.orchestration.allowMainReconfiguration,
+              onReconfigured: (r) =>
+                host.emit({
+                  type: 'workflow.reconfigured',
+                  invocation: invocation.id,
+                  agent,
+                  version: r.version,
+                  changedMcps: r.changedMcps,
+                  changedAgents: r.changedAgents,
+                }),
+              delegate: delegateTool({
+                workers: async () =>
+                  Object.keys((await host.currentVersion()).workflow.agents).filter((a) => a !== 'main'),
+                run: (worker, task) => host.delegateTo(worker, task, invocation.id),
+              }),
+            }),
+          ]
+        : services.sessions;
+    const surface = observeSurface(agentSurface(entries), {
+      invocation: invocation.id,
+      agent,
+      emit: (event) => host.emit(event),
+      onCall: () => {
+        attempt.toolCalls = (attempt.toolCalls ?? 0) + 1;
+      },
+    });
+    const result = await harness.run(
+      harnessInput(host, invocation, attempt, {
+        registry,
+        instructions: config.instructions,
+        surface,
+        workspace,
+        checkpoint: saved?.state,
+      }),
+    );
+    attempt.toolCallsReached = result.toolCallsReached ?? null;
+    output = result.output;
+  } catch (error) {
+    failure = error;
+  } finally {
+    // Collected whatever happened; a failure to collect is the attempt's failure if nothing else was.
+    try {
+      await services?.close();
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  if (host.signal.aborted) return finish('interrupted', cancelled());
+  if (failure === undefined && version.workflow.orchestration.git) {
+    try {
+      const commit = await host.worktrees.commit(agent, invocation.id, invocation.task);
+      invocation.git = { branch: roleBranch(host.paths, agent), commit };
+    } catch (error) {
+      failure = new SdkError(
+        'io_error',
+        `could not commit the changes of ${agent} on its branch: ${toSdkError(error).message}`,
+        {
+          remedy: 'check the worktree with `git status`',
+          data: { agent, worktree: invocation.workspace },
+          cause: error,
+        },
+      );
+    }
+  }
+  if (failure !== undefined) return finish('failed', failure);
+  invocation.output = output ?? '';
+  return finish('succeeded');
+}
+
+/** What the harness of one attempt receives: the surface, and the checkpoint and report channels. */
+function harnessInput(
+  host: AttemptHost,
+  invocation: InvocationRecord,
+  attempt: AttemptRecord,
+  given: Pick<HarnessInput, 'instructions' | 'surface' | 'workspace' | 'checkpoint' | 'registry'>,
+): HarnessInput {
+  const path = checkpointPath(host.paths, host.record.run, invocation.id);
+  const writer = new CheckpointWriter(path, {
+    run: host.record.run,
+    invocation: invocation.id,
+    agent: invocation.agent,
+  });
+  return {
+    ...given,
+    agent: invocation.agent,
+    task: invocation.task,
+    signal: host.signal,
+    invocationId: invocation.id,
+    runtimePath: attempt.runtimePath,
+    hostEnv: host.options.hostEnv ?? process.env,
+    graceMs: host.options.graceMs ?? DEFAULT_GRACE_MS,
+    saveCheckpoint: async (state) => {
+      // Once the run is cancelled, what the harness learns (a call cut short, a worker's cancellation)
+      // is not a result to keep: `resume` continues from the checkpoint before it.
+      if (host.signal.aborted) return;
+      await writer.save(attempt.attempt, state);
+      if (invocation.checkpoint !== path) {
+        invocation.checkpoint = path;
+        await host.file.save();
+      }
+    },
+    report: (report) => {
+      try {
+        onReport(host, invocation, report, path);
+      } catch {
+        // Reporting never breaks a harness.
+      }
+    },
+  };
+}
+
+/** A harness's report as a journal event; model usage is added to the invocation's and the run's totals. */
+function onReport(host: AttemptHost, invocation: InvocationRecord, report: HarnessReport, checkpoint: string): void {
+  const base = { invocation: invocation.id, agent: invocation.agent };
+  switch (report.kind) {
+    case 'model.called': {
+      invocation.usage ??= emptyUsage();
+      host.record.usage ??= emptyUsage();
+      addUsage(invocation.usage, report.usage);
+      addUsage(host.record.usage, report.usage);
+      // Totals reach run.json with the next save at the latest; a failed write here is retried by it.
+      host.file.save().catch(() => {});
+      const { kind: _kind, ...rest } = report;
+      host.emit({ type: 'model.called', ...base, ...rest });
+      return;
+    }
+    case 'model.retry': {
+      const { kind: _kind, ...rest } = report;
+      host.emit({ type: 'model.retry', ...base, ...rest });
+      return;
+    }
+    case 'checkpoint':
+      host.emit({ type: 'invocation.checkpoint', ...base, step: report.step, path: checkpoint });
+      return;
+  }
+}
+
+async function workspaceFor(host: AttemptHost, invocation: InvocationRecord): Promise<string> {
+  const version = await host.currentVersion();
+  if (!version.workflow.orchestration.git) return host.record.workspace;
+  const dir = await host.worktrees.worktree(invocation.agent);
+  invocation.workspace = dir;
+  invocation.git ??= { branch: roleBranch(host.paths, invocation.agent), commit: null };
+  return dir;
+}
+
+/** Publishes a service's ready/failed/exited events under the invocation's id. */
+function serviceEvent(host: AttemptHost, invocation: InvocationRecord, servicesId: string, event: ServiceEvent): void {
+  if (event.type === 'service.state') return;
+  host.emit({ ...event, invocation: invocation.id, agent: invocation.agent, servicesId });
+}
+
+function cancelled(): SdkError {
+  return new SdkError('cancelled', 'the run was cancelled before this invocation finished', {
+    remedy: 'continue it with `scienceevolve resume`',
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * Invocation checkpoints (SPEC §10.3): what a harness saved after its last completed step, in
+ * `runs/<runId>/checkpoints/<invocationId>.json` beside the run's record. A retried attempt and a resumed
+ * invocation continue from it, so tool calls whose results were recorded are not run again.
+ */
+import { join } from 'node:path';
+import { SdkError } from '../errors.js';
+import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
+import type { ProjectPaths } from '../store/projectStore.js';
+
+/** The file as stored: the harness's state wrapped with what it belongs to. */
+export interface CheckpointFile {
+  format: 1;
+  run: string;
+  invocation: string;
+  agent: string;
+  /** The attempt that saved it. */
+  attempt: number;
+  /** ISO 8601. */
+  savedAt: string;
+  /** The harness's own state (JSON), handed back to it as `HarnessInput.checkpoint`. */
+  state: unknown;
+}
+
+/** `runs/<runId>/checkpoints/<invocationId>.json`. */
+export function checkpointPath(paths: ProjectPaths, runId: string, invocationId: string): string {
+  return join(paths.runDir(runId), 'checkpoints', `${invocationId}.json`);
+}
+
+/**
+ * Writes an invocation's checkpoints one after the other (each atomically), so the file always holds the
+ * latest state even when a harness saves again before the previous write finished.
+ */
+export class CheckpointWriter {
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly path: string,
+    private readonly owner: Omit<CheckpointFile, 'format' | 'savedAt' | 'state' | 'attempt'>,
+  ) {}
+
+  /** Saves `state` for `attempt`; resolves once it is durable. Throws `invalid_checkpoint` for a state that is not JSON. */
+  save(attempt: number, state: unknown): Promise<void> {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(state);
+    } catch (error) {
+      return Promise.reject(notJson(this.owner.invocation, error));
+    }
+    if (text === undefined) return Promise.reject(notJson(this.owner.invocation, undefined));
+    const file: CheckpointFile = {
+      format: 1,
+      ...this.owner,
+      attempt,
+      savedAt: new Date().toISOString(),
+      state: JSON.parse(text),
+    };
+    const write = this.queue.then(() => writeJsonAtomic(this.path, file));
+    this.queue = write.catch(() => {});
+    return write;
+  }
+}
+
+function notJson(invocation: string, cause: unknown): SdkError {
+  return new SdkError(
+    'invalid_checkpoint',
+    `the harness of invocation ${invocation} saved a checkpoint that is not JSON`,
+    {
+      remedy: 'a harness checkpoints plain JSON data (objects, arrays, strings, numbers, booleans, null)',
+      data: { invocation },
+      cause,
+    },
+  );
+}
+
+/**
+ * The invocation's last checkpoint state, or undefined when it never saved one. A file that is not a
+ * checkpoint of this invocation is an error (`invalid_checkpoint`), never silently ignored.
+ */
+export async function readCheckpoint(
+  paths: ProjectPaths,
+  runId: string,
+  invocationId: string,
+): Promise<{ state: unknown } | undefined> {
+  const path = checkpointPath(paths, runId, invocationId);
+  let file: unknown;
+  try {
+    file = await readJsonFile<unknown>(path);
+  } catch (error) {
+    throw damaged(path, invocationId, error);
+  }
+  if (file === undefined) return undefined;
+  const valid =
+    typeof file === 'object' &&
+    file !== null &&
+    !Array.isArray(file) &&
+    (file as Partial<CheckpointFile>).format === 1 &&
+    (file as Partial<CheckpointFile>).invocation === invocationId &&
+    (file as Partial<CheckpointFile>).run === runId &&
+    Object.hasOwn(file, 'state');
+  if (!valid) throw damaged(path, invocationId, undefined);
+  return { state: (file as CheckpointFile).state };
+}
+
+function damaged(path: string, invocation: string, cause: unknown): SdkError {
+  return new SdkError('invalid_checkpoint', `the checkpoint ${path} of invocation ${invocation} is damaged`, {
+    remedy:
+      'remove the file to continue the invocation from its start (its recorded tool calls then run again), or restore it',
+    data: { path, invocation },
+    cause,
+  });
+}

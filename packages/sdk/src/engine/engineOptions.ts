@@ -1,0 +1,42 @@
+/** The options of the engine's entry points and what a run reports (shared by runs.ts, runLoop.ts and attempt.ts). */
+import type { ErrorRecord, RunEvent, RunStatus } from '../events/runEvents.js';
+import type { HarnessFactories } from '../harness/harnessFor.js';
+
+/** Options shared by `startRun` and `resumeRuns`. */
+export interface EngineOptions {
+  /** Receives every public event as it is journaled. A throw in it is ignored. */
+  onEvent?: (event: RunEvent) => void;
+  /** Milliseconds every service of one invocation together has to be ready. Default 35,000. */
+  startupBudgetMs?: number;
+  /** Milliseconds between SIGTERM and SIGKILL when services and harness processes are collected. Default 2,000. */
+  graceMs?: number;
+  /** Milliseconds a forwarded call may take. Default 60,000. */
+  forwardTimeoutMs?: number;
+  /** Where `envFrom` and `apiKeyEnv` read host variables. Default `process.env` (never modified). */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Cancels the run: in-flight harness work stops, every process is collected, the run is left
+   * `cancelled` for `resume`.
+   */
+  signal?: AbortSignal;
+  /**
+   * Harness factories by type that replace the built-in ones for this run (and this resume): an
+   * embedder's own harness behind a type of the workflow schema. Default none.
+   */
+  harnessFactories?: HarnessFactories;
+}
+
+/** What a finished (or stopped) run reports: the shape of `run --json` plus where things are. */
+export interface RunResult {
+  run: string;
+  project: string;
+  status: RunStatus;
+  /** Main's final answer, or null when Main did not finish. */
+  output: string | null;
+  error: ErrorRecord | null;
+  /** Every event of the run, in order. */
+  events: RunEvent[];
+  /** `runs/<runId>`: run.json, events.jsonl, script.json, checkpoints/, and each invocation's services and logs. */
+  runDir: string;
+  eventsPath: string;
+}

@@ -1,0 +1,247 @@
+/**
+ * Starting and resuming runs (SPEC §10.1, §10.3): everything that can be refused is checked before a run
+ * is accepted; `resume` sweeps strays of dead hosts, claims a run under a lock and continues Main's
+ * invocation from its checkpoint with new processes.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { SdkError } from '../errors.js';
+import { EventStream } from '../events/eventStream.js';
+import { type RunEvent, emptyUsage } from '../events/runEvents.js';
+import { RunHarnesses } from '../harness/harnessFor.js';
+import { sweepProjectStrays } from '../invocation/hostSupervision.js';
+import { writeJsonAtomic } from '../store/atomicFile.js';
+import { withFileLock } from '../store/fileLock.js';
+import { ProjectPaths, openProject } from '../store/projectStore.js';
+import { loadWorkflow, readWorkflowFile } from '../store/workflowLoad.js';
+import { requireAccepted } from '../store/workflowVersions.js';
+import { parseWorkflow } from '../workflow/validate.js';
+import {
+  RunFile,
+  type RunRecord,
+  effectiveStatus,
+  listRunRecords,
+  newRunId,
+  now,
+  readRunRecord,
+  runRecordPath,
+  thisHost,
+} from './runRecord.js';
+import { type EngineOptions, RunEngine, type RunResult, finishedResult } from './runLoop.js';
+import { checkGitWorkspace } from './worktrees.js';
+
+export type { EngineOptions, RunResult } from './runLoop.js';
+
+/** Options of {@link startRun} and {@link runWorkflow}. */
+export interface RunOptions extends EngineOptions {
+  dataDir: string;
+  /** The project id; derived from `workspace` when absent (SPEC §2). */
+  project?: string | undefined;
+  /** The directory the agents work in (created when missing; Git-on: a git repository's top). */
+  workspace: string;
+  /** The workflow file or document; accepted as a new version only when it differs. */
+  workflow: string | Record<string, unknown>;
+  /** The scripted harness's script: a file path or the document. Required when an agent is scripted. */
+  script?: string | Record<string, unknown> | undefined;
+  /** Main's task. */
+  requirement: string;
+}
+
+/** A run in progress. */
+export interface RunHandle {
+  /** The run id, known at once. */
+  readonly runId: string;
+  /** Every event of the run, from the first, until the run ends. Each call is a new reader. */
+  events(): AsyncIterable<RunEvent>;
+  /** Settles when the run ends; rejects when it could not start (bad workflow, script or workspace). */
+  readonly result: Promise<RunResult>;
+}
+
+/** Starts a run; see {@link RunHandle}. */
+export function startRun(options: RunOptions): RunHandle {
+  const runId = newRunId();
+  const stream = new EventStream();
+  const result = beginRun(runId, options, stream).finally(() => stream.end());
+  // The caller may only iterate events; the rejection still reaches whoever awaits `result`.
+  result.catch(() => {});
+  return { runId, events: () => stream, result };
+}
+
+/** Runs a requirement through Main to its end. */
+export function runWorkflow(options: RunOptions): Promise<RunResult> {
+  return startRun(options).result;
+}
+
+async function beginRun(runId: string, options: RunOptions, stream: EventStream): Promise<RunResult> {
+  const workspace = resolve(options.workspace);
+  // Everything that can be refused is checked before the workflow is accepted or anything is written.
+  const workflow =
+    typeof options.workflow === 'string' ? await readWorkflowFile(options.workflow) : parseWorkflow(options.workflow);
+  const harnesses = await RunHarnesses.load({ script: options.script, factories: options.harnessFactories });
+  harnesses.check(workflow.agents);
+  if (workflow.orchestration.git) await checkGitWorkspace(workspace);
+  const loaded = await loadWorkflow({ dataDir: options.dataDir, project: options.project, workspace, workflow });
+  const paths = loaded.paths;
+  const version = await requireAccepted(paths);
+  if (!workflow.orchestration.git) await mkdir(workspace, { recursive: true });
+  await sweepProjectStrays(paths, { graceMs: options.graceMs });
+
+  const runDir = paths.runDir(runId);
+  await mkdir(runDir, { recursive: true });
+  let scriptPath: string | null = null;
+  if (harnesses.script !== undefined) {
+    // The run keeps its own copy, so `resume` replays the same decisions whatever happens to the file.
+    scriptPath = join(runDir, 'script.json');
+    await writeJsonAtomic(scriptPath, harnesses.script);
+  }
+  const record: RunRecord = {
+    format: 1,
+    run: runId,
+    project: paths.projectId,
+    status: 'running',
+    requirement: options.requirement,
+    workspace,
+    version: version.version,
+    script: scriptPath,
+    host: thisHost(),
+    startedAt: now(),
+    finishedAt: null,
+    output: null,
+    error: null,
+    resumes: 0,
+    usage: emptyUsage(),
+    invocations: [],
+  };
+  const file = new RunFile(runRecordPath(paths, runId), record);
+  await file.save();
+  const engine = new RunEngine(paths, file, harnesses, options, stream);
+  engine.emit({
+    type: 'run.started',
+    project: paths.projectId,
+    version: version.version,
+    workspace,
+    runDir,
+    git: version.workflow.orchestration.git,
+  });
+  return engine.driveMain();
+}
+
+/** Options of {@link resumeRuns}. */
+export interface ResumeOptions extends EngineOptions {
+  dataDir: string;
+  project: string;
+  /** One run to continue; default: every interrupted or cancelled run of the project. */
+  run?: string | undefined;
+}
+
+/** Whether `resume` continues a run in this status. */
+function resumable(record: RunRecord): boolean {
+  const status = effectiveStatus(record);
+  return status === 'interrupted' || status === 'cancelled';
+}
+
+/**
+ * Continues interrupted and cancelled runs (SPEC §10.3): sweeps strays of dead hosts, reads each run's
+ * state and the accepted version, marks what was in flight `interrupted`, and continues Main's invocation
+ * with new processes (`restarted: true`) from its checkpoint: calls whose results were recorded are not
+ * made again, and a worker Main had delegated continues from its own checkpoint when Main delegates the
+ * same task again. A run named by `run` that already finished is returned as it is.
+ */
+export async function resumeRuns(options: ResumeOptions): Promise<RunResult[]> {
+  if (!existsSync(new ProjectPaths(resolve(options.dataDir), options.project).root)) {
+    throw new SdkError(
+      'unknown_project',
+      `the data dir ${resolve(options.dataDir)} has no project "${options.project}"`,
+      { remedy: '`scienceevolve status --data-dir D` lists the projects', data: { project: options.project } },
+    );
+  }
+  const paths = await openProject(options.dataDir, options.project);
+  await requireAccepted(paths);
+  await sweepProjectStrays(paths, { graceMs: options.graceMs });
+  let records: RunRecord[];
+  if (options.run !== undefined) {
+    const found = await readRunRecord(paths, options.run);
+    if (found === undefined) {
+      throw new SdkError('usage', `project ${paths.projectId} has no run "${options.run}"`, {
+        remedy: '`scienceevolve status --data-dir D --project P` lists the runs',
+        data: { project: paths.projectId, run: options.run },
+      });
+    }
+    if (effectiveStatus(found) === 'running') {
+      throw new SdkError('usage', `run ${found.run} is still running under host pid ${found.host.pid}`, {
+        remedy: 'wait for it to finish, or stop that host first',
+        data: { run: found.run, hostPid: found.host.pid },
+      });
+    }
+    records = [found];
+  } else {
+    // A damaged record cannot be continued; `status` reports it.
+    records = (await listRunRecords(paths)).records.filter(resumable);
+  }
+  const results: RunResult[] = [];
+  for (const record of records) {
+    if (record.status === 'succeeded' || record.status === 'failed') {
+      results.push(await finishedResult(paths, record));
+      continue;
+    }
+    const result = await resumeOne(paths, record, options);
+    if (result !== undefined) results.push(result);
+    else if (options.run !== undefined) {
+      throw new SdkError('usage', `run ${record.run} was taken by another host while this one was resuming it`, {
+        remedy: '`scienceevolve status` shows which host runs it now',
+        data: { run: record.run },
+      });
+    }
+  }
+  return results;
+}
+
+/** Continues one run; undefined when another host claimed it first. */
+async function resumeOne(
+  paths: ProjectPaths,
+  found: RunRecord,
+  options: ResumeOptions,
+): Promise<RunResult | undefined> {
+  const harnesses = await RunHarnesses.load({
+    script: found.script ?? undefined,
+    factories: options.harnessFactories,
+  });
+  const version = await requireAccepted(paths);
+  harnesses.check(version.workflow.agents);
+  if (version.workflow.orchestration.git) await checkGitWorkspace(found.workspace);
+  // Claimed under a lock: of two `resume` processes, one takes the run and the other finds it running.
+  const claimed = await withFileLock(join(paths.runDir(found.run), '.resume.lock'), async () => {
+    const current = await readRunRecord(paths, found.run);
+    if (current === undefined || !resumable(current)) return undefined;
+    const from = effectiveStatus(current);
+    current.host = thisHost();
+    current.status = 'running';
+    current.finishedAt = null;
+    current.resumes += 1;
+    await writeJsonAtomic(runRecordPath(paths, current.run), current);
+    return { record: current, from };
+  });
+  if (claimed === undefined) return undefined;
+  const { record, from } = claimed;
+  const file = new RunFile(runRecordPath(paths, record.run), record);
+  const stream = new EventStream();
+  try {
+    const engine = new RunEngine(paths, file, harnesses, options, stream);
+    const unfinished = record.invocations
+      .filter((i) => i.state === 'starting' || i.state === 'running' || i.state === 'interrupted')
+      .map((i) => i.id);
+    engine.emit({
+      type: 'run.resumed',
+      resumes: record.resumes,
+      from,
+      interrupted: unfinished,
+      version: version.version,
+    });
+    engine.interruptInFlight();
+    await file.save();
+    return await engine.driveMain();
+  } finally {
+    stream.end();
+  }
+}

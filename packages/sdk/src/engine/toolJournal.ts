@@ -1,0 +1,70 @@
+/**
+ * The observed surface: every tool call an agent makes, whatever harness decides it, is journaled
+ * (`tool.calling`, then `tool.called` with bounded arguments and a bounded result summary) and counted.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Surface } from '../bridge/surface.js';
+import { toSdkError } from '../errors.js';
+import type { RunEventInput } from '../events/runEvents.js';
+import { resultText } from '../harness/harness.js';
+
+/** Bytes of a tool result's text kept in a `tool.called` event: 1 KiB. */
+export const TOOL_SUMMARY_BYTES = 1024;
+/** Bytes of a call's JSON arguments kept whole in a `tool.called` event: 4 KiB; longer ones are cut. */
+export const TOOL_ARGUMENTS_BYTES = 4096;
+
+/** Whose calls are observed, and where they are reported. */
+export interface ObserveOptions {
+  invocation: string;
+  agent: string;
+  emit: (event: RunEventInput) => void;
+  /** Called once for every call that reached the surface (before it is answered). */
+  onCall?: () => void;
+}
+
+/** `surface` with every tool call journaled and counted. */
+export function observeSurface(surface: Surface, options: ObserveOptions): Surface {
+  return {
+    ...surface,
+    callTool: async (name, args, requestOptions) => {
+      const base = { invocation: options.invocation, agent: options.agent, tool: name };
+      options.onCall?.();
+      options.emit({ type: 'tool.calling', ...base });
+      const started = performance.now();
+      const called = (ok: boolean, text: string) =>
+        options.emit({
+          type: 'tool.called',
+          ...base,
+          arguments: boundedArguments(args),
+          ok,
+          durationMs: Math.round(performance.now() - started),
+          summary: firstBytes(text, TOOL_SUMMARY_BYTES),
+        });
+      try {
+        const result = await surface.callTool(name, args, requestOptions);
+        called(result.isError !== true, resultText(result));
+        return result;
+      } catch (error) {
+        called(false, toSdkError(error).message);
+        throw error;
+      }
+    },
+  };
+}
+
+/** The first `limit` bytes of `text` in UTF-8, never cutting a character. */
+export function firstBytes(text: string, limit: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= limit) return text;
+  let end = limit;
+  // Back up over continuation bytes (10xxxxxx) so the cut falls on a character boundary.
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8');
+}
+
+/** Arguments as journaled: whole up to {@link TOOL_ARGUMENTS_BYTES} of JSON, else a marked preview. */
+function boundedArguments(args: Record<string, unknown> | undefined): unknown {
+  const json = JSON.stringify(args ?? {});
+  if (Buffer.byteLength(json) <= TOOL_ARGUMENTS_BYTES) return args ?? {};
+  return { truncated: true, bytes: Buffer.byteLength(json), preview: firstBytes(json, TOOL_SUMMARY_BYTES) };
+}
