@@ -11,7 +11,8 @@ const root = new URL('..', import.meta.url).pathname;
 function find(dir) {
   const out = [];
   for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name === 'fixtures') continue;
+    // test/clis runs the real agent CLIs: `npm run test:clis` (scripts/test-clis.mjs).
+    if (name === 'node_modules' || name === 'fixtures' || name === 'clis') continue;
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...find(path));
     else if (name.endsWith('.test.ts')) out.push(path);

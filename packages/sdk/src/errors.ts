@@ -42,12 +42,17 @@ export const ERROR_CODES = [
   'supervisor_failed',
   'internal',
   'invalid_script',
-  'harness_unavailable',
   'not_a_git_repo',
   'cancelled',
   'workflow_conflict',
   'collect_failed',
+  'model_auth_failed',
+  'model_request_failed',
+  'model_unreachable',
+  'max_turns_reached',
   'invalid_checkpoint',
+  'harness_timeout',
+  'harness_failed',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

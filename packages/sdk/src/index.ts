@@ -163,3 +163,15 @@ export type { Script, ScriptStep, ScriptPositions } from './harness/scriptedHarn
 export { harnessFor, AVAILABLE_HARNESS_TYPES } from './harness/harnessFor.js';
 export type { HarnessFactory, HarnessFactories, HarnessRunContext, HarnessConfigOf } from './harness/harnessFor.js';
 export type { AgentHarness, HarnessInput, HarnessOutput, HarnessReport, TokenUsage } from './harness/harness.js';
+export {
+  createModelLoopHarness,
+  ModelLoopCheckpointSchema,
+  DEFAULT_MODEL_LOOP_OPTIONS,
+} from './harness/modelLoop.js';
+export type { ModelLoopConfig, ModelLoopOptions, ModelLoopCheckpoint } from './harness/modelLoop.js';
+export { DEFAULT_BASE_URLS, DEFAULT_API_KEY_ENVS } from './harness/modelProviders.js';
+export { createCommandHarness, DEFAULT_COMMAND_TIMEOUT_MS } from './harness/commandHarness.js';
+export type { CommandHarnessConfig } from './harness/commandHarness.js';
+export { COMMAND_PRESETS } from './harness/presets.js';
+export { startSocketFace, relayPath } from './bridge/socketFace.js';
+export type { SocketFace, SocketFaceOptions } from './bridge/socketFace.js';

@@ -41,7 +41,13 @@ test('claude: --mcp-config JSON', () => {
 
 test('codex: config.toml [mcp_servers.<name>] with startup and tool timeouts', () => {
   assert.deepEqual(parseTomlSubset(harnessConfig({ format: 'codex', serverName: 'se', stdio })), {
-    'mcp_servers.se': { command: stdio.command, args: stdio.args, startup_timeout_sec: 120, tool_timeout_sec: 3600 },
+    'mcp_servers.se': {
+      command: stdio.command,
+      args: stdio.args,
+      startup_timeout_sec: 120,
+      tool_timeout_sec: 3600,
+      default_tools_approval_mode: 'approve',
+    },
     'mcp_servers.se.env': { SE_DATA: '/d' },
   });
   assert.deepEqual(
@@ -54,6 +60,7 @@ test('codex: config.toml [mcp_servers.<name>] with startup and tool timeouts', (
         bearer_token_env_var: 'SE_BRIDGE_TOKEN',
         startup_timeout_sec: 30,
         tool_timeout_sec: 90,
+        default_tools_approval_mode: 'approve',
       },
     },
   );
@@ -61,11 +68,11 @@ test('codex: config.toml [mcp_servers.<name>] with startup and tool timeouts', (
 
 test('gemini: settings.json mcpServers', () => {
   assert.deepEqual(JSON.parse(harnessConfig({ format: 'gemini', serverName: 'se', stdio })), {
-    mcpServers: { se: { command: stdio.command, args: stdio.args, env: stdio.env, timeout: 3_600_000 } },
+    mcpServers: { se: { command: stdio.command, args: stdio.args, env: stdio.env, timeout: 3_600_000, trust: true } },
   });
   assert.deepEqual(JSON.parse(harnessConfig({ format: 'gemini', serverName: 'se', http })), {
     mcpServers: {
-      se: { httpUrl: http.url, headers: { Authorization: bearerRef }, timeout: 3_600_000 },
+      se: { httpUrl: http.url, headers: { Authorization: bearerRef }, timeout: 3_600_000, trust: true },
     },
   });
 });
@@ -91,8 +98,23 @@ test('opencode: config JSON for OPENCODE_CONFIG_CONTENT (1.x and 2.x layouts)', 
   });
 });
 
+test('pi: the pi-mcp-adapter mcp.json, tools offered directly', () => {
+  assert.deepEqual(JSON.parse(harnessConfig({ format: 'pi', serverName: 'se', stdio })), {
+    mcpServers: { se: { command: stdio.command, args: stdio.args, env: stdio.env, directTools: true } },
+  });
+  assert.deepEqual(JSON.parse(harnessConfig({ format: 'pi', serverName: 'se', http })), {
+    mcpServers: { se: { url: http.url, headers: { Authorization: bearerRef }, directTools: true } },
+  });
+});
+
+test('a server named like an Object.prototype property is written as data', () => {
+  const text = harnessConfig({ format: 'claude', serverName: '__proto__', stdio });
+  assert.ok(text.includes('"__proto__": {'), text);
+  assert.equal(Object.keys(JSON.parse(text).mcpServers).length, 1);
+});
+
 test('the HTTP token is only ever a variable reference, and bad input is refused', () => {
-  for (const format of ['claude', 'codex', 'gemini', 'opencode'] as const) {
+  for (const format of ['claude', 'codex', 'gemini', 'opencode', 'pi'] as const) {
     const text = harnessConfig({ format, serverName: 'se', http });
     assert.ok(text.includes('SE_BRIDGE_TOKEN'), format);
     assert.ok(!/Bearer [A-Za-z0-9_-]{16}/.test(text), `${format}: no literal token`);

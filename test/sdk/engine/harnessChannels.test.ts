@@ -51,7 +51,7 @@ function twoTurns(options: { crashOnFirstAttempt: boolean; seen: unknown[] }): A
         input.report({ kind: 'checkpoint', step: 1 });
       }
       if (options.crashOnFirstAttempt && attempts === 1) {
-        throw new SdkError('harness_unavailable', 'the fake model loop crashed after its checkpoint');
+        throw new SdkError('harness_failed', 'the fake model loop crashed after its checkpoint');
       }
       input.report({ kind: 'model.retry', turn: 2, attempt: 1, delayMs: 1, status: 429, message: 'slow down' });
       input.report({

@@ -39,20 +39,6 @@ const cases: Case[] = [
   { name: 'a script without agents', script: { steps: [] }, code: 'invalid_script', message: /\$\.agents/ },
   { name: 'no script for a scripted agent', code: 'usage', message: /scripted harness, but the run has no script/ },
   {
-    name: 'an openai harness',
-    workflow: { agents: { main: { harness: { type: 'openai', model: 'm' } } } },
-    script: { agents: {} },
-    code: 'harness_unavailable',
-    message: /"openai" harness, which is not available in this version/,
-  },
-  {
-    name: 'a command harness',
-    workflow: { agents: { main: {}, w: { harness: { type: 'command', preset: 'claude' } } } },
-    script: { agents: {} },
-    code: 'harness_unavailable',
-    message: /agent "w" uses the "command" harness, which is not available/,
-  },
-  {
     name: 'Git-on with a workspace that is not a repository',
     workflow: { orchestration: { git: true }, agents: { main: agent([]) } },
     script: { agents: {} },

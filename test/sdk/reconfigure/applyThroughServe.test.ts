@@ -59,19 +59,36 @@ test('through `services serve --agent main`, a standard client reads the workflo
   assert.ok(tools.includes('scienceevolve__apply_workflow'));
   assert.ok(tools.some((name) => name.startsWith('tools__')));
 
-  const got = (await client.callTool({ name: 'scienceevolve__get_workflow', arguments: {} })) as unknown as {
+  type View = {
     structuredContent: {
       version: number;
       workflow: { agents: Record<string, { mcpServers: unknown[] }>; mcpDefinitions: Record<string, unknown> };
     };
     content: Array<{ text: string }>;
   };
+  // Without sources (the default): digests, launch settings and file sizes.
+  const got = (await client.callTool({ name: 'scienceevolve__get_workflow', arguments: {} })) as unknown as View;
   assert.equal(got.structuredContent.version, 1);
   assert.deepEqual(JSON.parse(got.content[0]!.text), got.structuredContent);
+  const summary = got.structuredContent.workflow.mcpDefinitions.tools as {
+    digest: string;
+    fileBytes: Record<string, number>;
+    files?: unknown;
+  };
+  assert.match(summary.digest, /^[0-9a-f]{64}$/);
+  assert.equal(summary.files, undefined);
+  assert.deepEqual(Object.keys(summary.fileBytes).sort(), ['lib/makeServer.cjs', 'server.cjs']);
 
-  // A refusal: rewriting the accepted definition, and a reference to nothing — every error at once.
-  const bad = structuredClone(got.structuredContent.workflow);
-  (bad.mcpDefinitions.tools as { files: Record<string, string> }).files['server.cjs'] += '\n// changed';
+  // A refusal: rewriting the accepted definition (its files read with sources), and a reference to nothing —
+  // every error at once.
+  const full = (await client.callTool({
+    name: 'scienceevolve__get_workflow',
+    arguments: { sources: true },
+  })) as unknown as View;
+  const bad = structuredClone(full.structuredContent.workflow);
+  const rewritten = bad.mcpDefinitions.tools as { digest?: string; files: Record<string, string> };
+  delete rewritten.digest;
+  rewritten.files['server.cjs'] += '\n// changed';
   bad.agents.analyst!.mcpServers.push({ name: 'ghost', project: 'ghost' });
   const refused = (await client.callTool({ name: 'scienceevolve__apply_workflow', arguments: { workflow: bad } })) as {
     isError: boolean;
@@ -80,8 +97,9 @@ test('through `services serve --agent main`, a standard client reads the workflo
   assert.equal(refused.isError, true);
   assert.match(refused.content[0]!.text, /unknown_reference at \$\.agents\.analyst\.mcpServers\[0\]\.project/);
 
-  // The good snapshot: a new service for the analyst.
+  // The good snapshot: the accepted service kept by reference, a new service for the analyst.
   const next = structuredClone(got.structuredContent.workflow);
+  next.mcpDefinitions.tools = { accepted: summary.digest };
   next.mcpDefinitions.stats = fixtureDefinition('printsBannerOnStdout.cjs');
   next.agents.analyst!.mcpServers.push({ name: 'stats', project: 'stats' });
   const applied = (await client.callTool({

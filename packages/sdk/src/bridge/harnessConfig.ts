@@ -16,13 +16,36 @@
  *   1.x; `timeout` is the tool-listing timeout in ms, and `{env:VAR}` is expanded in
  *   `OPENCODE_CONFIG_CONTENT` since 1.1.64). With `opencodeLayout: 'v2'` the servers go under
  *   `mcp.servers` without `enabled`/`timeout`, as OpenCode 2 expects.
+ * - `pi`: the `pi-mcp-adapter` extension's `mcp.json` in `$PI_CODING_AGENT_DIR`,
+ *   `{ "mcpServers": { name: { command, args, env, directTools: true } } }` or `{ url, headers, directTools: true }`.
+ *
+ * Each format is written so that the CLI calls the tools headless, without asking: Codex gets
+ * `default_tools_approval_mode = "approve"` (without it `codex exec` refuses every call and still exits 0),
+ * Gemini CLI `"trust": true` (an untrusted server's tools are left out of a headless run), pi
+ * `"directTools": true` (the tools are offered as tools, not behind the adapter's proxy tool). Claude Code
+ * has no approval field in `--mcp-config`: pass `--allowedTools mcp__<name>` (see docs/bridges.md).
+ *
+ * One writer a format: the `command` harness's presets (`harness/presets.ts`) use the same functions.
  */
 import { SdkError } from '../errors.js';
 
 /** The harnesses {@link harnessConfig} writes for. */
-export const HARNESS_CONFIG_FORMATS = ['claude', 'codex', 'gemini', 'opencode'] as const;
+export const HARNESS_CONFIG_FORMATS = ['claude', 'codex', 'gemini', 'opencode', 'pi'] as const;
 /** One of {@link HARNESS_CONFIG_FORMATS}. */
 export type HarnessConfigFormat = (typeof HARNESS_CONFIG_FORMATS)[number];
+
+/** The stdio face: the command the harness launches. */
+export interface StdioLaunch {
+  command: string;
+  args: readonly string[];
+  env?: Readonly<Record<string, string>>;
+}
+
+/** The HTTP face: its URL and the name of the environment variable that holds its token. */
+export interface HttpTarget {
+  url: string;
+  tokenEnv: string;
+}
 
 /** Input of {@link harnessConfig}: exactly one of `stdio` and `http`. */
 export interface HarnessConfigOptions {
@@ -30,9 +53,9 @@ export interface HarnessConfigOptions {
   /** The server's name in the harness (its tools appear as e.g. `mcp__<serverName>__<tool>` in Claude Code). `[A-Za-z0-9_-]`, 1–64 characters. */
   serverName: string;
   /** The stdio face: the command the harness launches. */
-  stdio?: { command: string; args: readonly string[]; env?: Readonly<Record<string, string>> };
+  stdio?: StdioLaunch;
   /** The HTTP face: its URL and the name of the environment variable that holds its token. */
-  http?: { url: string; tokenEnv: string };
+  http?: HttpTarget;
   /** Seconds the harness waits for the server to start and list its tools (Codex `startup_timeout_sec`, OpenCode 1.x `timeout`). Default 120. */
   startupTimeoutSec?: number;
   /**
@@ -47,17 +70,40 @@ export interface HarnessConfigOptions {
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** A TOML value harness configurations use: a string, a number, a boolean or an array of strings. */
+export type TomlValue = string | number | boolean | readonly string[];
+
+/** One TOML table: its dotted name (empty for the root) and its keys in order. */
+export interface TomlTable {
+  name: string;
+  values: ReadonlyArray<readonly [key: string, value: TomlValue]>;
+}
+
 function tomlString(value: string): string {
   // JSON string syntax is a valid TOML basic string for every code point JSON.stringify emits.
   return JSON.stringify(value);
 }
 
-function tomlKey(key: string): string {
+/** A bare TOML key when it can be one, a quoted key otherwise. */
+export function tomlKey(key: string): string {
   return /^[A-Za-z0-9_-]+$/.test(key) ? key : tomlString(key);
 }
 
-function tomlArray(values: readonly string[]): string {
-  return `[${values.map(tomlString).join(', ')}]`;
+/** A TOML value. */
+export function tomlValue(value: TomlValue): string {
+  if (typeof value === 'string') return tomlString(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return `[${value.map(tomlString).join(', ')}]`;
+}
+
+/** TOML text of `tables` (the root table, when given, must come first), ending with a newline. */
+export function renderToml(tables: readonly TomlTable[]): string {
+  const blocks = tables.map((t) => {
+    const lines = t.name === '' ? [] : [`[${t.name}]`];
+    for (const [key, value] of t.values) lines.push(`${tomlKey(key)} = ${tomlValue(value)}`);
+    return lines.join('\n');
+  });
+  return `${blocks.join('\n\n')}\n`;
 }
 
 function validate(options: HarnessConfigOptions): void {
@@ -86,65 +132,140 @@ function validate(options: HarnessConfigOptions): void {
   }
 }
 
+interface Resolved {
+  serverName: string;
+  stdio: StdioLaunch | undefined;
+  http: HttpTarget | undefined;
+  env: Record<string, string> | undefined;
+  startup: number;
+  toolTimeout: number;
+}
+
+function resolve(options: HarnessConfigOptions): Resolved {
+  validate(options);
+  const env = options.stdio?.env;
+  return {
+    serverName: options.serverName,
+    stdio: options.stdio,
+    http: options.http,
+    env: env === undefined || Object.keys(env).length === 0 ? undefined : { ...env },
+    startup: options.startupTimeoutSec ?? 120,
+    toolTimeout: options.toolTimeoutSec ?? 3600,
+  };
+}
+
+/** A JSON object with one own key: a computed key defines the property, so even `__proto__` stays data. */
+function single(key: string, value: unknown): Record<string, unknown> {
+  return { [key]: value };
+}
+
+/** Claude Code's `--mcp-config` document. */
+export function claudeMcpConfig(options: Omit<HarnessConfigOptions, 'format'>): Record<string, unknown> {
+  const { serverName, stdio, http, env } = resolve({ ...options, format: 'claude' });
+  return {
+    mcpServers: single(
+      serverName,
+      stdio
+        ? { type: 'stdio', command: stdio.command, args: [...stdio.args], ...(env ? { env } : {}) }
+        : { type: 'http', url: http!.url, headers: { Authorization: `Bearer \${${http!.tokenEnv}}` } },
+    ),
+  };
+}
+
+/** Gemini CLI's `settings.json` document (`mcpServers`, each trusted). */
+export function geminiSettings(options: Omit<HarnessConfigOptions, 'format'>): Record<string, unknown> {
+  const { serverName, stdio, http, env, toolTimeout } = resolve({ ...options, format: 'gemini' });
+  return {
+    mcpServers: single(
+      serverName,
+      stdio
+        ? {
+            command: stdio.command,
+            args: [...stdio.args],
+            ...(env ? { env } : {}),
+            timeout: toolTimeout * 1000,
+            trust: true,
+          }
+        : {
+            httpUrl: http!.url,
+            headers: { Authorization: `Bearer \${${http!.tokenEnv}}` },
+            timeout: toolTimeout * 1000,
+            trust: true,
+          },
+    ),
+  };
+}
+
+/** OpenCode's config document (for `OPENCODE_CONFIG_CONTENT` or `opencode.json`). */
+export function opencodeConfig(options: Omit<HarnessConfigOptions, 'format'>): Record<string, unknown> {
+  const { serverName, stdio, http, env, startup } = resolve({ ...options, format: 'opencode' });
+  const v1 = (options.opencodeLayout ?? 'v1') === 'v1';
+  const common = v1 ? { enabled: true, timeout: startup * 1000 } : {};
+  const server = stdio
+    ? { type: 'local', command: [stdio.command, ...stdio.args], ...(env ? { environment: env } : {}), ...common }
+    : { type: 'remote', url: http!.url, headers: { Authorization: `Bearer {env:${http!.tokenEnv}}` }, ...common };
+  return {
+    $schema: 'https://opencode.ai/config.json',
+    mcp: v1 ? single(serverName, server) : { servers: single(serverName, server) },
+  };
+}
+
+/** The `pi-mcp-adapter` extension's `mcp.json` document (each server's tools offered directly). */
+export function piMcpConfig(options: Omit<HarnessConfigOptions, 'format'>): Record<string, unknown> {
+  const { serverName, stdio, http, env } = resolve({ ...options, format: 'pi' });
+  return {
+    mcpServers: single(
+      serverName,
+      stdio
+        ? { command: stdio.command, args: [...stdio.args], ...(env ? { env } : {}), directTools: true }
+        : { url: http!.url, headers: { Authorization: `Bearer \${${http!.tokenEnv}}` }, directTools: true },
+    ),
+  };
+}
+
+/** Codex's `config.toml` tables for the server: `[mcp_servers.<name>]` (tools approved) and its `env`. */
+export function codexMcpTables(options: Omit<HarnessConfigOptions, 'format'>): TomlTable[] {
+  const { serverName, stdio, http, env, startup, toolTimeout } = resolve({ ...options, format: 'codex' });
+  const name = `mcp_servers.${tomlKey(serverName)}`;
+  const values: [string, TomlValue][] = stdio
+    ? [
+        ['command', stdio.command],
+        ['args', [...stdio.args]],
+      ]
+    : [
+        ['url', http!.url],
+        ['bearer_token_env_var', http!.tokenEnv],
+      ];
+  values.push(
+    ['startup_timeout_sec', startup],
+    ['tool_timeout_sec', toolTimeout],
+    // Without it `codex exec` refuses every call of the server (and still exits 0).
+    ['default_tools_approval_mode', 'approve'],
+  );
+  const tables: TomlTable[] = [{ name, values }];
+  if (env) tables.push({ name: `${name}.env`, values: Object.entries(env) });
+  return tables;
+}
+
 /**
  * The text of the MCP configuration `format` expects, ending with a newline: JSON for `claude`,
- * `gemini` and `opencode`, TOML for `codex`.
+ * `gemini`, `opencode` and `pi`, TOML for `codex`.
  *
  * @throws SdkError `usage` for an unknown format, an invalid server or variable name, or not exactly one face.
  */
 export function harnessConfig(options: HarnessConfigOptions): string {
   validate(options);
-  const startup = options.startupTimeoutSec ?? 120;
-  const toolTimeout = options.toolTimeoutSec ?? 3600;
-  const { stdio, http, serverName } = options;
-  const env = stdio?.env === undefined || Object.keys(stdio.env).length === 0 ? undefined : { ...stdio.env };
   const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
   switch (options.format) {
     case 'claude':
-      return json({
-        mcpServers: {
-          [serverName]: stdio
-            ? { type: 'stdio', command: stdio.command, args: [...stdio.args], ...(env ? { env } : {}) }
-            : { type: 'http', url: http!.url, headers: { Authorization: `Bearer \${${http!.tokenEnv}}` } },
-        },
-      });
+      return json(claudeMcpConfig(options));
     case 'gemini':
-      return json({
-        mcpServers: {
-          [serverName]: stdio
-            ? { command: stdio.command, args: [...stdio.args], ...(env ? { env } : {}), timeout: toolTimeout * 1000 }
-            : {
-                httpUrl: http!.url,
-                headers: { Authorization: `Bearer \${${http!.tokenEnv}}` },
-                timeout: toolTimeout * 1000,
-              },
-        },
-      });
-    case 'opencode': {
-      const v1 = (options.opencodeLayout ?? 'v1') === 'v1';
-      const common = v1 ? { enabled: true, timeout: startup * 1000 } : {};
-      const server = stdio
-        ? { type: 'local', command: [stdio.command, ...stdio.args], ...(env ? { environment: env } : {}), ...common }
-        : { type: 'remote', url: http!.url, headers: { Authorization: `Bearer {env:${http!.tokenEnv}}` }, ...common };
-      return json({
-        $schema: 'https://opencode.ai/config.json',
-        mcp: v1 ? { [serverName]: server } : { servers: { [serverName]: server } },
-      });
-    }
-    case 'codex': {
-      const table = `mcp_servers.${tomlKey(serverName)}`;
-      const lines = [`[${table}]`];
-      if (stdio) {
-        lines.push(`command = ${tomlString(stdio.command)}`, `args = ${tomlArray(stdio.args)}`);
-      } else {
-        lines.push(`url = ${tomlString(http!.url)}`, `bearer_token_env_var = ${tomlString(http!.tokenEnv)}`);
-      }
-      lines.push(`startup_timeout_sec = ${startup}`, `tool_timeout_sec = ${toolTimeout}`);
-      if (env) {
-        lines.push('', `[${table}.env]`);
-        for (const [key, value] of Object.entries(env)) lines.push(`${tomlKey(key)} = ${tomlString(value)}`);
-      }
-      return `${lines.join('\n')}\n`;
-    }
+      return json(geminiSettings(options));
+    case 'opencode':
+      return json(opencodeConfig(options));
+    case 'pi':
+      return json(piMcpConfig(options));
+    case 'codex':
+      return renderToml(codexMcpTables(options));
   }
 }

@@ -7,8 +7,8 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { LocalService, LocalTool } from '../bridge/surface.js';
 import { SdkError, isSdkError, toSdkError } from '../errors.js';
 import { applyWorkflow } from '../reconfigure/applyWorkflow.js';
+import { readWorkflowView } from '../reconfigure/workflowView.js';
 import type { ProjectPaths } from '../store/projectStore.js';
-import { readAccepted } from '../store/workflowVersions.js';
 import type { InvocationRecord } from './runRecord.js';
 
 /** The fixed catalog's service name. */
@@ -25,20 +25,30 @@ export interface FixedCatalogOptions {
   delegate?: LocalTool;
 }
 
+const GET_DESCRIPTION = `Returns the accepted workflow and its version: {"version", "workflow"}. Start from it when proposing changes with apply_workflow.
+By default each mcpDefinitions entry is a summary without file contents:
+{"digest", "entrypoint", "command", "args", "envFrom", "fileBytes": {"<path>": <size in bytes>}}.
+In apply_workflow, keep such a service by reference: "<name>": {"accepted": "<its digest>"}.
+Call with {"sources": true} only when you need to read services' code: every definition then comes with its full "files" (large).`;
+
 const APPLY_DESCRIPTION = `Propose a new workflow: services (MCP servers) for yourself and the workers.
-Send the COMPLETE workflow snapshot as {"workflow": {...}} — start from get_workflow's "workflow" and change it.
+Send the COMPLETE workflow snapshot as {"workflow": {...}}: start from get_workflow's "workflow" and change it.
 Rules:
-- To add a service, add an entry to "mcpDefinitions" (files: path -> full file text, entrypoint: the file to run;
+- Keep each accepted service by reference, never by restating its files: "mcpDefinitions": {"<name>": {"accepted": "<digest from get_workflow>"}}.
+- To add a service, add a full entry under a NEW name (files: path -> full file text, entrypoint: the file to run;
   command defaults to "node", so a CommonJS server can require('@modelcontextprotocol/sdk/server/mcp.js') and 'zod'),
   then give an agent a reference: agents.<agent>.mcpServers += {"name": "<name>", "project": "<definition>"}.
 - Accepted definitions cannot be changed, replaced or removed: to change one, add it under a NEW name and move the references.
-- Omitting "mcpDefinitions" keeps the accepted table; supplying it states the full table.
+- Omitting "mcpDefinitions" keeps the accepted table; supplying it states the full table (references and new entries).
 - Leave "orchestration" and every agent's "harness" exactly as get_workflow returned them.
 - A remote service {"name", "url"} must match orchestration.allowedRemoteUrls.
 - Nothing is started now: new services start at the affected agents' next invocation.
 On success: {"version", "changedMcps", "changedAgents"}. On a bad snapshot: isError with every error's code and path; fix them and call again.
-Example: {"workflow": {"agents": {"main": {...unchanged...}, "analyst": {"mcpServers": [{"name": "stats", "project": "stats"}]}},
-  "mcpDefinitions": {...accepted..., "stats": {"entrypoint": "server.cjs", "files": {"server.cjs": "..."}}}, "orchestration": {...unchanged...}}}`;
+Example: accepted "tools" kept by reference, a new "stats" service for the analyst:
+{"workflow": {"orchestration": {...as returned...},
+  "agents": {"main": {...as returned...}, "analyst": {...as returned, with "mcpServers": [{"name": "stats", "project": "stats"}]}},
+  "mcpDefinitions": {"tools": {"accepted": "<digest of tools>"},
+    "stats": {"entrypoint": "server.cjs", "files": {"server.cjs": "const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js'); ..."}}}}}`;
 
 /** The catalog as an in-process service for the bridge's surface. */
 export function fixedCatalog(options: FixedCatalogOptions): LocalService {
@@ -47,14 +57,22 @@ export function fixedCatalog(options: FixedCatalogOptions): LocalService {
       tool: {
         name: 'get_workflow',
         title: 'Get the workflow',
-        description:
-          'Returns the accepted workflow snapshot and its version: {"version", "workflow"}. Start from it when proposing changes with apply_workflow.',
-        inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+        description: GET_DESCRIPTION,
+        inputSchema: {
+          type: 'object',
+          properties: {
+            sources: {
+              type: 'boolean',
+              description: "true: every definition's full files; false (default): digests, launch settings, file sizes",
+            },
+          },
+          additionalProperties: false,
+        },
         annotations: { readOnlyHint: true },
       },
-      handler: async () => {
-        const accepted = await readAccepted(options.paths);
-        return jsonResult({ version: accepted?.version ?? 0, workflow: accepted?.workflow ?? null });
+      handler: async (args) => {
+        const view = await readWorkflowView(options.paths, { sources: args.sources === true });
+        return jsonResult({ version: view.version, workflow: view.workflow });
       },
     },
   ];
@@ -66,7 +84,13 @@ export function fixedCatalog(options: FixedCatalogOptions): LocalService {
         description: APPLY_DESCRIPTION,
         inputSchema: {
           type: 'object',
-          properties: { workflow: { type: 'object', description: 'the complete workflow snapshot' } },
+          properties: {
+            workflow: {
+              type: 'object',
+              description:
+                'the complete workflow snapshot; accepted definitions as {"accepted": "<digest>"}, new ones in full',
+            },
+          },
           required: ['workflow'],
           additionalProperties: false,
         },

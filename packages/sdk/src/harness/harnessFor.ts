@@ -5,7 +5,9 @@
  */
 import { SdkError } from '../errors.js';
 import type { Harness } from '../workflow/workflowSchema.js';
+import { createCommandHarness } from './commandHarness.js';
 import type { AgentHarness } from './harness.js';
+import { createModelLoopHarness } from './modelLoop.js';
 import { type Script, ScriptedHarness, parseScript, readScriptFile } from './scriptedHarness.js';
 
 /** One harness type's configuration. */
@@ -28,38 +30,30 @@ export type HarnessFactory<T extends Harness['type']> = (
 export type HarnessFactories = { readonly [T in Harness['type']]?: HarnessFactory<T> };
 
 /**
- * The built-in factories by harness type. A type without one is refused with `harness_unavailable`. A
- * factory that needs nothing of the run takes `(agent, config)` only.
+ * The built-in factories: one for every harness type of the schema (the type makes a missing one a compile
+ * error, so no harness type is ever "unavailable"). A factory that needs nothing of the run takes
+ * `(agent, config)` only.
  */
-const FACTORIES: HarnessFactories = {
+const FACTORIES: { readonly [T in Harness['type']]: HarnessFactory<T> } = {
   scripted: scriptedFor,
-  // One line a type: `openai: createModelLoopHarness,` (also `anthropic`, `gemini`) from ./modelLoop.js and
-  // `command: createCommandHarness,` from ./commandHarness.js.
+  command: (agent, config) => createCommandHarness(agent, config),
+  openai: (agent, config) => createModelLoopHarness(agent, config),
+  anthropic: (agent, config) => createModelLoopHarness(agent, config),
+  gemini: (agent, config) => createModelLoopHarness(agent, config),
 };
 
 /** The harness types this version runs. */
 export const AVAILABLE_HARNESS_TYPES: readonly Harness['type'][] = Object.keys(FACTORIES) as Harness['type'][];
 
-/**
- * The harness for `agent`. Throws `usage` for a scripted agent in a run without a script, and
- * `harness_unavailable` for a type this version does not include.
- */
+/** The harness for `agent`. Throws `usage` for a scripted agent in a run without a script. */
 export function harnessFor(
   agent: string,
   config: Harness,
   run: HarnessRunContext,
   overrides: HarnessFactories = {},
 ): AgentHarness {
-  const factory = (overrides[config.type] ?? FACTORIES[config.type]) as HarnessFactory<typeof config.type> | undefined;
-  if (factory !== undefined) return factory(agent, config, run);
-  throw new SdkError(
-    'harness_unavailable',
-    `agent "${agent}" uses the "${config.type}" harness, which is not available in this version (available: ${AVAILABLE_HARNESS_TYPES.join(', ')})`,
-    {
-      remedy: `set agents.${agent}.harness to one of the available types, or drive the agent yourself through \`scienceevolve services serve\``,
-      data: { agent, harness: config.type },
-    },
-  );
+  const factory = (overrides[config.type] ?? FACTORIES[config.type]) as HarnessFactory<typeof config.type>;
+  return factory(agent, config, run);
 }
 
 function scriptedFor(agent: string, _config: HarnessConfigOf<'scripted'>, run: HarnessRunContext): AgentHarness {

@@ -1,7 +1,7 @@
 /**
- * `apply_workflow` (SPEC §9): Main proposes a complete workflow snapshot; the whole snapshot is validated
- * without executing anything, the rules of Main reconfiguration are checked, and the result lands as one
- * new accepted version or not at all.
+ * `apply_workflow` (SPEC §9): Main proposes a complete workflow snapshot; its references to accepted
+ * definitions are resolved, the whole resolved snapshot is validated without executing anything, the rules
+ * of Main reconfiguration are checked, and the result lands as one new accepted version or not at all.
  */
 import stableStringify from 'fast-json-stable-stringify';
 import { SdkError } from '../errors.js';
@@ -11,6 +11,8 @@ import { definitionDigest } from '../workflow/digest.js';
 import { toJsonPath } from '../workflow/jsonPath.js';
 import { type ValidationIssue, invalidWorkflowError, validateWorkflow } from '../workflow/validate.js';
 import type { Workflow } from '../workflow/workflowSchema.js';
+import { remoteUrlRefusal } from './allowedUrls.js';
+import { resolveReferences } from './references.js';
 
 /** The answer of a successful apply. */
 export interface ApplyResult {
@@ -27,7 +29,9 @@ export interface ApplyOptions {
 
 /**
  * Applies a snapshot. `snapshot.mcpDefinitions` omitted keeps the accepted table; supplied, it is the full
- * table. Throws an SdkError: `reconfiguration_not_allowed`; `workflow_conflict` when, under Main, another
+ * table, in which an accepted definition may be stated as `{ "accepted": "<digest>" }` (see
+ * `references.ts`): it resolves to the accepted definition of that name with that digest, before
+ * validation, so the limits count the resolved snapshot. Throws an SdkError: `reconfiguration_not_allowed`; `workflow_conflict` when, under Main, another
  * apply landed between reading the version in force and taking the project's lock (`data.version` is the
  * version it lost to); or `invalid_workflow` whose `data.errors` lists every issue (codes such as
  * `immutable_definition`, `remote_not_allowed`, `unknown_reference`).
@@ -39,9 +43,12 @@ export async function applyWorkflow(
 ): Promise<ApplyResult> {
   const by = options.by ?? 'main';
   const current = await readAccepted(paths);
-  const candidate = mergeSnapshot(snapshot, current);
+  const resolved = resolveReferences(snapshot, current?.workflow);
+  const candidate = mergeSnapshot(resolved.snapshot, current);
   const validated = validateWorkflow(candidate);
-  if (!validated.ok) throw invalidWorkflowError(validated.errors, 'the proposed workflow');
+  if (resolved.issues.length > 0 || !validated.ok) {
+    throw invalidWorkflowError(sortIssues([...resolved.issues, ...validated.errors]), 'the proposed workflow');
+  }
   const basedOn = current?.version ?? 0;
   const result = await acceptWorkflow(paths, validated.workflow, {
     by,
@@ -67,6 +74,10 @@ export async function applyWorkflow(
   return { version: result.version, changedMcps: result.changedMcps, changedAgents: result.changedAgents };
 }
 
+function sortIssues(issues: ValidationIssue[]): ValidationIssue[] {
+  return issues.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
 function mergeSnapshot(snapshot: unknown, current: WorkflowVersion | undefined): unknown {
   if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) return snapshot;
   const doc = snapshot as Record<string, unknown>;
@@ -88,7 +99,7 @@ export function mainReconfigurationIssues(current: WorkflowVersion | undefined, 
   const issues: ValidationIssue[] = [];
   const before = current.workflow;
   for (const [name, definition] of Object.entries(before.mcpDefinitions)) {
-    const proposed = next.mcpDefinitions[name];
+    const proposed = Object.hasOwn(next.mcpDefinitions, name) ? next.mcpDefinitions[name] : undefined;
     if (proposed === undefined) {
       issues.push({
         code: 'immutable_definition',
@@ -112,7 +123,7 @@ export function mainReconfigurationIssues(current: WorkflowVersion | undefined, 
   }
   const allowed = before.orchestration.allowedRemoteUrls;
   for (const [agentName, agent] of Object.entries(next.agents)) {
-    const previous = before.agents[agentName];
+    const previous = Object.hasOwn(before.agents, agentName) ? before.agents[agentName] : undefined;
     if (previous !== undefined && stableStringify(previous.harness) !== stableStringify(agent.harness)) {
       issues.push({
         code: 'reconfiguration_not_allowed',
@@ -123,14 +134,12 @@ export function mainReconfigurationIssues(current: WorkflowVersion | undefined, 
     const knownUrls = new Set((previous?.mcpServers ?? []).map((s) => s.url).filter((u) => u !== undefined));
     agent.mcpServers.forEach((entry, index) => {
       if (entry.url === undefined || knownUrls.has(entry.url)) return;
-      if (!allowed.some((prefix) => entry.url!.startsWith(prefix))) {
+      const refusal = remoteUrlRefusal(entry.url, allowed);
+      if (refusal !== undefined) {
         issues.push({
           code: 'remote_not_allowed',
           path: toJsonPath(['agents', agentName, 'mcpServers', index, 'url']),
-          message:
-            allowed.length === 0
-              ? 'Main may not add remote services to this workflow (orchestration.allowedRemoteUrls is empty); write a project service instead'
-              : `the URL must start with one of: ${allowed.join(', ')}`,
+          message: refusal,
         });
       }
     });

@@ -48,9 +48,17 @@ export function validateWorkflow(document: unknown): ValidationResult {
         },
       ]);
     }
-    checkDocument(document, issues);
+    const references = checkDocument(document, issues);
     const parsed = WorkflowSchema.safeParse(document);
-    if (!parsed.success) issues.push(...parsed.error.issues.flatMap(fromZodIssue));
+    if (!parsed.success) {
+      // A reference's own issue says it all; the schema would add "unknown key" and "files: required".
+      const inReference = (issue: z.core.$ZodIssue) =>
+        issue.code !== 'invalid_key' &&
+        issue.path[0] === 'mcpDefinitions' &&
+        typeof issue.path[1] === 'string' &&
+        references.has(issue.path[1]);
+      issues.push(...parsed.error.issues.filter((i) => !inReference(i)).flatMap(fromZodIssue));
+    }
     // The sizes count the workflow as it is stored, with defaults filled: measured as written, a document
     // just under a limit would pass here and be refused when its stored form is validated again.
     issues.push(...sizeIssues(parsed.success ? parsed.data : document, parsed.success));
@@ -96,13 +104,17 @@ function fail(issues: ValidationIssue[]): ValidationResult {
   return { ok: false, errors };
 }
 
-/** The rules zod cannot see: sizes, counts of record entries, file paths, entrypoint, references, reserved names. */
-function checkDocument(doc: Record<string, unknown>, issues: ValidationIssue[]): void {
+/**
+ * The rules zod cannot see: sizes, counts of record entries, file paths, entrypoint, references, reserved
+ * names. Returns the names of definitions stated as `{ "accepted": … }`, a form only `apply_workflow` resolves.
+ */
+function checkDocument(doc: Record<string, unknown>, issues: ValidationIssue[]): Set<string> {
   const add = (code: ErrorCode, path: PropertyKey[], message: string) =>
     issues.push({ code, path: toJsonPath(path), message });
 
   const defs = doc.mcpDefinitions;
   const definitionNames = new Set<string>();
+  const references = new Set<string>();
   if (isPlainObject(defs)) {
     const names = Object.keys(defs);
     for (const n of names) definitionNames.add(n);
@@ -114,7 +126,16 @@ function checkDocument(doc: Record<string, unknown>, issues: ValidationIssue[]):
       );
     }
     for (const [name, def] of Object.entries(defs)) {
-      if (isPlainObject(def)) checkDefinition(name, def, add);
+      if (isPlainObject(def) && Object.hasOwn(def, 'accepted')) {
+        references.add(name);
+        add(
+          'invalid_workflow',
+          ['mcpDefinitions', name, 'accepted'],
+          'a reference {"accepted": "<digest>"} is valid only in an apply_workflow snapshot, never in a workflow file the operator loads: state the definition in full (`scienceevolve workflow show` prints the accepted one)',
+        );
+      } else if (isPlainObject(def)) {
+        checkDefinition(name, def, add);
+      }
     }
   }
 
@@ -162,6 +183,7 @@ function checkDocument(doc: Record<string, unknown>, issues: ValidationIssue[]):
       });
     }
   }
+  return references;
 }
 
 /**

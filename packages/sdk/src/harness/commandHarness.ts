@@ -1,0 +1,402 @@
+/**
+ * The `command` harness (SPEC §10.2): an external agent CLI run headless in the invocation's workspace as
+ * a supervised process group, given the invocation's live surface through a per-invocation socket and
+ * the stdio relay its MCP configuration launches (docs/decisions/cli-harness-live-surface.md). Its final
+ * stdout (or the file its preset makes it write) is the answer; the result also says how many tool calls
+ * reached the surface, because no CLI reports a denied or failed call in its exit code.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { MARKER_ENV, formatMarker, processStartTime } from '@scienceevolve/supervisor/protocol';
+import { type SocketFace, relayPath, startSocketFace } from '../bridge/socketFace.js';
+import { SdkError } from '../errors.js';
+import { type CollectResult, collectGroup, trackGroup, untrackGroup } from '../services/processGroup.js';
+import { resolveCommand } from '../services/resolveCommand.js';
+import { INHERITED_ENV_KEYS } from '../services/serviceEnv.js';
+import { StderrLog } from '../services/stderrLog.js';
+import { runEach } from '../services/teardown.js';
+import { type Harness, MAX_DURATION_MS } from '../workflow/workflowSchema.js';
+import type { AgentHarness, HarnessInput, HarnessOutput } from './harness.js';
+import { type PresetContext, type PresetPlan, planCustom, planPreset } from './presets.js';
+
+/** A `command` harness configuration (the workflow's `agents.<name>.harness` with `type: "command"`). */
+export type CommandHarnessConfig = Extract<Harness, { type: 'command' }>;
+
+/** Default milliseconds the CLI may run: 3,600,000 (1 h), as the workflow schema's `timeoutMs`. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 3_600_000;
+
+/** Bytes of the CLI's stdout kept as its answer: 4 MiB; the rest is dropped (and said so in the answer's data). */
+export const COMMAND_STDOUT_CAP_BYTES = 4 * 1024 * 1024;
+
+/** Lines of the CLI's stderr a failure message quotes: 10. */
+const STDERR_LINES_IN_MESSAGE = 10;
+
+/**
+ * Bytes one argument or one `NAME=value` environment string may hold on Linux (`MAX_ARG_STRLEN`, 32 pages
+ * of 4 KiB, with its terminating NUL): 131,072. A longer prompt would fail the spawn with `E2BIG`.
+ */
+const MAX_ARG_BYTES = 131_072;
+
+/** Milliseconds to wait for Node to report the leader's exit status once `/proc` shows it gone: 1,000. */
+const EXIT_STATUS_WAIT_MS = 1000;
+
+/** The `{…}` placeholders of custom arguments. */
+function substitute(args: readonly string[], values: Readonly<Record<string, string>>): string[] {
+  return args.map((arg) => arg.replace(/\{(prompt|workspace|mcpConfig)\}/g, (_, key: string) => values[key] ?? ''));
+}
+
+/** The CLI's prompt: the agent's instructions (when any), then the task. */
+export function commandPrompt(instructions: string, task: string): string {
+  return instructions.trim() === '' ? task : `${instructions.trim()}\n\n${task}`;
+}
+
+/**
+ * The marker the CLI's processes carry (SPEC §6): the invocation's project and this host, and an
+ * invocation part of its own (`<invocationId>-cli`) so that sweeping the CLI never takes the services'.
+ * The project comes from the runtime path (`…/projects/<project>/runs/<run>/invocations/<id>`).
+ */
+function cliMarker(input: HarnessInput): string {
+  const parts = input.runtimePath.split(/[\\/]/).filter((p) => p !== '');
+  const at = parts.lastIndexOf('invocations');
+  const projectId = at >= 4 && parts[at - 4] === 'projects' ? parts[at - 3] : undefined;
+  const safe = (text: string) => text.replace(/[^A-Za-z0-9_.-]/g, '_') || 'x';
+  return formatMarker({
+    projectId: safe(projectId ?? 'harness'),
+    hostPid: process.pid,
+    hostStart: processStartTime(process.pid) ?? '0',
+    invocationId: `${safe(input.invocationId)}-cli`,
+  });
+}
+
+/** The CLI's environment: the minimal inherited set, `envFrom`, then the preset's variables and the marker. */
+function cliEnv(
+  agent: string,
+  config: CommandHarnessConfig,
+  input: HarnessInput,
+): { env: Record<string, string>; apiKey: string | undefined } {
+  const env: Record<string, string> = {};
+  for (const key of INHERITED_ENV_KEYS) {
+    const value = input.hostEnv[key];
+    if (value !== undefined && !value.startsWith('()')) env[key] = value;
+  }
+  const missing: { variable: string; hostVariable: string }[] = [];
+  for (const [variable, hostVariable] of Object.entries(config.envFrom ?? {})) {
+    const value = Object.hasOwn(input.hostEnv, hostVariable) ? input.hostEnv[hostVariable] : undefined;
+    if (value === undefined) missing.push({ variable, hostVariable });
+    else env[variable] = value;
+  }
+  let apiKey: string | undefined;
+  if (config.apiKeyEnv !== undefined) {
+    apiKey = Object.hasOwn(input.hostEnv, config.apiKeyEnv) ? input.hostEnv[config.apiKeyEnv] : undefined;
+    if (apiKey === undefined) missing.push({ variable: 'apiKeyEnv', hostVariable: config.apiKeyEnv });
+  }
+  if (missing.length > 0) {
+    const names = missing.map((m) => `${m.hostVariable} (for ${m.variable})`).join(', ');
+    throw new SdkError(
+      'missing_env',
+      `agent "${agent}" cannot start its CLI: host variable${missing.length > 1 ? 's' : ''} ${names} ${missing.length > 1 ? 'are' : 'is'} not set`,
+      {
+        remedy: `set ${missing.map((m) => m.hostVariable).join(', ')} in the environment that runs ScienceEvolve, or change agents.${agent}.harness`,
+        data: { agent, variables: missing },
+      },
+    );
+  }
+  return { env, apiKey };
+}
+
+/** How the CLI ended. */
+interface CliExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * A `command` harness for `agent`. Each `run`:
+ * 1. checks `envFrom` and `apiKeyEnv` against the host (`missing_env` before anything starts);
+ * 2. serves the surface on a fresh socket and writes the preset's files (0600) under
+ *    `<runtimePath>/cli/` (the fresh home `<runtimePath>/cli/home` when `isolateHome`);
+ * 3. starts the CLI in the workspace, in its own process group registered with the host's supervisor,
+ *    stdin closed, stderr to `<runtimePath>/cli/stderr.log`;
+ * 4. waits for it to exit, for `timeoutMs` (→ `harness_timeout`) or for the run's signal (→ `cancelled`),
+ *    then collects the group and anything that carries its marker, and closes the socket.
+ * A non-zero exit is `harness_failed` with the exit code and the last lines of stderr.
+ */
+export function createCommandHarness(agent: string, config: CommandHarnessConfig): AgentHarness {
+  return {
+    run: (input) => runCommand(agent, config, input),
+  };
+}
+
+/** What one run started, for its teardown. */
+interface RunState {
+  marker: string;
+  face?: SocketFace;
+  log?: StderrLog;
+  child?: ChildProcess;
+  /** The CLI's process group (its leader's pid); 0 before the spawn. */
+  pgid: number;
+  /** Set once the group was collected. */
+  collected?: CollectResult;
+}
+
+async function runCommand(agent: string, config: CommandHarnessConfig, input: HarnessInput): Promise<HarnessOutput> {
+  input.signal.throwIfAborted();
+  const state: RunState = { marker: cliMarker(input), pgid: 0 };
+  let output: HarnessOutput | undefined;
+  let failure: unknown;
+  try {
+    output = await attempt(agent, config, input, state);
+  } catch (error) {
+    failure = error;
+  }
+  // Every step runs even when an earlier one threw; the group is collected first, so the relay's
+  // connections are gone before the socket closes.
+  await runEach([
+    async () => {
+      if (state.pgid > 1 && state.collected === undefined) {
+        state.collected = await collectGroup({ pgid: state.pgid, marker: state.marker, graceMs: input.graceMs });
+      }
+    },
+    () => state.child?.stdout?.destroy(),
+    () => state.log?.finish(),
+    () => state.face?.close(),
+    () => {
+      if (state.pgid > 1) untrackGroup(state.marker, state.pgid);
+    },
+    () => {
+      // A process that outlived SIGKILL stays the supervisor's to collect: only a gone group is released.
+      if ((state.collected?.survivors.length ?? 0) > 0) return;
+      if (state.pgid > 1) input.registry.release(state.pgid);
+      input.registry.releaseMarker?.(state.marker);
+    },
+  ]);
+  const survivors = state.collected?.survivors ?? [];
+  if (survivors.length > 0) {
+    throw new SdkError(
+      'collect_failed',
+      `processes ${survivors.join(', ')} of agent "${agent}"'s CLI outlived SIGKILL; they stay under the supervisor`,
+      {
+        remedy: 'look at them with `ps -o pid,stat,cmd -p <pid>` (state D: stuck in the kernel)',
+        data: { agent, survivors, marker: state.marker },
+      },
+    );
+  }
+  if (failure !== undefined) throw failure;
+  return output!;
+}
+
+async function attempt(
+  agent: string,
+  config: CommandHarnessConfig,
+  input: HarnessInput,
+  state: RunState,
+): Promise<HarnessOutput> {
+  const { env: baseEnv, apiKey } = cliEnv(agent, config, input);
+  const configDir = join(input.runtimePath, 'cli');
+  const home = config.isolateHome === false ? undefined : join(configDir, 'home');
+  await mkdir(configDir, { recursive: true, mode: 0o700 });
+  if (home !== undefined) await mkdir(home, { recursive: true, mode: 0o700 });
+  const { marker } = state;
+
+  const face = await startSocketFace(input.surface);
+  state.face = face;
+  const context: PresetContext = {
+    prompt: commandPrompt(input.instructions, input.task),
+    workspace: input.workspace,
+    configDir,
+    home,
+    relay: { command: process.execPath, args: [relayPath(), face.socketPath], env: { [MARKER_ENV]: marker } },
+    toolNames: input.surface.tools.map((t) => t.name),
+    ...(config.model === undefined ? {} : { model: config.model }),
+    ...(config.baseUrl === undefined ? {} : { baseUrl: config.baseUrl }),
+    ...(config.apiKeyEnv === undefined ? {} : { apiKeyEnv: config.apiKeyEnv }),
+    ...(apiKey === undefined ? {} : { apiKey }),
+  };
+  const env: Record<string, string> = { ...baseEnv };
+  if (home !== undefined) env.HOME = home;
+
+  // The command first (pi finds its MCP adapter beside it), then the plan with it.
+  const wanted =
+    config.command ?? (config.preset === undefined ? undefined : planPreset(config.preset, context).command);
+  if (wanted === undefined) {
+    throw new SdkError('invalid_workflow', `agent "${agent}": the command harness needs "preset" or "command"`, {
+      remedy: `set agents.${agent}.harness.preset (claude, codex, gemini, opencode or pi) or .command`,
+      data: { agent },
+    });
+  }
+  const command = resolveCommand(wanted, env.PATH, input.workspace);
+  if (command === undefined) {
+    const where = wanted.includes('/') ? 'does not exist or is not executable' : "is not on the CLI's PATH";
+    throw new SdkError('command_not_found', `agent "${agent}": the CLI command "${wanted}" ${where}`, {
+      remedy: `install it, or set agents.${agent}.harness.command to its path`,
+      data: { agent, command: wanted },
+    });
+  }
+  const plan: PresetPlan =
+    config.preset === undefined ? planCustom(context) : planPreset(config.preset, context, command);
+  const args =
+    config.args === undefined
+      ? plan.args
+      : substitute(config.args, { prompt: context.prompt, workspace: input.workspace, mcpConfig: plan.mcpConfigPath });
+  Object.assign(env, plan.env);
+  env[MARKER_ENV] = marker;
+  for (const file of plan.files) {
+    await mkdir(dirname(file.path), { recursive: true, mode: 0o700 });
+    await writeFile(file.path, file.text, { mode: 0o600 });
+    // writeFile's mode applies only to a new file: a file left by an earlier attempt is made 0600 too.
+    await chmod(file.path, 0o600);
+  }
+
+  const tooLong = [...args, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].find(
+    (text) => Buffer.byteLength(text) >= MAX_ARG_BYTES,
+  );
+  if (tooLong !== undefined) {
+    throw new SdkError(
+      'limit_exceeded',
+      `agent "${agent}": one argument or variable of its CLI would be ${Buffer.byteLength(tooLong)} bytes, over the ${MAX_ARG_BYTES - 1} bytes Linux allows (the prompt is ${Buffer.byteLength(context.prompt)} bytes)`,
+      {
+        remedy:
+          'give the agent a shorter task: put long material in a file in the workspace and name the file in the task',
+        data: { agent, bytes: Buffer.byteLength(tooLong), limit: MAX_ARG_BYTES - 1 },
+      },
+    );
+  }
+
+  const log = new StderrLog(join(configDir, 'stderr.log'));
+  state.log = log;
+  // Announced before the spawn: a host killed between spawn and register is still covered by the sweep.
+  await input.registry.intent(marker);
+  input.signal.throwIfAborted();
+  // detached: the CLI leads a new process group (pgid = its pid), collected as a whole with kill(-pgid),
+  // and a SIGINT to the host's terminal does not reach it. stdin is closed ('ignore'): several CLIs wait
+  // forever on an open stdin pipe.
+  const child = spawn(command, args, {
+    cwd: input.workspace,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    shell: false,
+    windowsHide: true,
+  });
+  state.child = child;
+  const exited = new Promise<CliExit | Error>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', (error) => resolve(error));
+  });
+  // Later 'error' events (a failed kill) must not become uncaught exceptions.
+  child.on('error', () => {});
+  if (child.pid === undefined) {
+    const error = (await exited) as NodeJS.ErrnoException;
+    throw new SdkError(
+      'command_not_found',
+      `agent "${agent}": the CLI ${command} could not be started (${error.code ?? error.message})`,
+      {
+        remedy: 'check that the command is an executable file and the workspace exists',
+        data: { agent, command },
+        cause: error,
+      },
+    );
+  }
+  state.pgid = child.pid;
+  trackGroup(marker, state.pgid);
+  input.registry.register(state.pgid, marker);
+  log.attach(child.stderr!);
+  const stdout: Buffer[] = [];
+  let kept = 0;
+  let dropped = 0;
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const room = Math.max(0, COMMAND_STDOUT_CAP_BYTES - kept);
+    if (room > 0) stdout.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+    kept += Math.min(room, chunk.length);
+    dropped += chunk.length - Math.min(room, chunk.length);
+  });
+  const stdoutClosed = new Promise<void>((resolve) => child.stdout!.once('close', () => resolve()));
+
+  const timeoutMs = Math.min(config.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS, MAX_DURATION_MS);
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const outcome = await Promise.race([
+    exited.then((exit) => ({ kind: 'exited' as const, exit })),
+    new Promise<{ kind: 'timeout' }>((resolve) => {
+      timer = setTimeout(() => resolve({ kind: 'timeout' }), timeoutMs);
+    }),
+    new Promise<{ kind: 'aborted' }>((resolve) => {
+      onAbort = () => resolve({ kind: 'aborted' });
+      if (input.signal.aborted) onAbort();
+      else input.signal.addEventListener('abort', onAbort, { once: true });
+    }),
+  ]);
+  if (timer !== undefined) clearTimeout(timer);
+  if (onAbort !== undefined) input.signal.removeEventListener('abort', onAbort);
+
+  // Whatever ended the wait, the group is collected now: a CLI that exited may have left children (its
+  // relay, a shell, a daemon that left the group with setsid but carries the marker).
+  state.collected = await collectGroup({ pgid: state.pgid, marker, graceMs: input.graceMs });
+  const exit = outcome.kind === 'exited' ? outcome.exit : await raceTimeout(exited, EXIT_STATUS_WAIT_MS);
+  await raceTimeout(stdoutClosed, EXIT_STATUS_WAIT_MS);
+
+  const identity = { agent, command, log: log.path, toolCallsReached: face.toolCalls };
+  if (outcome.kind === 'aborted') {
+    throw new SdkError('cancelled', `agent "${agent}": the run was cancelled; its CLI was stopped`, {
+      data: identity,
+    });
+  }
+  if (outcome.kind === 'timeout') {
+    throw new SdkError(
+      'harness_timeout',
+      `agent "${agent}": the CLI ${command} ran past timeoutMs (${timeoutMs} ms) and was stopped; see ${log.path}`,
+      {
+        remedy: `raise agents.${agent}.harness.timeoutMs, or give the agent a smaller task`,
+        data: { ...identity, timeoutMs, stderrTail: log.tail().slice(-STDERR_LINES_IN_MESSAGE) },
+      },
+    );
+  }
+  if (exit instanceof Error || exit === undefined || exit.code !== 0) {
+    const how =
+      exit instanceof Error
+        ? `failed (${exit.message})`
+        : exit === undefined
+          ? 'ended without an exit status'
+          : exit.code === null
+            ? `was killed by ${exit.signal}`
+            : `exited with code ${exit.code}`;
+    const tail = log.tail().slice(-STDERR_LINES_IN_MESSAGE);
+    throw new SdkError(
+      'harness_failed',
+      `agent "${agent}": the CLI ${command} ${how}${tail.length > 0 ? `; last lines of its stderr:\n${tail.join('\n')}\n` : '; '}(log: ${log.path})`,
+      {
+        remedy: `read ${log.path}; check the CLI's model settings (model, baseUrl, apiKeyEnv) and its login`,
+        data: {
+          ...identity,
+          exitCode: exit instanceof Error || exit === undefined ? null : exit.code,
+          signal: exit instanceof Error || exit === undefined ? null : exit.signal,
+          stderrTail: tail,
+        },
+      },
+    );
+  }
+  let output = Buffer.concat(stdout).toString('utf8');
+  if (dropped > 0)
+    output += `\n[scienceevolve: the CLI's stdout was cut at ${COMMAND_STDOUT_CAP_BYTES} bytes; ${dropped} bytes dropped]`;
+  if (plan.outputFile !== undefined) {
+    const written = await readFile(plan.outputFile, 'utf8').catch(() => undefined);
+    if (written !== undefined) output = written;
+  }
+  return { output: output.trim(), toolCallsReached: face.toolCalls };
+}
+
+/** Resolves with the promise's value, or undefined after `ms` milliseconds; the timer is cleared either way. */
+async function raceTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), ms);
+      }),
+    ]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * One run per preset: Main is the real agent CLI (installed in test/clis/node_modules), pointed at a local
+ * model server that speaks the CLI's own wire protocol, with a project service `adds`. The model asks for
+ * `add {a: 2, b: 40}` and then answers with the result it received; the test checks that the call reached
+ * the service (the run's journal), that the model saw the tool and its result (the server's record), that
+ * the answer reached the run, and that nothing is left running.
+ *
+ * scripts/test-clis.mjs runs these inside a loopback-only network namespace when it can, so a CLI that
+ * reached the internet would fail here.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { startRun } from '../../packages/sdk/src/engine/engine.js';
+import type { HarnessPreset } from '../../packages/sdk/src/workflow/workflowSchema.js';
+import { type ModelRequest, scriptedPolicy, startModelServer } from '../fixtures/modelServer/index.js';
+import { assertNothingLeft, ofType, sandbox } from '../sdk/engine/helpers.js';
+
+/** The CLIs' bin directory (npm install --prefix test/clis). */
+export const CLI_BIN = fileURLToPath(new URL('./node_modules/.bin', import.meta.url));
+
+/** What differs between presets. */
+export interface PresetCase {
+  preset: HarnessPreset;
+  /** Appended to the model server's URL: each CLI has its own idea of what a base URL includes. */
+  baseUrlSuffix: string;
+  /** Milliseconds the CLI may run. */
+  timeoutMs?: number;
+}
+
+/** Runs the preset's CLI as Main and checks everything the test promises. */
+export async function runPreset(t: TestContext, c: PresetCase): Promise<void> {
+  const box = await sandbox(t);
+  const server = await startModelServer({
+    respond: scriptedPolicy([{ call: 'add', arguments: { a: 2, b: 40 } }], {
+      // The model reads the sum from what the tool answered (each CLI wraps a result its own way).
+      final: (results) => {
+        const sum = /= (\d+)/.exec(results.join('\n'))?.[1];
+        return sum === undefined ? `No sum in: ${results.join(' | ')}` : `The sum is ${sum}.`;
+      },
+    }),
+    requireApiKey: 'test-key-123',
+  });
+  t.after(() => server.close());
+  const workflow = {
+    orchestration: { invocationRetries: 0 },
+    agents: {
+      main: {
+        harness: {
+          type: 'command',
+          preset: c.preset,
+          model: 'test-model',
+          baseUrl: `${server.url}${c.baseUrlSuffix}`,
+          apiKeyEnv: 'SE_TEST_MODEL_KEY',
+          timeoutMs: c.timeoutMs ?? 240_000,
+        },
+        instructions: 'You are a careful assistant. Use the tools you are given.',
+        mcpServers: [{ name: 'adds', project: 'adds' }],
+      },
+    },
+    mcpDefinitions: {
+      adds: {
+        entrypoint: 'server.cjs',
+        files: { 'server.cjs': readFileSync(new URL('./addsInWords.cjs', import.meta.url), 'utf8') },
+      },
+    },
+  };
+  const result = await startRun({
+    ...box,
+    workflow,
+    requirement: 'Add 2 and 40 with the adds tool and tell me the sum.',
+    hostEnv: {
+      PATH: `${CLI_BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+      HOME: process.env.HOME,
+      USER: process.env.USER,
+      SE_TEST_MODEL_KEY: 'test-key-123',
+    },
+    graceMs: 1000,
+  }).result;
+
+  const log = join(ofType(result.events, 'invocation.started')[0]?.runtimePath as string, 'cli', 'stderr.log');
+  const context = () =>
+    `status ${result.status}, error ${JSON.stringify(result.error)}; requests: ${JSON.stringify(
+      server.requests.map((r) => ({ path: r.path, tools: r.tools.map((x) => x.name) })),
+    )}; last messages: ${JSON.stringify(server.requests.at(-1)?.messages)}; calls: ${JSON.stringify(
+      ofType(result.events, 'tool.called'),
+    )}; output: ${JSON.stringify(result.output)}; rejected: ${JSON.stringify(server.rejected)}; log: ${log}`;
+  assert.equal(result.status, 'succeeded', context());
+  // The call reached the project service through the invocation's surface.
+  const calls = ofType(result.events, 'tool.called');
+  assert.deepEqual(
+    calls.map((e) => [e.tool, e.ok, e.summary]),
+    [['adds__add', true, '2 + 40 = 42']],
+    context(),
+  );
+  // The model was offered the tool, and got its result back.
+  const withTool = server.requests.filter((r: ModelRequest) => r.tools.some((x) => /adds__add$/.test(x.name)));
+  assert.ok(withTool.length > 0, `the add tool was offered: ${context()}`);
+  const results = server.requests.flatMap((r) => r.messages.flatMap((m) => m.toolResults ?? []));
+  assert.ok(
+    results.some((r) => r.text.includes('2 + 40 = 42')),
+    `the tool result reached the model: ${context()}`,
+  );
+  assert.ok(
+    server.requests.every((r) => r.apiKey === 'test-key-123'),
+    'the key from apiKeyEnv was used',
+  );
+  // The answer reached the run.
+  assert.match(result.output ?? '', /The sum is 42\./, context());
+  await assertNothingLeft(box.project, result.events);
+}
