@@ -24,6 +24,93 @@ export interface RunResults {
   rows: ResultRow[];
 }
 
+/**
+ * The goals every benchmark is held to (numbered as the rows of the results table; rows without a number
+ * are not built yet). Each is a ratio against a baseline run beside it, except the SIGKILL row.
+ */
+export const GOALS: ReadonlyArray<{ id: string; measure: string; baseline: string; goal: string }> = [
+  {
+    id: '1',
+    measure: 'one service to ready (copy, env, spawn, initialize, every list)',
+    baseline: 'a script using the official SDK client on the same service, same process layout',
+    goal: '≤ 1.10×',
+  },
+  {
+    id: '2',
+    measure: '8 services to ready, in parallel',
+    baseline: 'the same script starting 8 in parallel',
+    goal: '≤ 1.10×',
+  },
+  {
+    id: '5a',
+    measure: '`tools/call` through the in-process surface',
+    baseline: 'direct official client',
+    goal: '≤ +0.1 ms p50',
+  },
+  { id: '5b', measure: '`tools/call` through the stdio bridge', baseline: 'direct official client', goal: '≤ 2× p50' },
+  {
+    id: '5c',
+    measure: '`tools/call` through the HTTP face',
+    baseline: 'supergateway `--stateful` in front of the same service',
+    goal: '≤ 0.5× p50',
+  },
+  { id: '3', measure: 'per-invocation copy, 100 files × 500 KB', baseline: '`cp -r` of the same tree', goal: '≤ 1.2×' },
+  {
+    id: '4',
+    measure: 'digest of the same definition (up to the 1 MiB limit of `mcpDefinitions`)',
+    baseline: '`sha256sum` over the same bytes',
+    goal: '≥ 0.8× throughput',
+  },
+  {
+    id: '6',
+    measure: 'host SIGKILL → every process of every group gone',
+    baseline: '— (absolute, p95 over ≥ 20 trials)',
+    goal: '≤ 100 ms + grace',
+  },
+  {
+    id: '7',
+    measure: '64 concurrent invocations × 2 services',
+    baseline: '1 invocation × 2 services',
+    goal: 'no start fails its budget for queueing; queue wait reported apart; host memory per invocation reported',
+  },
+  {
+    id: '',
+    measure: 'a cheap command (`validate` of a small workflow), whole process',
+    baseline: '`node -e 0`',
+    goal: '≤ 1.6×',
+  },
+  {
+    id: '',
+    measure: '`services probe` of one service, whole process',
+    baseline: 'a script with the official client doing the same start, list and close',
+    goal: '≤ 1.15×',
+  },
+  {
+    id: '',
+    measure: "a delegated invocation's wait for its services, warm start",
+    baseline: 'the same invocation started cold',
+    goal: '≤ 0.1×',
+  },
+  {
+    id: '',
+    measure: 'a service start inside the sandbox',
+    baseline: 'the same start outside it',
+    goal: 'reported (goal ≤ 1.15×)',
+  },
+  {
+    id: '',
+    measure: 'the queue backend: 64 invocations over 1, 2, 3 local workers',
+    baseline: 'the same 64 in one process',
+    goal: "reported: the queue's overhead on one machine",
+  },
+  {
+    id: '',
+    measure: 'model-loop harness overhead per turn, against a local model server',
+    baseline: "the provider library's own tool loop calling the same tools directly",
+    goal: '≤ +1 ms per turn',
+  },
+];
+
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 const VERDICT: Record<ResultRow['verdict'], string> = {
@@ -44,8 +131,8 @@ export function renderReport(r: RunResults): string {
   lines.push('');
   lines.push(
     'Every figure is a ratio (or difference) against a baseline run alternately in the same process launch ' +
-      '(A B A B …, a warm-up first, medians of at least 5 pairs), as /work/shared/BENCH.md asks: the machines are ' +
-      'shared, so absolute times are only context. A goal missed is reported as missed, with the figure. ' +
+      '(A B A B …, a warm-up first, medians of at least 5 pairs): the machines are shared, so absolute times ' +
+      'are only context. A goal missed is reported as missed, with the figure. The goals: [below](#goals). ' +
       'How each benchmark is built and why: [decisions/benchmarks.md](decisions/benchmarks.md).',
   );
   lines.push('');
@@ -89,6 +176,21 @@ export function renderReport(r: RunResults): string {
     lines.push(
       `(${r.otherMarkedProcesses} process(es) of other runs on this machine carried a \`SCIENCEEVOLVE_MARKER\`; they are not this run's.)`,
     );
+  }
+  lines.push('');
+  lines.push('## Goals');
+  lines.push('');
+  lines.push(
+    'Each goal is a ratio measured in one run, the project against a baseline run alternately on the same ' +
+      'machine; tests never assert timings. Latencies are reported as p50 and p99; where the runtime matters ' +
+      '(start-up, compile cache) a row is to be reported on Node 20 and on Node 24. Rows without a number ' +
+      'are not measured yet.',
+  );
+  lines.push('');
+  lines.push('| # | measure | baseline run beside it | goal |');
+  lines.push('| --- | --- | --- | --- |');
+  for (const goal of GOALS) {
+    lines.push(`| ${goal.id} | ${cell(goal.measure)} | ${cell(goal.baseline)} | ${cell(goal.goal)} |`);
   }
   lines.push('');
   return lines.join('\n');

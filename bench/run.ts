@@ -1,6 +1,7 @@
 /**
- * Runs the benchmarks of /work/shared/BENCH.md, each as a ratio against a baseline run alternately in
- * this same process launch, and writes `bench/results.json` and `docs/benchmarks.md`.
+ * Runs the benchmarks, each as a ratio against a baseline run alternately in this same process launch,
+ * and writes `bench/results.json` and `docs/benchmarks.md`. The goals: `GOALS` in bench/report.ts, shown in
+ * docs/benchmarks.md.
  *
  *   npm run bench                 the full run (< 10 minutes)
  *   npm run bench -- --quick      fewer samples, 8 instead of 64 concurrent invocations (< 2 minutes)

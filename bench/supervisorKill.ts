@@ -1,5 +1,5 @@
 /**
- * Host SIGKILL → every process of every group gone (BENCH.md; goal: p95 ≤ 100 ms + grace, absolute).
+ * Host SIGKILL → every process of every group gone (row 6 of docs/benchmarks.md; goal: p95 ≤ 100 ms + grace, absolute).
  *
  *   node --import tsx bench/supervisorKill.ts [--quick] [--trials N] [--grace-ms MS]
  *   node --import tsx bench/supervisorKill.ts --probe [--trials N]   the issue's "done when" check (below)

@@ -28,7 +28,7 @@ export type Verdict = 'met' | 'missed' | 'n/a' | 'not measured';
 
 /** One line of the results table. */
 export interface ResultRow {
-  /** Benchmark number of BENCH.md's list (1–7) and a short id. */
+  /** The benchmark's number in the goals table of docs/benchmarks.md (`GOALS` in bench/report.ts). */
   id: string;
   measure: string;
   baseline: string;

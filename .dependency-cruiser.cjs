@@ -1,0 +1,146 @@
+// The import picture of the packages, checked by `npm run lint` (dependency-cruiser). Why this tool and
+// how the rules are built: docs/decisions/import-boundaries.md.
+//
+//   cli → sdk/index → engine ─┬→ harness ──→ bridge ─────┬→ services → supervisor (sub-path exports only)
+//                             ├→ invocation ─────────────┤
+//                             ├→ reconfigure ────────────┼→ store
+//                             └→ events                  └→ workflow → errors
+//
+// Rules are written by folder, never by file, so a new file in a folder gets its folder's rule.
+// Paths are relative to the working directory: run it from the repository root (npm run lint does).
+'use strict';
+const { readFileSync } = require('node:fs');
+const { resolve } = require('node:path');
+
+const SDK = '^packages/sdk/src/';
+
+/**
+ * What each layer of packages/sdk/src may import inside packages/sdk/src besides its own folder
+ * (a layer is a folder, or `errors.ts`). Everything not listed is above it, or beside it and kept apart.
+ */
+const LAYERS = {
+  engine: ['harness', 'invocation', 'reconfigure', 'events', 'bridge', 'services', 'store', 'workflow', 'errors'],
+  harness: ['bridge', 'services', 'store', 'workflow', 'errors'],
+  bridge: ['services', 'store', 'workflow', 'errors'],
+  invocation: ['services', 'store', 'workflow', 'errors'],
+  reconfigure: ['store', 'workflow', 'errors'],
+  events: ['store', 'workflow', 'errors'],
+  services: ['workflow', 'errors'],
+  store: ['workflow', 'errors'],
+  workflow: ['errors'],
+  errors: [],
+};
+
+/** A layer's path pattern under packages/sdk/src: a folder, or the single file errors.ts. */
+function layerPath(layer) {
+  return layer === 'errors' ? `${SDK}errors\\.ts$` : `${SDK}${layer}/`;
+}
+
+function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * The files a workspace package's `exports` map resolves to (package.json aside), as path patterns:
+ * the only files of that package another package may reach. `withRoot: false` leaves out ".".
+ */
+function exportedFiles(pkg, { withRoot }) {
+  const manifest = JSON.parse(readFileSync(resolve(`packages/${pkg}/package.json`), 'utf8'));
+  const files = [];
+  for (const [key, target] of Object.entries(manifest.exports ?? {})) {
+    if (key === './package.json' || (key === '.' && !withRoot)) continue;
+    const targets = typeof target === 'string' ? [target] : Object.values(target);
+    for (const file of targets) files.push(`^packages/${pkg}/${escapeRegExp(file.replace(/^\.\//, ''))}$`);
+  }
+  return files;
+}
+
+const layerRules = Object.entries(LAYERS).map(([layer, allowed]) => ({
+  name: `layer-${layer}`,
+  comment:
+    allowed.length === 0
+      ? `packages/sdk/src/${layer === 'errors' ? 'errors.ts' : layer} imports nothing else of the SDK`
+      : `packages/sdk/src/${layer === 'errors' ? 'errors.ts' : `${layer}/`} may import only ${allowed.join(', ')} of the SDK ` +
+        '(imports point down the picture; bridge and invocation never import each other, the engine wires them)',
+  severity: 'error',
+  from: { path: layerPath(layer) },
+  to: { path: SDK, pathNot: [layerPath(layer), ...allowed.map(layerPath), `${SDK}index\\.ts$`] },
+}));
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'sdk-index-is-the-top',
+      comment: 'nothing inside the SDK imports packages/sdk/src/index.ts: it is the public API, above every layer',
+      severity: 'error',
+      from: { path: SDK },
+      to: { path: `${SDK}index\\.ts$` },
+    },
+    {
+      name: 'sdk-folder-has-a-layer',
+      comment:
+        'every file of packages/sdk/src is index.ts or in a layer: a new folder gets its place in LAYERS of ' +
+        '.dependency-cruiser.cjs (and in docs/decisions/import-boundaries.md) before it imports anything',
+      severity: 'error',
+      from: { path: SDK, pathNot: [...Object.keys(LAYERS).map(layerPath), `${SDK}index\\.ts$`] },
+      to: {},
+    },
+    {
+      name: 'supervisor-sub-paths-only',
+      comment:
+        'the SDK reaches @scienceevolve/supervisor only through its declared sub-path exports ' +
+        '(package.json "exports"), never its root or its internals',
+      severity: 'error',
+      from: { path: '^packages/sdk/' },
+      to: { path: '^packages/supervisor/', pathNot: exportedFiles('supervisor', { withRoot: false }) },
+    },
+    {
+      name: 'supervisor-stands-alone',
+      comment: 'the supervisor is an independent process: it imports nothing of the SDK or the CLI',
+      severity: 'error',
+      from: { path: '^packages/supervisor/' },
+      to: { path: '^packages/(sdk|cli)/' },
+    },
+    {
+      name: 'cli-only-through-sdk',
+      comment:
+        'the CLI is thin: besides its own files and Node built-ins it imports only @scienceevolve/sdk ' +
+        '(its root or declared sub-paths), never SDK internals, the supervisor or another package',
+      severity: 'error',
+      from: { path: '^packages/cli/' },
+      to: {
+        pathNot: ['^packages/cli/', ...exportedFiles('sdk', { withRoot: true })],
+        dependencyTypesNot: ['core'],
+      },
+    },
+    {
+      name: 'no-circular',
+      comment:
+        'no import cycles: a cycle has no layer order and no defined load order. A cycle closed only by ' +
+        'type-only imports (a file importing the types of the file that imports it) is erased at compile ' +
+        'time and allowed; across layers the layer rules still count type-only imports',
+      severity: 'error',
+      from: { path: '^packages/' },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'no-unresolvable',
+      comment: 'every import resolves (run `npm run build` first: workspace packages resolve to their dist/)',
+      severity: 'error',
+      from: { path: '^packages/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: ['node_modules', '^packages/[^/]+/dist/'] },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.base.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.cjs', '.mjs', '.d.ts'],
+    },
+  },
+};

@@ -1,0 +1,304 @@
+/**
+ * Every CLI command's `--json` document, checked against the one table of docs/cli.md ("`--json` shapes"):
+ * each command is run for real (the built bin, real services, supergateway, a host killed mid-run for
+ * `resume`), and its document must have every required key of its row, no key the row does not list, and
+ * the stated value types. The last test proves every row was checked.
+ *
+ * Slow (about 30–60 s on 2 cores): a probe, a serve, a gateway and three runs start real Node services.
+ */
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { parseMarker, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
+import { loadWorkflow } from '../../packages/sdk/src/store/workflowLoad.js';
+import { assertGone, BIN, LAB_SERVICE, spawnNode } from '../e2e/helpers.js';
+import { runCliToEnd, startCli } from '../fixtures/engine/cli.js';
+import { agent, fixtureDefinition } from '../fixtures/engine/workflows.js';
+import { assertNothingLeft, type EngineSandbox, markedProcesses, sandbox } from '../sdk/engine/helpers.js';
+import { checkShape, describe, jsonShapeTable, parseShape } from './jsonShapes.js';
+
+const TABLE = jsonShapeTable();
+const checked = new Set<string>();
+
+/** Asserts `doc` matches the table's row `command`, and records the row as checked. */
+function assertShape(command: string, doc: unknown): void {
+  const shape = TABLE.get(command);
+  assert.ok(shape !== undefined, `docs/cli.md's --json table has a row "${command}"`);
+  assert.ok(doc !== undefined, `${command} printed a JSON document`);
+  const problems = checkShape(shape, doc);
+  assert.deepEqual(problems, [], `${command} --json differs from docs/cli.md:\n${JSON.stringify(doc, null, 2)}`);
+  checked.add(command);
+}
+
+/**
+ * The workflow of these tests: Main with a notes service and a slow one (runs), and a `checker` agent whose
+ * second service exits at start (a probe with a ready and a failed service).
+ */
+function workflow(instructions = ''): Record<string, unknown> {
+  return {
+    agents: {
+      main: agent(
+        [
+          ['notes', 'notes'],
+          ['slow', 'slow'],
+        ],
+        instructions,
+      ),
+      checker: agent([
+        ['notes', 'notes'],
+        ['broken', 'broken'],
+      ]),
+    },
+    mcpDefinitions: {
+      notes: fixtureDefinition('notesService.cjs'),
+      slow: fixtureDefinition('sleepsOnCall.cjs'),
+      broken: fixtureDefinition('exitsAtStart.cjs'),
+    },
+  };
+}
+
+/** A sandbox with the workflow written to `workflow.json` (and loaded as version 1 when `load`). */
+async function project(t: TestContext, load: boolean): Promise<EngineSandbox & { workflowPath: string }> {
+  const box = await sandbox(t);
+  const workflowPath = join(box.base, 'workflow.json');
+  await writeFile(workflowPath, JSON.stringify(workflow()));
+  if (load) await loadWorkflow({ dataDir: box.dataDir, project: box.project, workflow: workflowPath });
+  return { ...box, workflowPath };
+}
+
+test('the shape check names every difference: missing, unexpected and mistyped keys', () => {
+  const shape = parseShape(
+    '{ a: integer, b?: "x" | "y", c: { [name]: string | null }, d: { k: boolean, … }[], e: (string | number)[] }',
+  );
+  const good = { a: 1, c: { one: 'v', constructor: null }, d: [{ k: true, more: 1 }], e: ['s', 2] };
+  assert.deepEqual(checkShape(shape, good), []);
+  const cases: Array<[unknown, string[]]> = [
+    [{ ...good, a: 1.5 }, ['$.a: expected integer, got 1.5']],
+    [{ ...good, b: 'z' }, ['$.b: expected "x" | "y", got "z"']],
+    [{ c: {}, d: [], e: [] }, ['$: missing key "a"']],
+    [{ ...good, z: 0 }, ['$: unexpected key "z" (not in the table of docs/cli.md)']],
+    [{ ...good, c: { n: 3 } }, ['$.c["n"]: expected string | null, got 3']],
+    [{ ...good, d: [{ more: 1 }] }, ['$.d[0]: missing key "k"']],
+    [{ ...good, e: [true] }, ['$.e[0]: expected string | number, got true']],
+    [[], ['$: expected an object, got []']],
+  ];
+  for (const [value, problems] of cases) assert.deepEqual(checkShape(shape, value), problems, JSON.stringify(value));
+  // A key named like an Object.prototype property is not taken as present.
+  assert.deepEqual(checkShape(parseShape('{ toString: string }'), {}), ['$: missing key "toString"']);
+  assert.equal(describe(parseShape('(string | null)[]')), '(string | null)[]');
+  assert.throws(() => parseShape('{ a: strin }'), /unknown type "strin"/);
+  assert.throws(() => parseShape('{ a: string'), /expected/);
+});
+
+test('validate --json, valid and invalid', async (t) => {
+  const box = await project(t, false);
+  const valid = await runCliToEnd(t, ['validate', box.workflowPath, '--json']);
+  assert.equal(valid.code, 0, valid.stderr);
+  assertShape('validate', valid.json);
+  const faulty = join(box.base, 'faulty.json');
+  await writeFile(faulty, JSON.stringify({ agents: { main: { mcpServers: [{ name: 'x', project: 'missing' }] } } }));
+  const invalid = await runCliToEnd(t, ['validate', faulty, '--json']);
+  assert.equal(invalid.code, 1, invalid.stderr);
+  assert.ok((invalid.json as { errors: unknown[] }).errors.length > 0, 'the faulty workflow has errors to check');
+  assertShape('validate', invalid.json);
+});
+
+test('workflow load / show / history / diff, migrate, harness-config and the error document', async (t) => {
+  const box = await project(t, false);
+  const common = ['--data-dir', box.dataDir, '--project', box.project];
+  const first = await runCliToEnd(t, ['workflow', 'load', box.workflowPath, ...common, '--json']);
+  assert.equal(first.code, 0, first.stderr);
+  assertShape('workflow load', first.json);
+  await writeFile(box.workflowPath, JSON.stringify(workflow('the second version')));
+  const second = await runCliToEnd(t, ['workflow', 'load', box.workflowPath, ...common, '--json']);
+  assert.equal((second.json as { version: number }).version, 2, second.stderr);
+  assertShape('workflow load', second.json);
+
+  const show = await runCliToEnd(t, ['workflow', 'show', ...common, '--json']);
+  assert.equal(show.code, 0, show.stderr);
+  assertShape('workflow show', show.json);
+  const history = await runCliToEnd(t, ['workflow', 'history', ...common, '--json']);
+  assert.equal((history.json as { versions: unknown[] }).versions.length, 2, history.stderr);
+  assertShape('workflow history', history.json);
+  const diff = await runCliToEnd(t, ['workflow', 'diff', '1', '2', ...common, '--json']);
+  assert.equal(diff.code, 0, diff.stderr);
+  assertShape('workflow diff', diff.json);
+  const migrate = await runCliToEnd(t, ['migrate', '--data-dir', box.dataDir, '--json']);
+  assert.equal(migrate.code, 0, migrate.stderr);
+  assertShape('migrate', migrate.json);
+
+  const stdio = ['--data-dir', box.dataDir, '--workspace', box.workspace, '--agent', 'main', '--project', box.project];
+  for (const args of [
+    ['--format', 'claude', ...stdio],
+    ['--format', 'codex', '--http', '--url', 'http://127.0.0.1:9/mcp', '--token-env', 'SE_TOKEN'],
+  ]) {
+    const config = await runCliToEnd(t, ['harness-config', ...args, '--json']);
+    assert.equal(config.code, 0, config.stderr);
+    assertShape('harness-config', config.json);
+  }
+
+  const unknown = await runCliToEnd(t, [
+    'workflow',
+    'show',
+    '--data-dir',
+    box.dataDir,
+    '--project',
+    'nobody',
+    '--json',
+  ]);
+  assert.equal(unknown.code, 1, unknown.stderr);
+  assertShape('error', unknown.json);
+  const usage = await runCliToEnd(t, ['migrate', '--json']);
+  assert.equal(usage.code, 2, usage.stderr);
+  assertShape('error', usage.json);
+});
+
+test('services probe --json: a ready service and a failed one', async (t) => {
+  const box = await project(t, true);
+  const probe = await runCliToEnd(t, [
+    'services',
+    'probe',
+    '--data-dir',
+    box.dataDir,
+    '--project',
+    box.project,
+    '--workspace',
+    box.workspace,
+    '--agent',
+    'checker',
+    '--grace-ms',
+    '300',
+    '--json',
+  ]);
+  assert.equal(probe.code, 1, probe.stderr);
+  const states = (probe.json as { services: Array<{ state: string }> }).services.map((s) => s.state).sort();
+  assert.deepEqual(states, ['failed', 'ready']);
+  assertShape('services probe', probe.json);
+  await assertNothingLeft(box.project, []);
+});
+
+test('services serve --http prints its ready document; status --json meanwhile lists its live services', async (t) => {
+  const box = await project(t, true);
+  const serve = spawnNode(t, [
+    BIN,
+    'services',
+    'serve',
+    '--data-dir',
+    box.dataDir,
+    '--project',
+    box.project,
+    '--workspace',
+    box.workspace,
+    '--agent',
+    'main',
+    '--http',
+    '--port',
+    '0',
+    '--token-file',
+    join(box.base, 'token'),
+    '--grace-ms',
+    '300',
+    '--json',
+  ]);
+  assertShape('services serve --http', await serve.json(60_000));
+
+  const status = await runCliToEnd(t, ['status', '--data-dir', box.dataDir, '--json']);
+  assert.equal(status.code, 0, status.stderr);
+  const live = (status.json as { projects: Array<{ liveServices: unknown[] }> }).projects[0]?.liveServices ?? [];
+  assert.equal(live.length, 2, 'the two services of the serve are live');
+  assertShape('status', status.json);
+
+  serve.child.kill('SIGTERM');
+  assert.deepEqual(await serve.exited, { code: 0, signal: null });
+  await assertNothingLeft(box.project, []);
+});
+
+test('gateway --json: the checked endpoint', async (t) => {
+  const box = await sandbox(t);
+  const gateway = spawnNode(t, [
+    BIN,
+    'gateway',
+    '--stdio',
+    `${JSON.stringify(process.execPath)} ${JSON.stringify(LAB_SERVICE)}`,
+    '--port',
+    '0',
+    '--log-dir',
+    join(box.base, 'gateway-logs'),
+    '--grace-ms',
+    '300',
+    '--json',
+  ]);
+  const doc = await gateway.json<{ pgid: number; pid: number }>(60_000);
+  // The safety net for supergateway's group, should the test fail before its proofs.
+  t.after(() => {
+    try {
+      process.kill(-doc.pgid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  assertShape('gateway', doc);
+  const ours = () =>
+    scanMarkedProcesses((m) => {
+      const marker = parseMarker(m);
+      return marker?.projectId === 'gateway' && marker.hostPid === gateway.pid;
+    }).map((p) => p.pid);
+  assert.ok(ours().length > 0, 'the gateway marks what it starts');
+  gateway.child.kill('SIGTERM');
+  assert.deepEqual(await gateway.exited, { code: 0, signal: null });
+  await assertGone(doc.pid);
+  const deadline = Date.now() + 10_000;
+  while (ours().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+  assert.deepEqual(ours(), []);
+});
+
+test('run --json, status --json of an interrupted run, resume --json', async (t) => {
+  const box = await project(t, true);
+  const script = (steps: unknown[]) => {
+    const path = join(box.base, `script-${steps.length}-${Date.now()}.json`);
+    return writeFile(path, JSON.stringify({ agents: { main: steps } })).then(() => path);
+  };
+  const common = ['--data-dir', box.dataDir, '--project', box.project, '--grace-ms', '300'];
+  const runArgs = ['run', ...common, '--workspace', box.workspace, '--workflow', box.workflowPath];
+
+  const quick = await script([
+    { call: 'notes__write', arguments: { name: 'n.txt', text: 'hi' } },
+    { final: 'wrote: {{0}}' },
+  ]);
+  const run = await runCliToEnd(t, [...runArgs, '--script', quick, '--json', 'write a note']);
+  assert.equal(run.code, 0, run.stderr);
+  assertShape('run', run.json);
+
+  const failing = await script([{ call: 'notes__nope', arguments: {} }]);
+  const failed = await runCliToEnd(t, [...runArgs, '--script', failing, '--json', 'call what is not there']);
+  assert.equal(failed.code, 1, failed.stderr);
+  assertShape('run', failed.json);
+
+  const slow = await script([{ call: 'slow__sleep', arguments: { ms: 1500 } }, { final: 'slept' }]);
+  const host = startCli(t, [...runArgs, '--script', slow, 'sleep']);
+  await host.waitForStderr(/\[main\] calling slow__sleep/);
+  process.kill(host.pid, 'SIGKILL');
+  assert.equal(await host.exited, null);
+  await assertGone(host.pid);
+  // The dead host's supervisor collects its services (SIGTERM, 300 ms grace, SIGKILL).
+  const deadline = Date.now() + 10_000;
+  while (markedProcesses(box.project).length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+
+  const status = await runCliToEnd(t, ['status', '--data-dir', box.dataDir, '--project', box.project, '--json']);
+  const runs = (status.json as { projects: Array<{ runs: Array<{ status: string }> }> }).projects[0]!.runs;
+  assert.deepEqual(runs.map((r) => r.status).sort(), ['failed', 'interrupted', 'succeeded'], status.stderr);
+  assertShape('status', status.json);
+
+  const resumed = await runCliToEnd(t, ['resume', ...common, '--json']);
+  assert.equal(resumed.code, 0, resumed.stderr);
+  assert.equal((resumed.json as { runs: unknown[] }).runs.length, 1);
+  assertShape('resume', resumed.json);
+  await assertNothingLeft(box.project, []);
+});
+
+test('every row of the --json table was checked against a real run', () => {
+  assert.deepEqual([...checked].sort(), [...TABLE.keys()].sort());
+});
