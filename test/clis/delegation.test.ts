@@ -23,7 +23,7 @@ import type { HarnessPreset } from '../../packages/sdk/src/workflow/workflowSche
 import { fixtureDefinition } from '../fixtures/engine/workflows.js';
 import { type ModelRequest, scriptedPolicy, startModelServer } from '../fixtures/modelServer/index.js';
 import { assertNothingLeft, ofType, sandbox } from '../sdk/engine/helpers.js';
-import { CLI_BIN } from './helpers.js';
+import { CLI_BIN, assertWorkspaceEmpty, watchProcessesIn } from './helpers.js';
 
 /** Main's usage per model reply, fixed so the totals can be checked exactly. */
 const MAIN_USAGE = { inputTokens: 120, outputTokens: 15 };
@@ -84,6 +84,8 @@ async function runDelegation(t: TestContext, c: DelegationCase): Promise<void> {
     },
     mcpDefinitions: { counts: fixtureDefinition('countsCalls.cjs') },
   };
+  const watch = watchProcessesIn(box.workspace);
+  t.after(() => watch.stop());
   const handle = startRun({
     ...box,
     workflow,
@@ -202,9 +204,11 @@ async function runDelegation(t: TestContext, c: DelegationCase): Promise<void> {
     "Main's model loop is not a CLI: no count reported by a harness",
   );
 
-  // Nothing is left: every service pid ESRCH, and no process carries the project's markers (the CLI's
-  // marker is under the project too).
+  // Nothing is left: every service pid ESRCH, no process carries the project's markers (the CLI's marker
+  // is under the project too), and every process seen working in the workspace (the CLI, its children,
+  // the relay, the services) is gone.
   await assertNothingLeft(box.project, result.events);
+  await assertWorkspaceEmpty(box.workspace, watch.stop());
 }
 
 test('Main on openai delegates to a codex worker that calls a project service', { timeout: 300_000 }, async (t) => {
