@@ -38,15 +38,24 @@ const node = [
   ...files,
 ];
 
-/** True when this process may make a network namespace (root, and unshare and ip exist and work). */
-function canIsolate() {
-  if (process.getuid?.() !== 0) return false;
-  const probe = spawnSync('unshare', ['-n', 'ip', 'link', 'set', 'lo', 'up'], { stdio: 'ignore' });
-  return probe.status === 0;
+/**
+ * Why this process cannot make a loopback-only network namespace, or undefined when it can (root, and
+ * `unshare -n` with `ip link set lo up` works here).
+ */
+function whyNotIsolated() {
+  if (process.getuid?.() !== 0) return 'not root';
+  const probe = spawnSync('unshare', ['-n', 'ip', 'link', 'set', 'lo', 'up'], { encoding: 'utf8' });
+  if (probe.error !== undefined) return `unshare could not be run (${probe.error.message})`;
+  if (probe.status !== 0) {
+    const said = (probe.stderr ?? '').trim().split('\n').at(-1);
+    return `\`unshare -n ip link set lo up\` failed${said ? ` (${said})` : ''}`;
+  }
+  return undefined;
 }
 
 let result;
-if (canIsolate()) {
+const why = whyNotIsolated();
+if (why === undefined) {
   console.error('test:clis: in a loopback-only network namespace (unshare -n)');
   const quoted = node.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
   result = spawnSync('unshare', ['-n', 'sh', '-c', `ip link set lo up && exec ${quoted}`], {
@@ -54,7 +63,9 @@ if (canIsolate()) {
     stdio: 'inherit',
   });
 } else {
-  console.error('test:clis: not root (or no unshare/ip): running in the host network; offline is not proven');
+  console.error(
+    `test:clis: NOT isolated: ${why}; running in the host network, so the CLIs staying offline is not proven`,
+  );
   result = spawnSync(node[0], node.slice(1), { cwd: root, stdio: 'inherit' });
 }
 process.exit(result.status ?? 1);

@@ -9,17 +9,65 @@
  * reached the internet would fail here.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startRun } from '../../packages/sdk/src/engine/engine.js';
 import type { HarnessPreset } from '../../packages/sdk/src/workflow/workflowSchema.js';
 import { type ModelRequest, scriptedPolicy, startModelServer } from '../fixtures/modelServer/index.js';
 import { assertNothingLeft, ofType, sandbox } from '../sdk/engine/helpers.js';
+import { assertGone } from '../fixtures/store/children.js';
 
 /** The CLIs' bin directory (npm install --prefix test/clis). */
 export const CLI_BIN = fileURLToPath(new URL('./node_modules/.bin', import.meta.url));
+
+/** The pids of the processes whose working directory is `dir` or below it, this process excepted (Linux /proc). */
+export function processesIn(dir: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    let cwd: string;
+    try {
+      cwd = readlinkSync(`/proc/${pid}/cwd`);
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (cwd === dir || cwd.startsWith(dir + sep)) found.push(pid);
+  }
+  return found;
+}
+
+/**
+ * Watches, while a run goes, the processes working in `dir` (the run's workspace: the CLI, what it
+ * starts, the relay and the services all run there), sampling every `everyMs` ms (default 100). Unlike a
+ * marker, which `env -i` drops, or a group, which `setsid` leaves, a working directory is inherited by
+ * every child. `stop()` ends the watch and returns every pid seen.
+ */
+export function watchProcessesIn(dir: string, everyMs = 100): { stop(): number[] } {
+  const seen = new Set<number>();
+  const sample = () => {
+    for (const pid of processesIn(dir)) seen.add(pid);
+  };
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return [...seen];
+    },
+  };
+}
+
+/**
+ * Proves every process seen working in the workspace gone (ESRCH, polled) and none working there now.
+ * `seen` must not be empty: the CLI works in the workspace, so an empty watch means the watch failed.
+ */
+export async function assertWorkspaceEmpty(workspace: string, seen: number[]): Promise<void> {
+  assert.ok(seen.length > 0, `no process was seen working in ${workspace}: the watch saw nothing`);
+  for (const pid of seen) await assertGone(pid);
+  assert.deepEqual(processesIn(workspace), [], `processes still working in ${workspace}`);
+}
 
 /** What differs between presets. */
 export interface PresetCase {
@@ -67,6 +115,8 @@ export async function runPreset(t: TestContext, c: PresetCase): Promise<void> {
       },
     },
   };
+  const watch = watchProcessesIn(box.workspace);
+  t.after(() => watch.stop());
   const result = await startRun({
     ...box,
     workflow,
@@ -110,4 +160,5 @@ export async function runPreset(t: TestContext, c: PresetCase): Promise<void> {
   // The answer reached the run.
   assert.match(result.output ?? '', /The sum is 42\./, context());
   await assertNothingLeft(box.project, result.events);
+  await assertWorkspaceEmpty(box.workspace, watch.stop());
 }
