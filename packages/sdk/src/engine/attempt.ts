@@ -5,9 +5,9 @@
  */
 import { type GateEvent, gateEventFields } from '../bridge/serviceGate.js';
 import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/protocol';
-import { SdkError, toSdkError } from '../errors.js';
+import { type ErrorCode, SdkError, toSdkError } from '../errors.js';
 import { type InvocationState, type RunEventInput, addUsage, emptyUsage } from '../events/runEvents.js';
-import type { HarnessInput, HarnessReport } from '../harness/harness.js';
+import type { AgentHarness, HarnessInput, HarnessOutput, HarnessReport } from '../harness/harness.js';
 import type { RunHarnesses } from '../harness/harnessFor.js';
 import { type InvocationServices, startInvocation } from '../invocation/invocation.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
@@ -44,22 +44,63 @@ export interface AttemptHost {
   delegateTo(agent: string, task: string, parent: string): Promise<InvocationRecord>;
 }
 
+/**
+ * Codes of harness failures that another attempt would only repeat, so the invocation fails at once instead
+ * of paying for a retry with fresh services (SPEC §10.3 retries a harness that *crashed*). Each is decided
+ * by the workflow, the host or the checkpoint, none of which a retry changes:
+ * - `missing_env`: `apiKeyEnv` / `envFrom` names a host variable that is not set;
+ * - `model_auth_failed`: the provider refused the key (401/403);
+ * - `model_request_failed`: the provider refused the request (400/404: model, endpoint, options) or
+ *   answered in a shape the provider library cannot read;
+ * - `max_turns_reached`: the checkpoint already holds `maxTurns` model calls;
+ * - `invalid_checkpoint`: the checkpoint the next attempt would read is the same file;
+ * - `invalid_script`: the script has no step left for the agent (positions come back from the checkpoint);
+ * - `invalid_workflow`, `usage`: the harness configuration cannot be built;
+ * - `command_not_found`: the agent CLI (or pi's MCP adapter) is not installed;
+ * - `limit_exceeded`: the CLI's prompt or an environment string is over the OS limit.
+ * Everything else a harness throws (`harness_failed`, `harness_timeout`, `model_unreachable`,
+ * `unknown_tool`, `io_error`, …) is retried up to `orchestration.invocationRetries`; a failure to start
+ * services is always retried.
+ */
+export const NOT_RETRIED_HARNESS_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'missing_env',
+  'model_auth_failed',
+  'model_request_failed',
+  'max_turns_reached',
+  'invalid_checkpoint',
+  'invalid_script',
+  'invalid_workflow',
+  'usage',
+  'command_not_found',
+  'limit_exceeded',
+]);
+
+/** What one attempt ended with, and whether another attempt may help. */
+export interface AttemptResult {
+  attempt: AttemptRecord;
+  /** False for a failure another attempt would only repeat ({@link NOT_RETRIED_HARNESS_CODES}). */
+  retryable: boolean;
+}
+
 /** One attempt: checkpoint, services, surface, harness, collection, commit. */
 export async function runAttempt(
   host: AttemptHost,
   invocation: InvocationRecord,
   restarted: boolean,
-): Promise<AttemptRecord> {
+): Promise<AttemptResult> {
   const agent = invocation.agent;
   const number = invocation.attempts.length + 1;
   const servicesId = number === 1 ? invocation.id : `${invocation.id}-${number}`;
   const version = await host.currentVersion();
   let failure: unknown;
   let saved: { state: unknown } | undefined;
+  // A checkpoint that cannot be read is the harness's failure: the next attempt would read the same file.
+  let checkpointFailure = false;
   try {
     saved = await readCheckpoint(host.paths, host.record.run, invocation.id);
   } catch (error) {
     failure = error;
+    checkpointFailure = true;
   }
   const attempt: AttemptRecord = {
     attempt: number,
@@ -92,16 +133,23 @@ export async function runAttempt(
     runtimePath: attempt.runtimePath,
   });
 
-  const finish = async (outcome: 'succeeded' | 'failed' | 'interrupted', error?: unknown) => {
+  // Set when the failure came from building or running the harness (not from the services or Git).
+  let harnessFailure = false;
+  const finish = async (outcome: 'succeeded' | 'failed' | 'interrupted', error?: unknown): Promise<AttemptResult> => {
     attempt.outcome = outcome;
     attempt.finishedAt = now();
     attempt.error = error === undefined ? null : toSdkError(error).toJSON();
     await host.file.save();
-    return attempt;
+    const final =
+      outcome === 'failed' && harnessFailure && NOT_RETRIED_HARNESS_CODES.has(attempt.error?.code as ErrorCode);
+    return { attempt, retryable: !final };
   };
 
   if (host.signal.aborted) return finish('interrupted', cancelled());
-  if (failure !== undefined) return finish('failed', failure);
+  if (failure !== undefined) {
+    harnessFailure = checkpointFailure;
+    return finish('failed', failure);
+  }
   let services: InvocationServices | undefined;
   let output: string | undefined;
   try {
@@ -112,7 +160,13 @@ export async function runAttempt(
         { remedy: 'add the agent to the workflow', data: { agent } },
       );
     }
-    const harness = host.harnesses.forAgent(agent, config.harness);
+    let harness: AgentHarness;
+    try {
+      harness = host.harnesses.forAgent(agent, config.harness);
+    } catch (error) {
+      harnessFailure = true;
+      throw error;
+    }
     const workspace = await workspaceFor(host, invocation);
     const registry = await host.registry();
     services = await startInvocation({
@@ -167,15 +221,21 @@ export async function runAttempt(
         attempt.toolCalls = (attempt.toolCalls ?? 0) + 1;
       },
     });
-    const result = await harness.run(
-      harnessInput(host, invocation, attempt, {
-        registry,
-        instructions: config.instructions,
-        surface,
-        workspace,
-        checkpoint: saved?.state,
-      }),
-    );
+    let result: HarnessOutput;
+    try {
+      result = await harness.run(
+        harnessInput(host, invocation, attempt, {
+          registry,
+          instructions: config.instructions,
+          surface,
+          workspace,
+          checkpoint: saved?.state,
+        }),
+      );
+    } catch (error) {
+      harnessFailure = true;
+      throw error;
+    }
     attempt.toolCallsReached = result.toolCallsReached ?? null;
     output = result.output;
   } catch (error) {

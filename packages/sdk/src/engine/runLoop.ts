@@ -208,10 +208,11 @@ export class RunEngine implements AttemptHost {
     }
     let retriesLeft: number | undefined;
     for (;;) {
-      const attempt = await runAttempt(this, invocation, continueOf !== undefined);
+      const { attempt, retryable } = await runAttempt(this, invocation, continueOf !== undefined);
       if (attempt.outcome === 'succeeded' || attempt.outcome === 'interrupted') break;
       retriesLeft ??= (await this.currentVersion()).workflow.orchestration.invocationRetries;
-      const willRetry = retriesLeft > 0 && !this.abort.signal.aborted;
+      // A harness failure another attempt would only repeat (a missing key, a refused key…) is not retried.
+      const willRetry = retryable && retriesLeft > 0 && !this.abort.signal.aborted;
       this.emit({
         type: 'invocation.attempt_failed',
         invocation: invocation.id,

@@ -3,25 +3,32 @@
  * a supervised process group, given the invocation's live surface through a per-invocation socket and
  * the stdio relay its MCP configuration launches (docs/decisions/cli-harness-live-surface.md). Its final
  * stdout (or the file its preset makes it write) is the answer; the result also says how many tool calls
- * reached the surface, because no CLI reports a denied or failed call in its exit code.
+ * reached the surface, because no CLI reports a denied or failed call in its exit code. What the CLI is
+ * started with (prompt, environment, marker, argument sizes) is `commandLaunch.ts`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { MARKER_ENV, formatMarker, processStartTime } from '@scienceevolve/supervisor/protocol';
+import { MARKER_ENV } from '@scienceevolve/supervisor/protocol';
 import { type SocketFace, relayPath, startSocketFace } from '../bridge/socketFace.js';
 import { SdkError } from '../errors.js';
 import { type CollectResult, collectGroup, trackGroup, untrackGroup } from '../services/processGroup.js';
 import { resolveCommand } from '../services/resolveCommand.js';
-import { INHERITED_ENV_KEYS } from '../services/serviceEnv.js';
 import { StderrLog } from '../services/stderrLog.js';
 import { runEach } from '../services/teardown.js';
-import { type Harness, MAX_DURATION_MS } from '../workflow/workflowSchema.js';
+import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 import type { AgentHarness, HarnessInput, HarnessOutput } from './harness.js';
+import {
+  type CommandHarnessConfig,
+  checkArgLength,
+  cliEnv,
+  cliMarker,
+  commandPrompt,
+  substitute,
+} from './commandLaunch.js';
 import { type PresetContext, type PresetPlan, planCustom, planPreset } from './presets.js';
 
-/** A `command` harness configuration (the workflow's `agents.<name>.harness` with `type: "command"`). */
-export type CommandHarnessConfig = Extract<Harness, { type: 'command' }>;
+export { type CommandHarnessConfig, commandPrompt } from './commandLaunch.js';
 
 /** Default milliseconds the CLI may run: 3,600,000 (1 h), as the workflow schema's `timeoutMs`. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 3_600_000;
@@ -32,78 +39,8 @@ export const COMMAND_STDOUT_CAP_BYTES = 4 * 1024 * 1024;
 /** Lines of the CLI's stderr a failure message quotes: 10. */
 const STDERR_LINES_IN_MESSAGE = 10;
 
-/**
- * Bytes one argument or one `NAME=value` environment string may hold on Linux (`MAX_ARG_STRLEN`, 32 pages
- * of 4 KiB, with its terminating NUL): 131,072. A longer prompt would fail the spawn with `E2BIG`.
- */
-const MAX_ARG_BYTES = 131_072;
-
 /** Milliseconds to wait for Node to report the leader's exit status once `/proc` shows it gone: 1,000. */
 const EXIT_STATUS_WAIT_MS = 1000;
-
-/** The `{…}` placeholders of custom arguments. */
-function substitute(args: readonly string[], values: Readonly<Record<string, string>>): string[] {
-  return args.map((arg) => arg.replace(/\{(prompt|workspace|mcpConfig)\}/g, (_, key: string) => values[key] ?? ''));
-}
-
-/** The CLI's prompt: the agent's instructions (when any), then the task. */
-export function commandPrompt(instructions: string, task: string): string {
-  return instructions.trim() === '' ? task : `${instructions.trim()}\n\n${task}`;
-}
-
-/**
- * The marker the CLI's processes carry (SPEC §6): the invocation's project and this host, and an
- * invocation part of its own (`<invocationId>-cli`) so that sweeping the CLI never takes the services'.
- * The project comes from the runtime path (`…/projects/<project>/runs/<run>/invocations/<id>`).
- */
-function cliMarker(input: HarnessInput): string {
-  const parts = input.runtimePath.split(/[\\/]/).filter((p) => p !== '');
-  const at = parts.lastIndexOf('invocations');
-  const projectId = at >= 4 && parts[at - 4] === 'projects' ? parts[at - 3] : undefined;
-  const safe = (text: string) => text.replace(/[^A-Za-z0-9_.-]/g, '_') || 'x';
-  return formatMarker({
-    projectId: safe(projectId ?? 'harness'),
-    hostPid: process.pid,
-    hostStart: processStartTime(process.pid) ?? '0',
-    invocationId: `${safe(input.invocationId)}-cli`,
-  });
-}
-
-/** The CLI's environment: the minimal inherited set, `envFrom`, then the preset's variables and the marker. */
-function cliEnv(
-  agent: string,
-  config: CommandHarnessConfig,
-  input: HarnessInput,
-): { env: Record<string, string>; apiKey: string | undefined } {
-  const env: Record<string, string> = {};
-  for (const key of INHERITED_ENV_KEYS) {
-    const value = input.hostEnv[key];
-    if (value !== undefined && !value.startsWith('()')) env[key] = value;
-  }
-  const missing: { variable: string; hostVariable: string }[] = [];
-  for (const [variable, hostVariable] of Object.entries(config.envFrom ?? {})) {
-    const value = Object.hasOwn(input.hostEnv, hostVariable) ? input.hostEnv[hostVariable] : undefined;
-    if (value === undefined) missing.push({ variable, hostVariable });
-    else env[variable] = value;
-  }
-  let apiKey: string | undefined;
-  if (config.apiKeyEnv !== undefined) {
-    apiKey = Object.hasOwn(input.hostEnv, config.apiKeyEnv) ? input.hostEnv[config.apiKeyEnv] : undefined;
-    if (apiKey === undefined) missing.push({ variable: 'apiKeyEnv', hostVariable: config.apiKeyEnv });
-  }
-  if (missing.length > 0) {
-    const names = missing.map((m) => `${m.hostVariable} (for ${m.variable})`).join(', ');
-    throw new SdkError(
-      'missing_env',
-      `agent "${agent}" cannot start its CLI: host variable${missing.length > 1 ? 's' : ''} ${names} ${missing.length > 1 ? 'are' : 'is'} not set`,
-      {
-        remedy: `set ${missing.map((m) => m.hostVariable).join(', ')} in the environment that runs ScienceEvolve, or change agents.${agent}.harness`,
-        data: { agent, variables: missing },
-      },
-    );
-  }
-  return { env, apiKey };
-}
 
 /** How the CLI ended. */
 interface CliExit {
@@ -248,20 +185,7 @@ async function attempt(
     await chmod(file.path, 0o600);
   }
 
-  const tooLong = [...args, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].find(
-    (text) => Buffer.byteLength(text) >= MAX_ARG_BYTES,
-  );
-  if (tooLong !== undefined) {
-    throw new SdkError(
-      'limit_exceeded',
-      `agent "${agent}": one argument or variable of its CLI would be ${Buffer.byteLength(tooLong)} bytes, over the ${MAX_ARG_BYTES - 1} bytes Linux allows (the prompt is ${Buffer.byteLength(context.prompt)} bytes)`,
-      {
-        remedy:
-          'give the agent a shorter task: put long material in a file in the workspace and name the file in the task',
-        data: { agent, bytes: Buffer.byteLength(tooLong), limit: MAX_ARG_BYTES - 1 },
-      },
-    );
-  }
+  checkArgLength(agent, context.prompt, args, env);
 
   const log = new StderrLog(join(configDir, 'stderr.log'));
   state.log = log;

@@ -1,0 +1,126 @@
+/**
+ * A model loop's checkpoint (SPEC §10.3): its schema, reading it back (checked), writing it in order, and
+ * reading the conversation it holds — which tool calls of the last model turn are still unanswered.
+ */
+import type { ModelMessage } from 'ai';
+import { z } from 'zod';
+import { SdkError } from '../errors.js';
+import type { HarnessInput } from './harness.js';
+
+/** One recorded tool result: its text, and whether it was an error. */
+export const RecordedResultSchema = z.strictObject({ text: z.string(), isError: z.boolean() });
+
+/**
+ * A model loop's checkpoint: the conversation after the task (AI SDK model messages), the number of
+ * model calls made, their summed usage, the results already recorded for the tool calls of the last
+ * assistant message when its step is not complete yet, and the final answer once there is one.
+ */
+export const ModelLoopCheckpointSchema = z.strictObject({
+  kind: z.literal('model-loop'),
+  version: z.literal(1),
+  messages: z.array(z.looseObject({ role: z.enum(['user', 'assistant', 'tool']) })),
+  turn: z.int().min(0),
+  usage: z.strictObject({
+    inputTokens: z.number().optional(),
+    outputTokens: z.number().optional(),
+    cachedInputTokens: z.number().optional(),
+    reasoningTokens: z.number().optional(),
+    totalTokens: z.number().optional(),
+  }),
+  results: z.record(z.string(), RecordedResultSchema).optional(),
+  final: z.string().optional(),
+});
+/** A model loop's checkpoint (JSON). */
+export type ModelLoopCheckpoint = z.infer<typeof ModelLoopCheckpointSchema>;
+
+/** A tool call of the last assistant message. */
+export interface PendingCall {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+}
+
+/** A recorded tool result. */
+export type RecordedResult = z.infer<typeof RecordedResultSchema>;
+
+/** The index of the last assistant message, or -1. */
+export function lastAssistantIndex(messages: ModelLoopCheckpoint['messages']): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === 'assistant') return i;
+  return -1;
+}
+
+/** The client-side tool calls of an assistant message. */
+export function callsOf(message: ModelMessage | undefined): PendingCall[] {
+  if (message === undefined || message.role !== 'assistant' || typeof message.content === 'string') return [];
+  const calls: PendingCall[] = [];
+  for (const part of message.content) {
+    if (part.type === 'tool-call' && part.providerExecuted !== true) {
+      calls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+    }
+  }
+  return calls;
+}
+
+/** Whether the last assistant message asked for any tool call (so its turn was not a final answer). */
+export function lastAssistantCalls(messages: ModelLoopCheckpoint['messages']): boolean {
+  return callsOf(messages[lastAssistantIndex(messages)] as ModelMessage | undefined).length > 0;
+}
+
+/**
+ * The tool calls of the last assistant message that no later tool message answers yet. Calls the
+ * provider ran itself are not pending.
+ */
+export function pendingCalls(messages: ModelLoopCheckpoint['messages']): PendingCall[] {
+  const index = lastAssistantIndex(messages);
+  if (index < 0) return [];
+  const answered = new Set<string>();
+  for (const message of messages.slice(index + 1) as ModelMessage[]) {
+    if (message.role !== 'tool') continue;
+    for (const part of message.content) if (part.type === 'tool-result') answered.add(part.toolCallId);
+  }
+  return callsOf(messages[index] as ModelMessage).filter((call) => !answered.has(call.toolCallId));
+}
+
+/** The state a run starts from: a fresh one, or the given checkpoint, checked. */
+export function restoreCheckpoint(agent: string, checkpoint: unknown): ModelLoopCheckpoint {
+  if (checkpoint === undefined || checkpoint === null) {
+    return { kind: 'model-loop', version: 1, messages: [], turn: 0, usage: {} };
+  }
+  const parsed = ModelLoopCheckpointSchema.safeParse(checkpoint);
+  if (!parsed.success) {
+    throw new SdkError(
+      'invalid_checkpoint',
+      `the checkpoint of agent "${agent}" is not a model-loop checkpoint this version can continue: ${parsed.error.issues
+        .slice(0, 3)
+        .map((issue) => `${issue.path.join('.') || '(top)'}: ${issue.message}`)
+        .join('; ')}`,
+      {
+        remedy: 'the file was changed or written by another harness; start a new run, or restore the checkpoint file',
+        data: { agent },
+      },
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * Writes checkpoints one after another (tool results arrive concurrently), each time the latest state:
+ * a write is never overtaken by an older one.
+ */
+export class CheckpointSaver {
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly input: HarnessInput) {}
+
+  save(state: ModelLoopCheckpoint): Promise<void> {
+    const next = this.chain.then(async () => {
+      // A JSON copy taken when the write starts: the newest state at that moment.
+      const snapshot = JSON.parse(JSON.stringify(state)) as ModelLoopCheckpoint;
+      await this.input.saveCheckpoint(snapshot);
+      // The step it holds is the turn: that model call's response, and as many of its results as recorded.
+      this.input.report({ kind: 'checkpoint', step: snapshot.turn });
+    });
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The model loop's tool runner: the surface's tools offered as AI SDK function tools, one tool call run
+ * through the surface (its failures become results the model reads), a result as the text a model sees,
+ * and the per-service cap on a turn's parallel calls.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { type Tool, type ToolResultPart, type ToolSet, jsonSchema } from 'ai';
+import type { HarnessInput } from './harness.js';
+import type { PendingCall, RecordedResult } from './modelLoopCheckpoint.js';
+import { throwIfCancelled } from './modelTurn.js';
+
+/** Calls one surface tool; every failure but cancellation becomes an error result for the model. */
+export async function callTool(input: HarnessInput, name: string, args: unknown): Promise<RecordedResult> {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return { text: `the arguments of ${name} must be a JSON object`, isError: true };
+  }
+  try {
+    const result = await input.surface.callTool(name, args as Record<string, unknown>, { signal: input.signal });
+    return { text: resultAsText(result), isError: result.isError === true };
+  } catch (error) {
+    throwIfCancelled(input.signal);
+    // An unknown tool, or a JSON-RPC error the service answered: the model reads the message.
+    return { text: error instanceof Error ? error.message : String(error), isError: true };
+  }
+}
+
+/**
+ * The text a model sees for a tool result: its text items joined by newlines; other items (images,
+ * audio, resources) as a one-line note; the structured content as JSON when there is no text.
+ */
+export function resultAsText(result: CallToolResult): string {
+  const parts: string[] = [];
+  for (const item of result.content ?? []) {
+    if (item.type === 'text') parts.push(item.text);
+    else if (item.type === 'resource_link') parts.push(`[resource ${item.uri}]`);
+    else if (item.type === 'resource') {
+      const resource = item.resource as { uri: string; text?: unknown };
+      parts.push(typeof resource.text === 'string' ? resource.text : `[resource ${resource.uri}]`);
+    } else parts.push(`[${item.type} content, ${'mimeType' in item ? String(item.mimeType) : 'no type'}]`);
+  }
+  if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
+  return parts.join('\n');
+}
+
+/** A recorded result as the AI SDK's tool-result part (an error result as `error-text`). */
+export function toolResultPart(call: PendingCall, result: RecordedResult): ToolResultPart {
+  return {
+    type: 'tool-result',
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    output: result.isError ? { type: 'error-text', value: result.text } : { type: 'text', value: result.text },
+  };
+}
+
+/** The surface's tools as function tools without `execute`: the loop runs them itself. */
+export function toolSet(input: HarnessInput): ToolSet {
+  // A null-prototype table: a tool named "constructor" must not meet Object.prototype.
+  const tools = Object.create(null) as Record<string, Tool>;
+  for (const tool of input.surface.tools) {
+    tools[tool.name] = {
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      inputSchema: jsonSchema(tool.inputSchema as Parameters<typeof jsonSchema>[0]),
+    } as Tool;
+  }
+  return tools;
+}
+
+/** Runs at most `limit` tasks at once per key; the rest wait in order. */
+export class PerKeyLimiter {
+  private readonly active = new Map<string, number>();
+  private readonly waiting = new Map<string, (() => void)[]>();
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    if ((this.active.get(key) ?? 0) >= this.limit) {
+      await new Promise<void>((resolve) => {
+        const queue = this.waiting.get(key) ?? [];
+        queue.push(resolve);
+        this.waiting.set(key, queue);
+      });
+    } else {
+      this.active.set(key, (this.active.get(key) ?? 0) + 1);
+    }
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.get(key)?.shift();
+      // The slot passes straight to the next waiter; only when none waits is it given back.
+      if (next !== undefined) next();
+      else this.active.set(key, (this.active.get(key) ?? 1) - 1);
+    }
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * One turn of a model loop: one model call through the AI SDK with the loop's own retry policy (each retry
+ * reported, `retry-after` honoured), a timeout per request, cancellation, and the call's token usage.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type GenerateTextResult, type ModelMessage, type ToolSet, generateText } from 'ai';
+import { SdkError, toSdkError } from '../errors.js';
+import type { HarnessInput, TokenUsage } from './harness.js';
+import { type FailureContext, type ModelEndpoint, type ModelLoopConfig, classifyFailure } from './modelProviders.js';
+
+/** The retry settings of a model call (from the loop's options). */
+export interface RetrySettings {
+  /** Retries of one model call. */
+  maxRetries: number;
+  /** Milliseconds before the first retry when the provider names no delay; doubles each retry. */
+  initialRetryDelayMs: number;
+  /** Milliseconds any one wait between attempts lasts at most. */
+  maxRetryDelayMs: number;
+}
+
+/** What one model call sends: the system text, the conversation, the tools, and the turn's number (1-based). */
+export interface CallRequest {
+  system: string;
+  messages: ModelMessage[];
+  tools: ToolSet;
+  turn: number;
+}
+
+/** One model call with its retries; reports `model.called` and each `model.retry`. */
+export async function callModel(
+  agent: string,
+  config: ModelLoopConfig,
+  settings: RetrySettings,
+  endpoint: ModelEndpoint,
+  failure: FailureContext,
+  input: HarnessInput,
+  request: CallRequest,
+): Promise<GenerateTextResult<ToolSet, never>> {
+  let lastMessage = '';
+  let lastStatus: number | undefined;
+  for (let attempt = 0; ; attempt++) {
+    throwIfCancelled(input.signal);
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), config.requestTimeoutMs);
+    timer.unref();
+    const started = performance.now();
+    let retryAfter: number | undefined;
+    try {
+      const result = (await generateText({
+        model: endpoint.model,
+        ...(request.system === '' ? {} : { system: request.system }),
+        messages: request.messages,
+        tools: request.tools,
+        // The loop retries (and reports each retry) itself.
+        maxRetries: 0,
+        abortSignal: AbortSignal.any([input.signal, timeout.signal]),
+        ...(config.maxOutputTokens === undefined ? {} : { maxOutputTokens: config.maxOutputTokens }),
+        ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
+        providerOptions: endpoint.providerOptions,
+      })) as unknown as GenerateTextResult<ToolSet, never>;
+      input.report({
+        kind: 'model.called',
+        turn: request.turn,
+        model: config.model,
+        usage: toTokenUsage(result.usage),
+        durationMs: Math.round(performance.now() - started),
+        finishReason: result.finishReason,
+      });
+      return result;
+    } catch (error) {
+      throwIfCancelled(input.signal);
+      if (timeout.signal.aborted) {
+        lastStatus = undefined;
+        lastMessage = `${endpoint.label} did not answer within ${config.requestTimeoutMs} ms (requestTimeoutMs)`;
+      } else {
+        const verdict = classifyFailure(error, failure);
+        if (!verdict.retry) throw verdict.error;
+        lastStatus = verdict.status;
+        lastMessage = verdict.message;
+        retryAfter = verdict.retryAfterMs;
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    if (attempt >= settings.maxRetries) {
+      throw new SdkError(
+        'model_unreachable',
+        `agent "${agent}": the model call of turn ${request.turn} failed ${attempt + 1} times; last: ${lastMessage}`,
+        {
+          remedy:
+            lastStatus === 429
+              ? 'the provider is rate limiting: wait and `resume` the run, or use a higher quota'
+              : `check that ${endpoint.label} is up and reachable from this host, then \`resume\` the run`,
+          data: {
+            agent,
+            harness: config.type,
+            model: config.model,
+            attempts: attempt + 1,
+            ...(lastStatus === undefined ? {} : { status: lastStatus }),
+          },
+        },
+      );
+    }
+    const backoff = settings.initialRetryDelayMs * 2 ** attempt;
+    const delayMs = Math.min(settings.maxRetryDelayMs, retryAfter ?? backoff);
+    input.report({
+      kind: 'model.retry',
+      turn: request.turn,
+      attempt: attempt + 1,
+      delayMs,
+      ...(lastStatus === undefined ? {} : { status: lastStatus }),
+      message: lastMessage,
+    });
+    await sleep(delayMs, undefined, { signal: input.signal }).catch(() => undefined);
+  }
+}
+
+/** Throws `cancelled` (or the run's own coded reason) once the run's signal has aborted. */
+export function throwIfCancelled(signal: AbortSignal): void {
+  if (!signal.aborted) return;
+  const reason = signal.reason as unknown;
+  if (typeof reason === 'object' && reason !== null && typeof (reason as { code?: unknown }).code === 'string') {
+    throw toSdkError(reason, 'cancelled');
+  }
+  throw new SdkError('cancelled', 'the run was cancelled while the model loop was running', {
+    remedy: '`resume` the run to continue from its last checkpoint',
+  });
+}
+
+/** The AI SDK's usage as the harness reports it (counts the provider did not give are left out). */
+export function toTokenUsage(usage: GenerateTextResult<ToolSet, never>['usage']): TokenUsage {
+  const out: TokenUsage = {};
+  if (usage.inputTokens !== undefined) out.inputTokens = usage.inputTokens;
+  if (usage.outputTokens !== undefined) out.outputTokens = usage.outputTokens;
+  const cached = usage.inputTokenDetails?.cacheReadTokens ?? usage.cachedInputTokens;
+  if (cached !== undefined) out.cachedInputTokens = cached;
+  const reasoning = usage.outputTokenDetails?.reasoningTokens ?? usage.reasoningTokens;
+  if (reasoning !== undefined) out.reasoningTokens = reasoning;
+  if (usage.totalTokens !== undefined) out.totalTokens = usage.totalTokens;
+  return out;
+}
+
+/** Adds one model call's usage to a running total (a checkpoint's). */
+export function addUsage(total: TokenUsage, usage: GenerateTextResult<ToolSet, never>['usage']): void {
+  const add = toTokenUsage(usage);
+  for (const key of Object.keys(add) as (keyof TokenUsage)[]) {
+    total[key] = (total[key] ?? 0) + (add[key] ?? 0);
+  }
+}

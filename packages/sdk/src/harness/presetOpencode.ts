@@ -1,0 +1,54 @@
+/** The `opencode` preset (OpenCode) of the `command` harness; the CLI facts are in docs/harnesses.md. */
+import { join } from 'node:path';
+import { opencodeConfig } from '../bridge/harnessConfig.js';
+import {
+  PRESET_API_KEY_ENV,
+  PRESET_PROVIDER_ID,
+  type PresetContext,
+  type PresetPlan,
+  json,
+  mcpOptions,
+} from './presetPlan.js';
+
+/**
+ * OpenCode: `opencode run [--model …] <prompt>` with its whole configuration in `OPENCODE_CONFIG_CONTENT`
+ * (also written to a file for reading). A `baseUrl` becomes a provider of the bundled OpenAI-compatible
+ * SDK (Chat Completions); auto-update, the models.dev fetch, sharing and LSP downloads are turned off (each
+ * reaches the internet).
+ */
+export function planOpencode(context: PresetContext): PresetPlan {
+  const config: Record<string, unknown> = opencodeConfig(mcpOptions(context));
+  const env: Record<string, string> = {
+    OPENCODE_DISABLE_AUTOUPDATE: '1',
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+    OPENCODE_DISABLE_SHARE: '1',
+    OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+  };
+  let model = context.model;
+  if (context.baseUrl !== undefined) {
+    const options: Record<string, string> = { baseURL: context.baseUrl };
+    if (context.apiKey !== undefined) {
+      options.apiKey = `{env:${PRESET_API_KEY_ENV}}`;
+      env[PRESET_API_KEY_ENV] = context.apiKey;
+    }
+    const models = context.model === undefined ? {} : { [context.model]: { name: context.model } };
+    config.provider = {
+      [PRESET_PROVIDER_ID]: { npm: '@ai-sdk/openai-compatible', name: 'ScienceEvolve', options, models },
+    };
+    if (context.model !== undefined) model = `${PRESET_PROVIDER_ID}/${context.model}`;
+  } else if (context.apiKey !== undefined && context.apiKeyEnv !== undefined) {
+    // No provider of ours: the key goes under its own name, which OpenCode's built-in providers read.
+    env[context.apiKeyEnv] = context.apiKey;
+  }
+  if (model !== undefined) config.model = model;
+  const text = json(config);
+  env.OPENCODE_CONFIG_CONTENT = text;
+  const mcpConfigPath = join(context.configDir, 'opencode.json');
+  return {
+    command: 'opencode',
+    args: ['run', ...(model === undefined ? [] : ['--model', model]), context.prompt],
+    env,
+    files: [{ path: mcpConfigPath, text }],
+    mcpConfigPath,
+  };
+}

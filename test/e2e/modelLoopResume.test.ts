@@ -1,0 +1,278 @@
+/**
+ * A model-loop run through the real CLI (`scienceevolve run`, Main on the `openai` loop; the local model
+ * server lives in this test process), stopped right after a tool call's result was recorded — the host
+ * SIGKILLed, or sent SIGINT — then `scienceevolve resume`: the recorded call is not made again (the
+ * counting service proves it), the run succeeds with the right answer, and nothing is left running.
+ *
+ * The model "holds" its answer to the first request that carries the first tool result (a 60 s delay): by
+ * then the loop has checkpointed that result (it checkpoints before the next model call), so the host is
+ * stopped exactly between a recorded result and the next turn. Real services and three or four CLI
+ * processes per test: about 5–15 s on 2 cores; each step has its own timeout.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RunRecord } from '../../packages/sdk/src/engine/runRecord.js';
+import { runEventsPath, runRecordPath } from '../../packages/sdk/src/engine/runRecord.js';
+import type { StatusReport } from '../../packages/sdk/src/engine/runStatus.js';
+import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
+import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
+import { fixtureDefinition } from '../fixtures/engine/workflows.js';
+import { type ModelServer, scriptedPolicy, startModelServer } from '../fixtures/modelServer/index.js';
+import { assertNothingLeft, markedProcesses, ofType, sandbox } from '../sdk/engine/helpers.js';
+import { BIN, assertGone, type Spawned, spawnNode } from './helpers.js';
+
+const KEY_ENV = 'SE_E2E_MODEL_KEY';
+const KEY = 'sk-resume-test';
+/** The CLI's environment: the test's, plus the model key the workflow names. */
+const CLI_ENV = { ...process.env, [KEY_ENV]: KEY };
+
+/** Every JSON line of a run's events.jsonl (a line cut by SIGKILL is skipped). */
+function events(path: string): RunEvent[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as RunEvent];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** Polls `check` every 20 ms until it returns a value (to `timeoutMs`, default 30 s). */
+async function until<T>(what: string, check: () => T | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+interface Lab {
+  box: Awaited<ReturnType<typeof sandbox>>;
+  model: ModelServer;
+  workflowPath: string;
+  common: string[];
+  paths: ProjectPaths;
+  /** Resolves once the model holds its answer to the first request carrying a tool result. */
+  held: Promise<void>;
+  calls(): string;
+}
+
+/**
+ * A sandbox, the model server and a workflow whose Main (openai chat) counts "first", then "second", and
+ * answers with both results. The model holds its answer to the first request that brings back "first".
+ */
+async function lab(t: TestContext): Promise<Lab> {
+  const box = await sandbox(t);
+  const policy = scriptedPolicy(
+    [
+      { call: 'counts__count', arguments: { label: 'first' } },
+      { call: 'counts__count', arguments: { label: 'second' } },
+    ],
+    { final: (results) => `Main counted ${results.join(' and ')}` },
+  );
+  let holding = false;
+  let onHeld: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    onHeld = resolve;
+  });
+  const model = await startModelServer({
+    requireApiKey: KEY,
+    respond: async (request, index) => {
+      const reply = await policy(request, index);
+      const results = request.messages.flatMap((m) => m.toolResults ?? []);
+      if (!holding && results.length === 1) {
+        holding = true;
+        onHeld();
+        // The host is stopped while it waits; close() ends the wait.
+        return { ...reply, delayMs: 60_000 };
+      }
+      return reply;
+    },
+  });
+  t.after(() => model.close());
+  const workflowPath = join(box.base, 'workflow.json');
+  await writeFile(
+    workflowPath,
+    JSON.stringify({
+      agents: {
+        main: {
+          instructions: 'Count twice.',
+          harness: { type: 'openai', model: 'test-model', baseUrl: `${model.url}/v1`, apiKeyEnv: KEY_ENV },
+          mcpServers: [{ name: 'counts', project: 'counts' }],
+        },
+      },
+      mcpDefinitions: { counts: fixtureDefinition('countsCalls.cjs') },
+    }),
+  );
+  const calls = () => {
+    const path = join(box.workspace, 'calls.log');
+    return existsSync(path) ? readFileSync(path, 'utf8') : '';
+  };
+  return {
+    box,
+    model,
+    workflowPath,
+    common: ['--data-dir', box.dataDir, '--project', box.project, '--grace-ms', '500'],
+    paths: new ProjectPaths(box.dataDir, box.project),
+    held,
+    calls,
+  };
+}
+
+/** `scienceevolve run` of the lab's workflow, started. */
+function startRunCli(t: TestContext, l: Lab, extra: string[] = []): Spawned {
+  return spawnNode(
+    t,
+    [BIN, 'run', ...l.common, '--workspace', l.box.workspace, '--workflow', l.workflowPath, ...extra, 'count twice'],
+    { env: CLI_ENV },
+  );
+}
+
+/** Runs a CLI command to its end (60 s at most: a resume starts a real service) and proves it gone. */
+async function cliToEnd(
+  t: TestContext,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cli = spawnNode(t, [BIN, ...args], { env: CLI_ENV });
+  const timer = setTimeout(() => cli.child.kill('SIGKILL'), 60_000);
+  const { code } = await cli.exited;
+  clearTimeout(timer);
+  await assertGone(cli.pid);
+  return { code, stdout: cli.stdout(), stderr: cli.stderr() };
+}
+
+/** The run id `run` printed on stderr. */
+function runIdOf(cli: Spawned): Promise<string> {
+  return until('the run id on stderr', () => /run (run-\S+) started/.exec(cli.stderr())?.[1]);
+}
+
+/** The model server's requests whose conversation brought back `label`'s result. */
+function requestsWithResult(model: ModelServer, label: string): number {
+  return model.requests.filter((r) =>
+    r.messages.some((m) => (m.toolResults ?? []).some((x) => x.text.includes(`${label}#`))),
+  ).length;
+}
+
+/** `resume` to success: the recorded "first" is not counted again, "second" is counted once. */
+async function resumeToSuccess(t: TestContext, l: Lab, runId: string) {
+  const resumed = await cliToEnd(t, ['resume', ...l.common, '--json']);
+  assert.equal(resumed.code, 0, resumed.stderr);
+  assert.deepEqual((JSON.parse(resumed.stdout) as { runs: unknown[] }).runs, [
+    { run: runId, status: 'succeeded', output: 'Main counted first#1 and second#1', error: null },
+  ]);
+  assert.match(resumed.stderr, /\[main\] invocation inv-\S+ attempt 2 \(restarted\) from its checkpoint/);
+  assert.equal(l.calls(), 'first\nsecond\n', 'the recorded call was not made again');
+  // The resumed loop's first request already carries the recorded result: the model was not asked again
+  // for the first step.
+  const resumedRequests = l.model.requests.slice(2);
+  assert.ok(resumedRequests.length >= 2, `${resumedRequests.length} requests after the stop`);
+  assert.equal(
+    resumedRequests[0]!.messages.flatMap((m) => m.toolResults ?? []).length,
+    1,
+    'the resumed conversation starts from the checkpoint',
+  );
+  const record = JSON.parse(readFileSync(runRecordPath(l.paths, runId), 'utf8')) as RunRecord;
+  assert.equal(record.status, 'succeeded');
+  const main = record.invocations[0]!;
+  assert.equal(main.attempts.at(-1)!.fromCheckpoint, true);
+  assert.ok((record.usage?.modelCalls ?? 0) >= 3, 'usage kept across the resume');
+  return record;
+}
+
+test('SIGKILL the host right after a tool result is recorded; resume does not call it again', async (t) => {
+  const l = await lab(t);
+  const host = startRunCli(t, l);
+  const runId = await runIdOf(host);
+  await l.held;
+  // The request that brings "first" back arrived: the result is in the checkpoint (journaled too).
+  assert.equal(requestsWithResult(l.model, 'first'), 1);
+  assert.equal(l.calls(), 'first\n');
+  const eventsPath = runEventsPath(l.paths, runId);
+  await until('the checkpoint event of the recorded result', () =>
+    ofType(events(eventsPath), 'invocation.checkpoint').some((e) => e.step === 1) ? true : undefined,
+  );
+  process.kill(host.pid, 'SIGKILL');
+  assert.equal((await host.exited).signal, 'SIGKILL');
+  await assertGone(host.pid);
+
+  // The dead host's supervisor collects its service.
+  const before = events(eventsPath);
+  const oldPids = ofType(before, 'service.ready').map((e) => e.pid!);
+  assert.equal(oldPids.length, 1);
+  for (const pid of oldPids) await assertGone(pid);
+  const status = await cliToEnd(t, ['status', '--data-dir', l.box.dataDir, '--project', l.box.project, '--json']);
+  assert.equal(
+    (JSON.parse(status.stdout) as StatusReport).projects[0]!.runs.find((r) => r.run === runId)!.status,
+    'interrupted',
+  );
+
+  const record = await resumeToSuccess(t, l, runId);
+  assert.equal(record.resumes, 1);
+  assert.deepEqual(
+    record.invocations[0]!.attempts.map((a) => [a.outcome, a.fromCheckpoint]),
+    [
+      ['interrupted', false],
+      ['succeeded', true],
+    ],
+  );
+  const after = events(eventsPath);
+  assert.equal(after.at(-1)!.type, 'run.finished');
+  const newPids = ofType(after.slice(before.length), 'service.ready').map((e) => e.pid!);
+  assert.equal(newPids.length, 1);
+  assert.ok(!oldPids.includes(newPids[0]!), 'a new service process');
+  await assertNothingLeft(l.box.project, after);
+  assert.deepEqual(markedProcesses(l.box.project), []);
+});
+
+test('SIGINT on run while the model is answering: cancelled, then resume finishes without repeating the call', async (t) => {
+  const l = await lab(t);
+  const host = startRunCli(t, l, ['--json']);
+  const runId = await runIdOf(host);
+  await l.held;
+  assert.equal(l.calls(), 'first\n');
+  host.child.kill('SIGINT');
+  assert.equal((await host.exited).code, 1, host.stderr());
+  await assertGone(host.pid);
+  assert.match(host.stderr(), /received SIGINT: cancelling the run/);
+  const doc = JSON.parse(host.stdout()) as { run: string; status: string; output: string | null };
+  assert.equal(doc.run, runId);
+  assert.equal(doc.status, 'cancelled');
+  assert.equal(doc.output, null);
+  const eventsPath = runEventsPath(l.paths, runId);
+  const first = events(eventsPath);
+  assert.equal(ofType(first, 'run.finished')[0]!.status, 'cancelled');
+  await assertNothingLeft(l.box.project, first);
+
+  const status = await cliToEnd(t, ['status', '--data-dir', l.box.dataDir, '--project', l.box.project, '--json']);
+  assert.equal(
+    (JSON.parse(status.stdout) as StatusReport).projects[0]!.runs.find((r) => r.run === runId)!.status,
+    'cancelled',
+  );
+
+  const record = await resumeToSuccess(t, l, runId);
+  assert.equal(record.resumes, 1);
+  assert.deepEqual(
+    record.invocations[0]!.attempts.map((a) => [a.outcome, a.fromCheckpoint]),
+    [
+      ['interrupted', false],
+      ['succeeded', true],
+    ],
+  );
+  const all = events(eventsPath);
+  assert.deepEqual(
+    ofType(all, 'run.resumed').map((e) => e.from),
+    ['cancelled'],
+  );
+  await assertNothingLeft(l.box.project, all);
+  assert.deepEqual(markedProcesses(l.box.project), []);
+});
