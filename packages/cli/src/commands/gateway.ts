@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { SdkError, startGateway } from '@scienceevolve/sdk';
+import { closeHostSupervisor, SdkError, startGateway } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
@@ -71,7 +71,9 @@ export async function gatewayCommand(argv: string[], io: Io): Promise<number> {
       );
       unexpected = await Promise.race([stop.wait().then(() => undefined), gateway.exited]);
     } finally {
+      // The group first, then the host's supervisor (which then has nothing left to collect).
       await gateway.close();
+      await closeHostSupervisor();
     }
     if (unexpected !== undefined) {
       throw new SdkError(

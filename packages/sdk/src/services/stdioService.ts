@@ -4,14 +4,14 @@
  * stdio transport, serving calls with a forwarding timeout, and collected (stdin end, SIGTERM to the
  * group, SIGKILL after the grace, sweep for marked strays) so that nothing of it survives.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { Client, type RequestOptions } from '@modelcontextprotocol/client';
 import { isSdkError, type SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
 import { CLIENT_INFO, listCatalog } from './mcpCatalog.js';
 import type { ProcessRegistry } from './processRegistry.js';
-import { type CollectResult, collectGroup, DEFAULT_GRACE_MS, trackGroup, untrackGroup } from './processGroup.js';
+import { type CollectResult, SupervisedGroup } from './processGroup.js';
 import { resolveCommand } from './resolveCommand.js';
 import { describeExit, formatMs, type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
 import {
@@ -143,6 +143,7 @@ class StdioService implements StdioServiceSession {
   private readonly startedAt = Date.now();
   private current: ServiceState | undefined;
   private child: ChildProcess | undefined;
+  private group: SupervisedGroup | undefined;
   private log: StderrLog | undefined;
   private transport: ServiceStdioTransport | undefined;
   private client: Client | undefined;
@@ -287,16 +288,21 @@ class StdioService implements StdioServiceSession {
     }
     this.identity.launch.command = command;
 
-    // The marker is announced before the spawn: a host killed between spawn and register is still covered.
-    if (spec.registry !== undefined) await this.untilDeath(spec.registry.intent(spec.marker), budget);
+    // The supervised-spawn path: the marker is announced before the spawn (a host killed between spawn and
+    // register is still covered), the group registered right after it, and collected by the one kill path.
+    const group = new SupervisedGroup({
+      marker: spec.marker,
+      registry: spec.registry,
+      graceMs: spec.graceMs,
+      killWaitMs: this.options.killWaitMs,
+    });
+    this.group = group;
+    await this.untilDeath(group.announce(), budget);
     budget.signal.throwIfAborted();
 
-    // detached: the child calls setsid(), so it leads a new process group (pgid = its pid) that can be
-    // signalled as a whole with kill(-pgid), and a SIGINT to the host's terminal does not reach it.
-    const child = spawn(command, [spec.entrypointPath, ...(spec.args ?? [])], {
+    const child = group.spawn(command, [spec.entrypointPath, ...(spec.args ?? [])], {
       cwd: spec.cwd,
       env: { ...spec.env },
-      detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
       shell: false,
       windowsHide: true,
@@ -324,10 +330,8 @@ class StdioService implements StdioServiceSession {
     }
     this.pid = child.pid;
     this.pgid = child.pid;
-    trackGroup(spec.marker, this.pgid);
     child.on('exit', (code, signal) => this.onExit({ code, signal }));
     this.log.attach(child.stderr!);
-    spec.registry?.register(this.pgid, spec.marker);
 
     this.transport = new ServiceStdioTransport(child.stdout!, child.stdin!, {
       onFirstPollution: () => this.emit({ type: 'service.protocol_pollution', phase: 'first', ...this.lineCounts() }),
@@ -552,28 +556,14 @@ class StdioService implements StdioServiceSession {
       // service that wants to clean up has the grace period.
       () => this.client?.close(),
       () => this.child?.stdin?.end(),
+      // SIGTERM, SIGKILL after the grace, sweep; released from the registry only when nothing survived.
       async () => {
-        if (this.pgid > 1) {
-          result = await collectGroup({
-            pgid: this.pgid,
-            marker: this.spec.marker,
-            graceMs: this.spec.graceMs ?? DEFAULT_GRACE_MS,
-            ...(this.options.killWaitMs === undefined ? {} : { killWaitMs: this.options.killWaitMs }),
-          });
-        }
+        if (this.group !== undefined) result = await this.group.collect();
       },
       // /proc shows a dead leader as gone before Node has reaped it; its exit status follows shortly.
       () => (this.child !== undefined && this.pid > 0 ? raceDelay(this.exited, EXIT_STATUS_WAIT_MS) : undefined),
       () => this.log?.finish(),
       () => this.child?.stdout?.destroy(),
-      () => {
-        if (this.pgid > 1) untrackGroup(this.spec.marker, this.pgid);
-      },
-      () => {
-        // A process that outlived SIGKILL and the wait (stuck in the kernel, or not ours to signal) stays
-        // the supervisor's to collect: only a group that is really gone is released.
-        if (this.pgid > 1 && result.survivors.length === 0) this.spec.registry?.release(this.pgid);
-      },
     ]);
     this.leftAlive = result.survivors;
     if (this.pid > 0) {
