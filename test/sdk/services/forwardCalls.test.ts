@@ -76,9 +76,13 @@ test('slowTool: a service that exits mid-call rejects the pending call with serv
 test('a call after close is refused with service_exited', async (t) => {
   const spec = fixtureSpec(t, 'slowTool.cjs');
   const { session } = await startService(t, spec);
-  const pending = session.callTool('sleep', { ms: 5000 });
+  // The handler is attached before close: the call may be refused while close is still collecting.
+  const refused = assert.rejects(
+    session.callTool('sleep', { ms: 5000 }),
+    (error) => isSdkError(error) && error.code === 'service_exited',
+  );
   await session.close();
-  await assert.rejects(pending, (error) => isSdkError(error) && error.code === 'service_exited');
+  await refused;
   await assert.rejects(session.readResource('fixture://readme'), (error) => {
     assert.ok(isSdkError(error) && error.code === 'service_exited');
     return true;

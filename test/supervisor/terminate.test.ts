@@ -1,0 +1,186 @@
+/**
+ * The one kill path (`@scienceevolve/supervisor/terminate`) with its two targets: one service's group and
+ * what it spawned (a SIGTERM-ignoring process is SIGKILLed after the grace; a setsid grandchild is
+ * collected; a sibling's is not), and a whole marker (every process carrying it, in any group; the
+ * caller's own group is never signalled as a whole). Each test proves ESRCH for every pid it started.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { type TestContext, test } from 'node:test';
+import { MARKER_ENV, processGroupOf, processStartTime } from '@scienceevolve/supervisor/procfs';
+import { formatMarker } from '@scienceevolve/supervisor/protocol';
+import {
+  collectGroup,
+  collectMarked,
+  DEFAULT_GRACE_MS,
+  groupTarget,
+  terminate,
+} from '@scienceevolve/supervisor/terminate';
+import { DEFAULT_GRACE_MS as SERVICES_GRACE_MS } from '../../packages/sdk/src/services/processGroup.js';
+import { waitGone } from './helpers.js';
+
+const fixtures = new URL('../fixtures/supervisor/', import.meta.url).pathname;
+
+function testMarker(): string {
+  return formatMarker({
+    projectId: 'terminate-test',
+    hostPid: process.pid,
+    hostStart: processStartTime(process.pid) ?? '0',
+    invocationId: randomUUID(),
+  });
+}
+
+interface Started {
+  child: ChildProcess;
+  pid: number;
+  /** The first JSON line the fixture printed. */
+  line: { ready: number; grandchild?: number };
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts a fixture (detached: its own group, unless `detached: false`) carrying `marker` (when given).
+ * After the test, SIGKILLs the process, its group and its grandchild, then proves each pid gone.
+ */
+async function startFixture(
+  t: TestContext,
+  name: string,
+  options: { marker?: string; detached?: boolean } = {},
+): Promise<Started> {
+  const detached = options.detached ?? true;
+  const child = spawn(process.execPath, [join(fixtures, name)], {
+    detached,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env:
+      options.marker === undefined
+        ? { PATH: process.env.PATH }
+        : { PATH: process.env.PATH, [MARKER_ENV]: options.marker },
+  });
+  const pid = child.pid;
+  assert.ok(pid !== undefined);
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const pids = [pid];
+  t.after(async () => {
+    for (const target of [...(detached ? [-pid] : []), ...pids]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    assert.deepEqual(await waitGone(pids, 6000), [], `${name}: every pid is gone`);
+  });
+  const line = await new Promise<Started['line']>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', (text) => resolve(JSON.parse(text) as Started['line']));
+    void exit.then(() => reject(new Error(`${name} exited before it printed`)));
+  });
+  if (line.grandchild !== undefined) pids.push(line.grandchild);
+  return { child, pid, line, exit };
+}
+
+test('the one grace default is SPEC §5’s 2 s, and the services use it', () => {
+  assert.equal(DEFAULT_GRACE_MS, 2000);
+  assert.equal(SERVICES_GRACE_MS, DEFAULT_GRACE_MS);
+});
+
+test('group target: a process that ignores SIGTERM is SIGKILLed after the grace', async (t) => {
+  const marker = testMarker();
+  const service = await startFixture(t, 'ignoresSigterm.cjs', { marker });
+  const lines: string[] = [];
+  const report = await collectGroup({ pgid: service.pid, marker, graceMs: 200, log: (l) => lines.push(l) });
+  assert.equal(report.forced, true);
+  assert.deepEqual(report.survivors, []);
+  assert.deepEqual(report.groups, [service.pid]);
+  assert.deepEqual(await service.exit, { code: null, signal: 'SIGKILL' }, 'SIGTERM was ignored; SIGKILL ended it');
+  assert.ok(
+    lines.some((l) => l.includes('grace of 200 ms over; SIGKILL')),
+    lines.join('\n'),
+  );
+  assert.deepEqual(await waitGone([service.pid], 6000), []);
+});
+
+test('group target: a setsid grandchild of the service is collected with it', async (t) => {
+  const marker = testMarker();
+  const service = await startFixture(t, 'spawnsSetsidGrandchild.cjs', { marker });
+  const grandchild = service.line.grandchild!;
+  assert.equal(processGroupOf(grandchild), grandchild, 'the grandchild left the service’s group');
+  const report = await collectGroup({ pgid: service.pid, marker, graceMs: 2000 });
+  assert.equal(report.forced, false, 'both honour SIGTERM');
+  assert.deepEqual(report.pids, [grandchild]);
+  assert.deepEqual(report.survivors, []);
+  assert.deepEqual(await service.exit, { code: null, signal: 'SIGTERM' });
+  assert.deepEqual(await waitGone([service.pid, grandchild], 6000), []);
+});
+
+test('group target: a sibling service of the same marker and its setsid grandchild are left alone', async (t) => {
+  const marker = testMarker();
+  const stopped = await startFixture(t, 'spawnsSetsidGrandchild.cjs', { marker });
+  const sibling = await startFixture(t, 'spawnsSetsidGrandchild.cjs', { marker });
+  const report = await collectGroup({
+    pgid: stopped.pid,
+    marker,
+    siblings: () => [stopped.pid, sibling.pid],
+    graceMs: 2000,
+  });
+  assert.deepEqual(report.pids, [stopped.line.grandchild]);
+  assert.deepEqual(await waitGone([stopped.pid, stopped.line.grandchild!], 6000), []);
+  for (const pid of [sibling.pid, sibling.line.grandchild!]) {
+    assert.doesNotThrow(() => process.kill(pid, 0), `sibling process ${pid} still runs`);
+  }
+});
+
+test('group target refuses groups that are never meant (a table of bad pgids)', () => {
+  for (const pgid of [0, 1, -1, -42, 1.5, Number.NaN]) {
+    assert.throws(() => groupTarget({ pgid }), /refusing to signal process group/, String(pgid));
+  }
+});
+
+test('marker target: every process carrying the marker, in any group, and a registered unmarked group', async (t) => {
+  const marker = testMarker();
+  const first = await startFixture(t, 'spawnsSetsidGrandchild.cjs', { marker });
+  const second = await startFixture(t, 'ignoresSigterm.cjs', { marker });
+  // Registered by a host, but carrying no marker (it cleared its environment): found by its leader's start time.
+  const unmarked = await startFixture(t, 'loops.cjs');
+  const other = await startFixture(t, 'loops.cjs', { marker: testMarker() });
+  const report = await collectMarked({
+    matches: (m) => m === marker,
+    groups: [{ pgid: unmarked.pid, marker, leaderStart: processStartTime(unmarked.pid) }],
+    graceMs: 200,
+  });
+  assert.equal(report.forced, true, 'ignoresSigterm needed SIGKILL');
+  assert.deepEqual(report.survivors, []);
+  assert.deepEqual(
+    [...report.groups].sort((a, b) => a - b),
+    [first.pid, first.line.grandchild!, second.pid, unmarked.pid].sort((a, b) => a - b),
+  );
+  assert.deepEqual(
+    report.found.map((p) => p.pid).sort((a, b) => a - b),
+    [first.pid, first.line.grandchild!, second.pid].sort((a, b) => a - b),
+  );
+  assert.deepEqual(await waitGone([first.pid, first.line.grandchild!, second.pid, unmarked.pid], 6000), []);
+  assert.doesNotThrow(() => process.kill(other.pid, 0), 'another marker’s process still runs');
+});
+
+test('marker target: a marked process in the caller’s own group is signalled alone, never the group', async (t) => {
+  const marker = testMarker();
+  const inOwnGroup = await startFixture(t, 'loops.cjs', { marker, detached: false });
+  assert.equal(processGroupOf(inOwnGroup.pid), processGroupOf(process.pid));
+  const report = await collectMarked({ matches: (m) => m === marker, graceMs: 2000 });
+  assert.deepEqual(report.groups, []);
+  assert.deepEqual(report.pids, [inOwnGroup.pid]);
+  assert.deepEqual(await inOwnGroup.exit, { code: null, signal: 'SIGTERM' });
+  assert.deepEqual(await waitGone([inOwnGroup.pid], 6000), []);
+});
+
+test('a target that selects nothing: an empty report, nothing signalled', async () => {
+  const report = await terminate({ select: () => ({}) }, { graceMs: 50 });
+  assert.deepEqual(
+    { ...report, durationMs: 0 },
+    { found: [], groups: [], pids: [], forced: false, survivors: [], durationMs: 0 },
+  );
+});
