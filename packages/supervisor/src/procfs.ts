@@ -164,61 +164,75 @@ function procPids(): number[] {
 }
 
 /**
- * A snapshot of the process table that can be refreshed, with each process's marker read once: a
- * process's environment is fixed at its start, so it is cached by pid and start time (a reused pid is a
- * new process, read again). The terminate loop refreshes one table at every poll, so only new processes
- * cost an environment read.
+ * The process table as of the last {@link ProcessTable.refresh}: the pids in `/proc`, each row read when
+ * first asked for, and each process's marker read once. A process's environment is fixed at its start,
+ * so a marker is cached by pid and start time (a reused pid is a new process, read again). The terminate
+ * loop refreshes one table at every poll, so only new processes cost an environment read, and a marker
+ * scan reads a stat only for the processes that carry a marker (a first scan costs one environment read
+ * per process, which matters on a loaded machine when every millisecond delays a SIGTERM).
  */
 export class ProcessTable {
-  #rows = new Map<number, ProcessEntry>();
-  readonly #markers = new Map<number, { startTime: string; marker: string | undefined }>();
+  #pids: number[] = [];
+  /** Rows read since the last refresh; `null`: read, and gone. */
+  #rows = new Map<number, ProcessEntry | null>();
+  /** `startTime` undefined: the environment was read before the stat; the next stat read fills it in. */
+  readonly #markers = new Map<number, { startTime: string | undefined; marker: string | undefined }>();
 
   /** A table read now. */
   constructor() {
     this.refresh();
   }
 
-  /** Reads every `/proc/<pid>/stat` again. */
+  /** Lists `/proc` again; rows are read again when next asked for. */
   refresh(): void {
-    const rows = new Map<number, ProcessEntry>();
-    for (const pid of procPids()) {
-      const entry = readStat(pid); // undefined: exited between readdir and read
-      if (entry !== undefined) rows.set(pid, entry);
-    }
-    this.#rows = rows;
-    for (const [pid, cached] of this.#markers) {
-      if (rows.get(pid)?.startTime !== cached.startTime) this.#markers.delete(pid);
-    }
+    this.#pids = procPids();
+    this.#rows = new Map();
+    const listed = new Set(this.#pids);
+    for (const pid of this.#markers.keys()) if (!listed.has(pid)) this.#markers.delete(pid);
   }
 
-  /** The row of `pid` as of the last refresh. */
+  /** The row of `pid` (read once per refresh), or `undefined` when it has no entry. */
   get(pid: number): ProcessEntry | undefined {
-    return this.#rows.get(pid);
+    let row = this.#rows.get(pid);
+    if (row === undefined) {
+      row = readStat(pid) ?? null;
+      this.#rows.set(pid, row);
+    }
+    return row ?? undefined;
   }
 
-  /** Every row that has not exited, as of the last refresh. */
+  /** Every listed process that has not exited. */
   *live(): IterableIterator<ProcessEntry> {
-    for (const row of this.#rows.values()) if (!row.exited) yield row;
+    for (const pid of this.#pids) {
+      const row = this.get(pid);
+      if (row !== undefined && !row.exited) yield row;
+    }
   }
 
-  /** The marker of a live process in the table (read once per process), or `undefined`. */
+  /** The marker of a listed process (its environment read once per process), or `undefined`. */
   markerOf(pid: number): string | undefined {
-    const row = this.#rows.get(pid);
-    if (row === undefined || row.exited) return undefined;
     const cached = this.#markers.get(pid);
-    if (cached !== undefined && cached.startTime === row.startTime) return cached.marker;
+    if (cached !== undefined) {
+      const row = this.get(pid);
+      if (row === undefined || row.exited) return undefined;
+      // Read before its stat: taken as the same process (a pid is reused only after the pid space wrapped).
+      cached.startTime ??= row.startTime;
+      if (cached.startTime === row.startTime) return cached.marker;
+    }
     const marker = markerOf(pid);
-    this.#markers.set(pid, { startTime: row.startTime, marker });
+    this.#markers.set(pid, { startTime: this.#rows.get(pid)?.startTime, marker });
     return marker;
   }
 
-  /** Every live process (not this one, not pid 1) whose marker `match` accepts. */
+  /** Every live listed process (not this one, not pid 1) whose marker `match` accepts. */
   marked(match: (marker: string) => boolean): MarkedProcess[] {
     const found: MarkedProcess[] = [];
-    for (const row of this.live()) {
-      if (row.pid <= 1 || row.pid === process.pid) continue;
-      const marker = this.markerOf(row.pid);
-      if (marker !== undefined && match(marker)) found.push({ pid: row.pid, pgid: row.pgid, marker });
+    for (const pid of this.#pids) {
+      if (pid <= 1 || pid === process.pid) continue;
+      const marker = this.markerOf(pid);
+      if (marker === undefined || !match(marker)) continue;
+      const row = this.get(pid);
+      if (row !== undefined && !row.exited) found.push({ pid, pgid: row.pgid, marker });
     }
     return found;
   }

@@ -140,9 +140,10 @@ export async function terminate(target: TerminateTarget, options: TerminateOptio
     log(`${signal()} sent to registered group(s) [${early.join(' ')}]`);
   }
 
-  const table = new ProcessTable();
+  let table: ProcessTable | undefined;
   const look = (): ProcessEntry[] => {
-    table.refresh();
+    if (table === undefined) table = new ProcessTable();
+    else table.refresh();
     const selection = target.select(table);
     const newGroups: number[] = [];
     const newPids: number[] = [];
