@@ -43,7 +43,7 @@ export interface TerminateTarget {
   select(table: ProcessTable): Selection;
 }
 
-/** Options of {@link terminate}. */
+/** Options of {@link terminate}. A duration that is not a finite number ≥ 0 is taken as its default. */
 export interface TerminateOptions {
   /** Milliseconds between the first SIGTERM and SIGKILL. Default {@link DEFAULT_GRACE_MS} (2,000). */
   graceMs?: number;
@@ -78,6 +78,11 @@ const sleep = (ms: number) =>
     setTimeout(resolve, ms);
   });
 
+/** `value` when it is a finite duration ≥ 0, else `fallback`: a NaN or infinite grace would never end the loop. */
+function duration(value: number | undefined, fallback: number): number {
+  return value !== undefined && Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
 function send(target: number, signal: NodeJS.Signals): void {
   try {
     process.kill(target, signal);
@@ -99,9 +104,10 @@ function send(target: number, signal: NodeJS.Signals): void {
  */
 export async function terminate(target: TerminateTarget, options: TerminateOptions = {}): Promise<TerminateReport> {
   const started = performance.now();
-  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
-  const killWaitMs = options.killWaitMs ?? DEFAULT_KILL_WAIT_MS;
-  const pollMs = Math.max(1, options.pollMs ?? DEFAULT_POLL_MS);
+  const graceMs = duration(options.graceMs, DEFAULT_GRACE_MS);
+  const killWaitMs = duration(options.killWaitMs, DEFAULT_KILL_WAIT_MS);
+  // A poll is one timer: kept between 1 ms and 1 s (a timer over 2^31-1 ms would fire at once).
+  const pollMs = Math.min(1000, Math.max(1, duration(options.pollMs, DEFAULT_POLL_MS)));
   const log = options.log ?? (() => {});
   const ownGroup = processGroupOf(process.pid);
   const groups = new Set<number>();

@@ -71,9 +71,7 @@ export async function gatewayCommand(argv: string[], io: Io): Promise<number> {
       );
       unexpected = await Promise.race([stop.wait().then(() => undefined), gateway.exited]);
     } finally {
-      // The group first, then the host's supervisor (which then has nothing left to collect).
       await gateway.close();
-      await closeHostSupervisor();
     }
     if (unexpected !== undefined) {
       throw new SdkError(
@@ -85,5 +83,7 @@ export async function gatewayCommand(argv: string[], io: Io): Promise<number> {
     return EXIT.ok;
   } finally {
     stop.dispose();
+    // After the gateway collected its group (or a failed start did): the supervisor has nothing left.
+    await closeHostSupervisor();
   }
 }
