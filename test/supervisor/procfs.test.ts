@@ -4,11 +4,8 @@
  * reader; and the scan that finds a setsid grandchild by its marker.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { type TestContext, test } from 'node:test';
+import { test } from 'node:test';
 import {
   hasProcfs,
   isProcessAlive,
@@ -20,51 +17,9 @@ import {
   readStat,
   scanMarkedProcesses,
 } from '@scienceevolve/supervisor/procfs';
-import { formatMarker } from '@scienceevolve/supervisor/protocol';
-import { exists, waitGone } from './helpers.js';
+import { exists, startProcess as start, testMarker, waitGone } from './helpers.js';
 
 const fixtures = new URL('../fixtures/supervisor/', import.meta.url).pathname;
-
-/** A marker no other test uses. */
-function testMarker(): string {
-  return formatMarker({
-    projectId: 'procfs-test',
-    hostPid: process.pid,
-    hostStart: processStartTime(process.pid) ?? '0',
-    invocationId: randomUUID(),
-  });
-}
-
-/** Spawns a process, SIGKILLs it (and its group when detached) after the test, and resolves with its first stdout line. */
-async function start(
-  t: TestContext,
-  command: string,
-  args: string[],
-  options: { detached?: boolean; env?: NodeJS.ProcessEnv } = {},
-): Promise<{ child: ChildProcess; pid: number; line: string }> {
-  const child = spawn(command, args, {
-    detached: options.detached ?? false,
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: options.env ?? process.env,
-  });
-  const pid = child.pid;
-  assert.ok(pid !== undefined, `${command} started`);
-  t.after(async () => {
-    for (const target of options.detached ? [-pid, pid] : [pid]) {
-      try {
-        process.kill(target, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
-    assert.deepEqual(await waitGone([pid], 6000), [], `${command} (${pid}) is gone`);
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (code, signal) => reject(new Error(`${command} exited (${code ?? signal}) before printing`)));
-  });
-  return { child, pid, line };
-}
 
 test('this machine has /proc (the suite runs on Linux)', () => {
   assert.equal(hasProcfs(), true);
@@ -126,20 +81,14 @@ test('pids that are not processes are not alive (a table of bad pids)', () => {
 });
 
 test('the scan finds a setsid grandchild by its marker, outside its parent’s group', async (t) => {
-  const marker = testMarker();
-  const { pid, line } = await start(t, process.execPath, [join(fixtures, 'spawnsSetsidGrandchild.cjs')], {
+  const marker = testMarker('procfs-test');
+  const service = await start(t, process.execPath, [join(fixtures, 'spawnsSetsidGrandchild.cjs')], {
     detached: true,
     env: { ...process.env, [MARKER_ENV]: marker },
   });
+  const { pid, line } = service;
   const grandchild = (JSON.parse(line) as { grandchild: number }).grandchild;
-  t.after(async () => {
-    try {
-      process.kill(grandchild, 'SIGKILL');
-    } catch {
-      // gone
-    }
-    assert.deepEqual(await waitGone([grandchild], 6000), []);
-  });
+  service.adopt(grandchild);
   assert.equal(markerOf(grandchild), marker);
   const found = scanMarkedProcesses((m) => m === marker).sort((a, b) => a.pid - b.pid);
   assert.deepEqual(
@@ -153,7 +102,7 @@ test('the scan finds a setsid grandchild by its marker, outside its parent’s g
 });
 
 test('a marker is read only at the start of an environment entry', async (t) => {
-  const marker = testMarker();
+  const marker = testMarker('procfs-test');
   const { pid } = await start(t, process.execPath, [join(fixtures, 'loops.cjs')], {
     env: { PATH: process.env.PATH, OTHER: `${MARKER_ENV}=${marker}` },
   });

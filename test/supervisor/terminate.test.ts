@@ -5,13 +5,9 @@
  * caller's own group is never signalled as a whole). Each test proves ESRCH for every pid it started.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { type TestContext, test } from 'node:test';
 import { MARKER_ENV, processGroupOf, processStartTime } from '@scienceevolve/supervisor/procfs';
-import { formatMarker } from '@scienceevolve/supervisor/protocol';
 import {
   collectGroup,
   collectMarked,
@@ -20,67 +16,31 @@ import {
   terminate,
 } from '@scienceevolve/supervisor/terminate';
 import { DEFAULT_GRACE_MS as SERVICES_GRACE_MS } from '../../packages/sdk/src/services/processGroup.js';
-import { waitGone } from './helpers.js';
+import { type Started, startProcess, testMarker, waitGone } from './helpers.js';
 
 const fixtures = new URL('../fixtures/supervisor/', import.meta.url).pathname;
 
-function testMarker(): string {
-  return formatMarker({
-    projectId: 'terminate-test',
-    hostPid: process.pid,
-    hostStart: processStartTime(process.pid) ?? '0',
-    invocationId: randomUUID(),
-  });
+interface Fixture extends Started {
+  /** The grandchild it reported, if any. */
+  grandchild?: number;
 }
 
-interface Started {
-  child: ChildProcess;
-  pid: number;
-  /** The first JSON line the fixture printed. */
-  line: { ready: number; grandchild?: number };
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/**
- * Starts a fixture (detached: its own group, unless `detached: false`) carrying `marker` (when given).
- * After the test, SIGKILLs the process, its group and its grandchild, then proves each pid gone.
- */
+/** Starts a supervisor fixture (detached unless told otherwise) carrying `marker`, and adopts its grandchild. */
 async function startFixture(
   t: TestContext,
   name: string,
   options: { marker?: string; detached?: boolean } = {},
-): Promise<Started> {
-  const detached = options.detached ?? true;
-  const child = spawn(process.execPath, [join(fixtures, name)], {
-    detached,
-    stdio: ['ignore', 'pipe', 'inherit'],
+): Promise<Fixture> {
+  const started = await startProcess(t, process.execPath, [join(fixtures, name)], {
+    detached: options.detached ?? true,
     env:
       options.marker === undefined
         ? { PATH: process.env.PATH }
         : { PATH: process.env.PATH, [MARKER_ENV]: options.marker },
   });
-  const pid = child.pid;
-  assert.ok(pid !== undefined);
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  const pids = [pid];
-  t.after(async () => {
-    for (const target of [...(detached ? [-pid] : []), ...pids]) {
-      try {
-        process.kill(target, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
-    assert.deepEqual(await waitGone(pids, 6000), [], `${name}: every pid is gone`);
-  });
-  const line = await new Promise<Started['line']>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', (text) => resolve(JSON.parse(text) as Started['line']));
-    void exit.then(() => reject(new Error(`${name} exited before it printed`)));
-  });
-  if (line.grandchild !== undefined) pids.push(line.grandchild);
-  return { child, pid, line, exit };
+  const grandchild = (JSON.parse(started.line) as { grandchild?: number }).grandchild;
+  if (grandchild !== undefined) started.adopt(grandchild);
+  return { ...started, ...(grandchild === undefined ? {} : { grandchild }) };
 }
 
 test('the one grace default is SPEC §5’s 2 s, and the services use it', () => {
@@ -89,7 +49,7 @@ test('the one grace default is SPEC §5’s 2 s, and the services use it', () =>
 });
 
 test('group target: a process that ignores SIGTERM is SIGKILLed after the grace', async (t) => {
-  const marker = testMarker();
+  const marker = testMarker('terminate-test');
   const service = await startFixture(t, 'ignoresSigterm.cjs', { marker });
   const lines: string[] = [];
   const report = await collectGroup({ pgid: service.pid, marker, graceMs: 200, log: (l) => lines.push(l) });
@@ -105,9 +65,9 @@ test('group target: a process that ignores SIGTERM is SIGKILLed after the grace'
 });
 
 test('group target: a setsid grandchild of the service is collected with it', async (t) => {
-  const marker = testMarker();
+  const marker = testMarker('terminate-test');
   const service = await startFixture(t, 'spawnsSetsidGrandchild.cjs', { marker });
-  const grandchild = service.line.grandchild!;
+  const grandchild = service.grandchild!;
   assert.equal(processGroupOf(grandchild), grandchild, 'the grandchild left the service’s group');
   const report = await collectGroup({ pgid: service.pid, marker, graceMs: 2000 });
   assert.equal(report.forced, false, 'both honour SIGTERM');
@@ -118,7 +78,7 @@ test('group target: a setsid grandchild of the service is collected with it', as
 });
 
 test('group target: a sibling service of the same marker and its setsid grandchild are left alone', async (t) => {
-  const marker = testMarker();
+  const marker = testMarker('terminate-test');
   const stopped = await startFixture(t, 'spawnsSetsidGrandchild.cjs', { marker });
   const sibling = await startFixture(t, 'spawnsSetsidGrandchild.cjs', { marker });
   const report = await collectGroup({
@@ -127,9 +87,9 @@ test('group target: a sibling service of the same marker and its setsid grandchi
     siblings: () => [stopped.pid, sibling.pid],
     graceMs: 2000,
   });
-  assert.deepEqual(report.pids, [stopped.line.grandchild]);
-  assert.deepEqual(await waitGone([stopped.pid, stopped.line.grandchild!], 6000), []);
-  for (const pid of [sibling.pid, sibling.line.grandchild!]) {
+  assert.deepEqual(report.pids, [stopped.grandchild]);
+  assert.deepEqual(await waitGone([stopped.pid, stopped.grandchild!], 6000), []);
+  for (const pid of [sibling.pid, sibling.grandchild!]) {
     assert.doesNotThrow(() => process.kill(pid, 0), `sibling process ${pid} still runs`);
   }
 });
@@ -141,12 +101,12 @@ test('group target refuses groups that are never meant (a table of bad pgids)', 
 });
 
 test('marker target: every process carrying the marker, in any group, and a registered unmarked group', async (t) => {
-  const marker = testMarker();
+  const marker = testMarker('terminate-test');
   const first = await startFixture(t, 'spawnsSetsidGrandchild.cjs', { marker });
   const second = await startFixture(t, 'ignoresSigterm.cjs', { marker });
   // Registered by a host, but carrying no marker (it cleared its environment): found by its leader's start time.
   const unmarked = await startFixture(t, 'loops.cjs');
-  const other = await startFixture(t, 'loops.cjs', { marker: testMarker() });
+  const other = await startFixture(t, 'loops.cjs', { marker: testMarker('terminate-test') });
   const report = await collectMarked({
     matches: (m) => m === marker,
     groups: [{ pgid: unmarked.pid, marker, leaderStart: processStartTime(unmarked.pid) }],
@@ -156,18 +116,18 @@ test('marker target: every process carrying the marker, in any group, and a regi
   assert.deepEqual(report.survivors, []);
   assert.deepEqual(
     [...report.groups].sort((a, b) => a - b),
-    [first.pid, first.line.grandchild!, second.pid, unmarked.pid].sort((a, b) => a - b),
+    [first.pid, first.grandchild!, second.pid, unmarked.pid].sort((a, b) => a - b),
   );
   assert.deepEqual(
     report.found.map((p) => p.pid).sort((a, b) => a - b),
-    [first.pid, first.line.grandchild!, second.pid].sort((a, b) => a - b),
+    [first.pid, first.grandchild!, second.pid].sort((a, b) => a - b),
   );
-  assert.deepEqual(await waitGone([first.pid, first.line.grandchild!, second.pid, unmarked.pid], 6000), []);
+  assert.deepEqual(await waitGone([first.pid, first.grandchild!, second.pid, unmarked.pid], 6000), []);
   assert.doesNotThrow(() => process.kill(other.pid, 0), 'another marker’s process still runs');
 });
 
 test('marker target: a marked process in the caller’s own group is signalled alone, never the group', async (t) => {
-  const marker = testMarker();
+  const marker = testMarker('terminate-test');
   const inOwnGroup = await startFixture(t, 'loops.cjs', { marker, detached: false });
   assert.equal(processGroupOf(inOwnGroup.pid), processGroupOf(process.pid));
   const report = await collectMarked({ matches: (m) => m === marker, graceMs: 2000 });
