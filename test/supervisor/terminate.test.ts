@@ -5,6 +5,7 @@
  * caller's own group is never signalled as a whole). Each test proves ESRCH for every pid it started.
  */
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { MARKER_ENV, processGroupOf, processStartTime } from '@scienceevolve/supervisor/procfs';
@@ -16,7 +17,7 @@ import {
   terminate,
 } from '@scienceevolve/supervisor/terminate';
 import { DEFAULT_GRACE_MS as SERVICES_GRACE_MS } from '../../packages/sdk/src/services/processGroup.js';
-import { type Started, startProcess, testMarker, waitGone } from './helpers.js';
+import { type Started, startProcess, tempDir, testMarker, waitGone } from './helpers.js';
 
 const fixtures = new URL('../fixtures/supervisor/', import.meta.url).pathname;
 
@@ -135,6 +136,34 @@ test('marker target: a marked process in the caller’s own group is signalled a
   assert.deepEqual(report.pids, [inOwnGroup.pid]);
   assert.deepEqual(await inOwnGroup.exit, { code: null, signal: 'SIGTERM' });
   assert.deepEqual(await waitGone([inOwnGroup.pid], 6000), []);
+});
+
+test('marker target: a process that appears during the stop (forked on SIGTERM, setsid) is taken too', async (t) => {
+  const marker = testMarker('terminate-test');
+  const pidFile = join(tempDir(t), 'late.pid');
+  const parent = await startProcess(t, process.execPath, [join(fixtures, 'forksOnSigterm.cjs'), pidFile], {
+    detached: true,
+    env: { PATH: process.env.PATH, [MARKER_ENV]: marker },
+  });
+  t.after(() => {
+    // The safety net for the late process, whatever the assertions below did.
+    if (!existsSync(pidFile)) return;
+    try {
+      process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  const report = await collectMarked({ matches: (m) => m === marker, graceMs: 2000 });
+  const late = Number(readFileSync(pidFile, 'utf8'));
+  parent.adopt(late);
+  assert.ok(
+    report.found.some((p) => p.pid === late),
+    `the late process ${late} was found: ${JSON.stringify(report.found)}`,
+  );
+  assert.ok(report.groups.includes(late), 'its own group (it called setsid) was signalled');
+  assert.deepEqual(report.survivors, []);
+  assert.deepEqual(await waitGone([parent.pid, late], 6000), []);
 });
 
 test('a target that selects nothing: an empty report, nothing signalled', async () => {
