@@ -43,8 +43,8 @@ test('a zombie has exited: not alive, although kill(pid, 0) still succeeds on it
   const { pid: parent, line } = await start(t, '/bin/sh', [join(fixtures, 'leavesZombie.sh')]);
   const zombie = Number(line);
   assert.ok(Number.isInteger(zombie) && zombie > 1, line);
-  // `true` exits at once; the parent (now `sleep`) never reaps it.
-  const deadline = Date.now() + 5000;
+  // The child exits after a second; its parent (by then `sleep 60`) never reaps it.
+  const deadline = Date.now() + 10_000;
   while (readStat(zombie)?.state !== 'Z' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   const entry = readStat(zombie);
   assert.equal(entry?.state, 'Z');
