@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { collectMarked } from '@scienceevolve/supervisor';
+import { collectMarked } from '@scienceevolve/supervisor/terminate';
 import { formatMarker, processStartTime } from '@scienceevolve/supervisor/protocol';
 import { SdkError, toSdkError } from '../errors.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
