@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type { ProcessRegistry } from '../services/processRegistry.js';
 import { type SweepReport, sweepStrays } from '../services/strayProcesses.js';
-import { closeSharedSupervisor, sharedSupervisor } from '../services/supervisorClient.js';
+import { closeSharedSupervisor, sharedSupervisor } from '../services/sharedSupervisor.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
 /**
