@@ -211,23 +211,28 @@ export function modelLoopBench(ctx: BenchContext, project: BenchProject): Promis
     let profileNote = '';
     let profile: ProfileSummary | undefined;
     let checkpointCost: number | undefined;
+    let checkpointCpu: number | undefined;
     if (!met) {
       // Where the time goes: first the checkpoint writes (ours as measured vs. ours with a no-op writer),
       // then a CPU profile of ours.
-      let checkpointSides = 0;
+      const splitCpu = { written: 0, dropped: 0 };
+      const splitSide = async (checkpoints: 'written' | 'dropped') => {
+        const before = process.cpuUsage();
+        const perTurn = await batch(checkpoints === 'written' ? ours : conversationOf('dropped'), conversations);
+        const used = process.cpuUsage(before);
+        splitCpu[checkpoints] += (used.user + used.system) / 1000;
+        return percentile(perTurn, 50);
+      };
       const split = await runPairs(ctx, 'checkpoint writes per turn', {
         warmup: 0,
         pairs: ctx.quick ? 5 : 8,
-        a: async () => percentile(await batch(ours, conversations), 50),
-        b: async () => {
-          checkpointSides++;
-          return percentile(await batch(conversationOf('dropped'), conversations), 50);
-        },
+        a: () => splitSide('written'),
+        b: () => splitSide('dropped'),
       });
-      if (checkpointSides === 0) throw new Error('the checkpoint split ran no batch');
       checkpointCost = median(split.diffs);
+      checkpointCpu = (splitCpu.written - splitCpu.dropped) / (split.diffs.length * conversations * TURNS);
       profile = await profileOurs(ctx, ours, ctx.quick ? 20 : 40);
-      profileNote = `; where ours spends the difference: the checkpoint writes cost ${checkpointCost.toFixed(2)} ms per turn (median over ${split.diffs.length} pairs of ours as measured vs. ours with a no-op checkpoint writer); where ours spends its time (V8 CPU profile, as \`--cpu-prof\` writes, of ${profile.turns} turns of ours alone, self time): ${profile.top
+      profileNote = `; where ours spends the difference: the checkpoint writes cost ${checkpointCost.toFixed(2)} ms per turn, ${checkpointCpu.toFixed(2)} ms of it CPU in this process (median over ${split.diffs.length} pairs of ours as measured vs. ours with a no-op checkpoint writer; the rest is waiting on the file system: fsync, rename, the directory sync); where ours spends its time (V8 CPU profile, as \`--cpu-prof\` writes, of ${profile.turns} turns of ours alone, self time): ${profile.top
         .map((f) => `${f.frame} ${f.percent.toFixed(1)} %`)
         .join(
           ', ',
@@ -266,7 +271,9 @@ export function modelLoopBench(ctx: BenchContext, project: BenchProject): Promis
         baselineP99: percentile(samples.b, 99),
         diffOfMediansMs: diff,
         cpuMsPerTurn: cpuPerTurn,
-        ...(checkpointCost === undefined ? {} : { checkpointWritesMsPerTurn: checkpointCost }),
+        ...(checkpointCost === undefined
+          ? {}
+          : { checkpointWritesMsPerTurn: checkpointCost, checkpointCpuMsPerTurn: checkpointCpu }),
         ...(profile === undefined ? {} : { profile }),
       },
     };

@@ -226,12 +226,16 @@ export function rowsFromPage(page: string): ResultRow[] {
   }
   const header = lines.findIndex((l) => l.startsWith('| # | measure | baseline | ours |'));
   if (header < 0) return [];
-  const notes = lines.filter((l) => l.startsWith('- **')).map((l) => /^- \*\*([^*]*)\*\* (.*)\.$/.exec(l));
+  // `cell` escaped the pipes of a note; the note itself has none escaped.
+  const notes = lines
+    .filter((l) => l.startsWith('- **'))
+    .map((l) => /^- \*\*([^*]*)\*\* (.*)\.$/.exec(l))
+    .map((n) => (n === null ? null : ([n[1]!, n[2]!.replace(/\\\|/g, '|')] as const)));
   const rows: ResultRow[] = [];
   for (const line of lines.slice(header + 2)) {
     if (!line.startsWith('|')) break;
     const [id, measure, baseline, ours, theirs, figure, goal, verdict, measuredIn] = cellsOf(line);
-    const note = notes.find((n) => n !== null && n[1] === id && !rows.some((r) => r.notes === n[2]));
+    const note = notes.find((n) => n !== null && n[0] === id && !rows.some((r) => r.notes === n[1]));
     rows.push({
       id: id ?? '',
       measure: measure ?? '',
@@ -241,7 +245,7 @@ export function rowsFromPage(page: string): ResultRow[] {
       figure: figure ?? '',
       goal: goal ?? '',
       verdict: VERDICT_OF[verdict ?? ''] ?? 'not measured',
-      notes: note?.[2] ?? '',
+      notes: note?.[1] ?? '',
       data: { source: 'docs/benchmarks.md (the raw samples of that run were not kept)' },
       ...(measuredIn === undefined
         ? pageRun === undefined
