@@ -194,3 +194,12 @@ test('a remote service is listed page by page, and its missing templates/list is
   const client = await throughHttpFace(t, session);
   assert.equal((await client.listTools()).tools.length, 6);
 });
+
+test('tool results are still checked against the listed output schema', async (t) => {
+  const { session } = await startService(t, fixtureSpec(t, 'checksOutputSchema.cjs', { serviceName: 'schema' }));
+  const good = await session.callTool('good', {});
+  assert.deepEqual(good.structuredContent, { n: 1 });
+  await assert.rejects(session.callTool('bad', {}), /Structured content does not match the tool's output schema/i);
+  await session.close();
+  await assertAllGone([session.pid]);
+});
