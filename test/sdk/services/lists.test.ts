@@ -100,19 +100,22 @@ test('a cursor that repeats fails the start with list_cursor_repeated, naming se
   await assertAllGone([pid]);
 });
 
-test('a list that never ends fails the start with list_too_long after 100 pages', async (t) => {
-  const spec = fixtureSpec(t, 'repeatsCursor.cjs', { serviceName: 'endless', args: ['endless'] });
-  const { error, events } = await startMustFail(spec);
-  assert.equal(error.code, 'list_too_long');
-  assert.match(
-    error.message,
-    /service "endless" failed to list what it offers: tools\/list went past 100 pages \(100 entries in 100 pages\)/,
-  );
-  assert.equal(error.data?.list, 'tools/list');
-  const pid = events.find((e) => e.type === 'service.exited')?.pid;
-  assert.ok(typeof pid === 'number');
-  await assertAllGone([pid]);
-});
+for (const [mode, args, bound] of [
+  ['pages', [], /tools\/list went past 100 pages \(100 entries in 100 pages\)/],
+  ['entries', ['wide'], /tools\/list went past 10000 entries \(12000 entries in 6 pages\)/],
+] as const) {
+  test(`a list that never ends fails the start with list_too_long (${mode})`, async (t) => {
+    const spec = fixtureSpec(t, 'neverEndsItsTools.cjs', { serviceName: 'endless', args: [...args] });
+    const { error, events } = await startMustFail(spec);
+    assert.equal(error.code, 'list_too_long');
+    assert.match(error.message, /^service "endless" failed to list what it offers: /);
+    assert.match(error.message, bound);
+    assert.equal(error.data?.list, 'tools/list');
+    const pid = events.find((e) => e.type === 'service.exited')?.pid;
+    assert.ok(typeof pid === 'number');
+    await assertAllGone([pid]);
+  });
+}
 
 test("roots/list is answered with the workspace, the service's cwd, as one file:// root", async (t) => {
   const spec = fixtureSpec(t, 'asksForRoots.cjs', { serviceName: 'roots' });
