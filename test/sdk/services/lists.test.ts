@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { type TestContext, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -187,7 +188,11 @@ async function startPagingRemote(t: TestContext): Promise<string> {
 
 test('a remote service is listed page by page, and its missing templates/list is counted empty', async (t) => {
   const url = await startPagingRemote(t);
-  const session = await connectRemoteService({ name: 'far', url }, { deadline: Date.now() + 10_000 });
+  // With a workspace the client declares `roots`; connecting and listing are unchanged by it.
+  const session = await connectRemoteService(
+    { name: 'far', url, workspace: tmpdir() },
+    { deadline: Date.now() + 10_000 },
+  );
   t.after(() => session.close());
   assert.deepEqual(
     session.catalog.tools.map((tool) => tool.name),
