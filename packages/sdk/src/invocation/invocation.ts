@@ -125,6 +125,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
               name: planned.name,
               aliases: planned.aliases,
               url: planned.url,
+              workspace: options.workspace,
             },
             { deadline, signal: cancel.signal, onEvent },
           );

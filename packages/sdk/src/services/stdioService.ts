@@ -163,7 +163,8 @@ class StdioService extends BaseSession implements StdioServiceSession {
     this.transport = new ServiceStdioTransport(child.stdout!, child.stdin!, {
       onFirstPollution: () => this.emit({ type: 'service.protocol_pollution', phase: 'first', ...this.lineCounts() }),
     });
-    this.client = newServiceClient();
+    // The service's cwd is the invocation's workspace (in Git-on, the role's worktree): its one root.
+    this.client = newServiceClient({}, { workspace: spec.cwd });
     this.client.onclose = () => this.onConnectionClosed();
     // Transport reports (stray and invalid lines) are counted by the transport and reported as events.
     this.client.onerror = () => {};
