@@ -118,8 +118,8 @@ export interface Surface {
   readonly digest: string;
   /**
    * Calls a tool by its surface name. Refusals of the bridge (arguments that do not match the input
-   * schema, `service_busy`, `service_resting`, `forward_timeout`, `result_too_large`, a service that
-   * did not answer) come back as a tool result with `isError: true`, the message as text and the error
+   * schema, `service_busy`, `service_resting`, `forward_timeout`, `result_too_large`, `image_too_large`,
+   * a service that did not answer) come back as a tool result with `isError: true`, the message as text and the error
    * under `_meta["scienceevolve/error"]`. Throws `unknown_tool` for a name the surface does not list,
    * and rethrows a JSON-RPC error the service itself answered.
    */
