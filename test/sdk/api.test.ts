@@ -38,6 +38,7 @@ const EXPORTS = [
   'SdkError',
   'SupervisorClient',
   'TOOL_SUMMARY_BYTES',
+  'ToolFilterSchema',
   'WorkflowSchema',
   'acceptWorkflow',
   'applyWorkflow',
@@ -127,6 +128,8 @@ test('the pinned limits are those of SPEC §3.4 (and the documented additions)',
     pathChars: 1024,
     pathSegmentBytes: 255,
     invocationRetries: 10,
+    toolPatterns: 256,
+    toolPatternChars: 256,
   });
   assert.ok(sdk.FIXED_CATALOG_NAMES.includes('scienceevolve'));
 });

@@ -30,6 +30,7 @@ export const ERROR_CODES = [
   'service_busy',
   'service_resting',
   'result_too_large',
+  'image_too_large',
   'invalid_arguments',
   'unknown_tool',
   'data_dir_too_new',

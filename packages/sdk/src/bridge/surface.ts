@@ -24,6 +24,7 @@ import {
   ServiceGate,
 } from './serviceGate.js';
 import { buildSurfaceCatalog, namesOf } from './surfaceCatalog.js';
+import type { ToolFilter } from './toolFilter.js';
 import { createDispatch } from './surfaceDispatch.js';
 
 export { SERVICE_META_KEY, SOURCE_NAME_META_KEY } from './surfaceCatalog.js';
@@ -62,6 +63,11 @@ export interface SurfaceOptions extends Partial<ForwardLimits> {
   passthrough?: boolean;
   /** How the faces introduce themselves in `initialize`/`server/discover`. Default `{ name: 'scienceevolve-bridge', version: '0.1.0' }`. */
   serverInfo?: Implementation;
+  /**
+   * Service (alias) name → the tools it offers (`mcpServers[].tools`, SPEC §3.2). A withheld tool is not
+   * listed and cannot be called. Default: every service offers every tool.
+   */
+  toolFilters?: ReadonlyMap<string, ToolFilter> | undefined;
   /** Receives rests and recoveries of services, for the invocation's events. */
   onEvent?: (event: GateEvent) => void;
   /** The clock, in epoch milliseconds (tests). Default `Date.now`. */
@@ -112,8 +118,8 @@ export interface Surface {
   readonly digest: string;
   /**
    * Calls a tool by its surface name. Refusals of the bridge (arguments that do not match the input
-   * schema, `service_busy`, `service_resting`, `forward_timeout`, `result_too_large`, a service that
-   * did not answer) come back as a tool result with `isError: true`, the message as text and the error
+   * schema, `service_busy`, `service_resting`, `forward_timeout`, `result_too_large`, `image_too_large`,
+   * a service that did not answer) come back as a tool result with `isError: true`, the message as text and the error
    * under `_meta["scienceevolve/error"]`. Throws `unknown_tool` for a name the surface does not list,
    * and rethrows a JSON-RPC error the service itself answered.
    */
@@ -176,7 +182,7 @@ export function createSurface(entries: readonly SurfaceEntry[], options: Surface
   };
   // The listings are read through getters and dispatch reads the catalog at each request, so a catalog
   // built again (from refreshed service catalogs) replaces this one in one place.
-  const catalog = buildSurfaceCatalog(entries, { passthrough, gateOf });
+  const catalog = buildSurfaceCatalog(entries, { passthrough, gateOf, toolFilters: options.toolFilters });
   const dispatch = createDispatch(() => catalog);
 
   return {

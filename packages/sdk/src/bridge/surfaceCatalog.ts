@@ -12,6 +12,7 @@ import stableStringify from 'fast-json-stable-stringify';
 import { SdkError } from '../errors.js';
 import type { ServiceSession } from '../services/serviceSession.js';
 import type { ServiceGate } from './serviceGate.js';
+import { filterTools, type ToolFilter } from './toolFilter.js';
 import type { DuplicateListing, LocalTool, SurfaceEntry, SurfaceRoute } from './surface.js';
 import { assignSurfaceNames } from './surfaceNames.js';
 
@@ -96,7 +97,12 @@ function withSource<T extends { _meta?: Record<string, unknown> }>(item: T, serv
  */
 export function buildSurfaceCatalog(
   entries: readonly SurfaceEntry[],
-  options: { passthrough: boolean; gateOf: (session: ServiceSession) => ServiceGate },
+  options: {
+    passthrough: boolean;
+    gateOf: (session: ServiceSession) => ServiceGate;
+    /** Service (alias) name → its tool filter; a name without one offers every tool. */
+    toolFilters?: ReadonlyMap<string, ToolFilter> | undefined;
+  },
 ): SurfaceCatalog {
   const { passthrough, gateOf } = options;
   const routes: SurfaceRoute[] = [];
@@ -119,7 +125,7 @@ export function buildSurfaceCatalog(
     for (const service of namesOf(entry)) {
       if (isSession(entry)) {
         const session = { session: entry, gate: gateOf(entry) };
-        for (const tool of entry.catalog.tools) {
+        for (const tool of filterTools(entry.catalog.tools, options.toolFilters?.get(service))) {
           pendingTools.push({ service, item: tool, tool, validatorSource: validatorOf(entry), session });
         }
       } else {

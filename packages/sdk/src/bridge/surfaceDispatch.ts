@@ -6,6 +6,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ERROR_CODES, type ErrorCode, isSdkError, SdkError } from '../errors.js';
+import { checkImageLimits } from './resultLimits.js';
 import { isServiceAnswer } from './serviceGate.js';
 import type { Surface } from './surface.js';
 import { type ResourceOwner, type SurfaceCatalog, type ToolTarget, unknownResource } from './surfaceCatalog.js';
@@ -24,6 +25,7 @@ const REFUSED_AS_TOOL_ERROR: ReadonlySet<string> = new Set([
   'service_resting',
   'forward_timeout',
   'result_too_large',
+  'image_too_large',
 ]);
 
 /** The three requests a surface dispatches. */
@@ -73,10 +75,15 @@ export function createDispatch(catalog: () => SurfaceCatalog): SurfaceDispatch {
       }
       const { session, gate } = target.session!;
       try {
-        const result = await gate.run(
-          `tool "${target.route.sourceName}"`,
-          (forward) => session.callTool(target.route.sourceName, input, forward),
-          requestOptions.signal,
+        const what = `tool "${target.route.sourceName}"`;
+        const result = checkImageLimits(
+          await gate.run(
+            what,
+            (forward) => session.callTool(target.route.sourceName, input, forward),
+            requestOptions.signal,
+          ),
+          target.route.service,
+          what,
         );
         learnLinks(result, { service: session.name, session, gate });
         return result;
@@ -92,11 +99,13 @@ export function createDispatch(catalog: () => SurfaceCatalog): SurfaceDispatch {
 
     async readResource(uri, requestOptions = {}) {
       const owner = resourceOwnerFor(uri);
-      return owner.gate.run(
-        `resource "${uri}"`,
+      const what = `resource "${uri}"`;
+      const result = await owner.gate.run(
+        what,
         (forward) => owner.session.readResource(uri, forward),
         requestOptions.signal,
       );
+      return checkImageLimits(result, owner.service, what);
     },
 
     async getPrompt(name, args, requestOptions = {}) {
@@ -107,11 +116,13 @@ export function createDispatch(catalog: () => SurfaceCatalog): SurfaceDispatch {
           data: { prompt: name },
         });
       }
-      return target.gate.run(
-        `prompt "${target.route.sourceName}"`,
+      const what = `prompt "${target.route.sourceName}"`;
+      const result = await target.gate.run(
+        what,
         (forward) => target.session.getPrompt(target.route.sourceName, args, forward),
         requestOptions.signal,
       );
+      return checkImageLimits(result, target.route.service, what);
     },
   };
 }

@@ -10,6 +10,7 @@ import type { Surface } from '../bridge/surface.js';
 import { SdkError } from '../errors.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
 import { type InvocationServices, processFacts, startInvocationServices } from '../invocation/invocation.js';
+import { toolFiltersOf } from '../invocation/plan.js';
 import type { ServiceEvent } from '../services/serviceEvents.js';
 import { resolveProjectId } from '../store/projectId.js';
 import { type ProjectPaths, openProject } from '../store/projectStore.js';
@@ -206,7 +207,10 @@ export async function serveAgentServices(options: ServeAgentOptions): Promise<Se
             }),
           ]
         : entries,
-      { passthrough: options.passthrough ?? false },
+      {
+        passthrough: options.passthrough ?? false,
+        toolFilters: toolFiltersOf(services.outcomes.map((o) => o.planned)),
+      },
     );
     return {
       project: prepared.paths.projectId,

@@ -4,6 +4,7 @@
  */
 import type { GateEvent } from '../bridge/serviceGate.js';
 import { type Surface, type SurfaceEntry, createSurface } from '../bridge/surface.js';
+import type { ToolFilter } from '../bridge/toolFilter.js';
 
 /** Options of {@link agentSurface}. */
 export interface AgentSurfaceOptions {
@@ -13,6 +14,8 @@ export interface AgentSurfaceOptions {
   forwardTimeoutMs?: number | undefined;
   /** Receives each service's rests and recoveries (the run journals them). */
   onGateEvent?: ((event: GateEvent) => void) | undefined;
+  /** Service (alias) name → its tool filter (`toolFiltersOf` the invocation's plan). Default: none. */
+  toolFilters?: ReadonlyMap<string, ToolFilter> | undefined;
 }
 
 /** The surface of one agent's invocation over `entries` (its sessions, then the fixed catalog for Main). */
@@ -21,5 +24,6 @@ export function agentSurface(entries: readonly SurfaceEntry[], options: AgentSur
     passthrough: options.passthrough ?? false,
     ...(options.forwardTimeoutMs === undefined ? {} : { timeoutMs: options.forwardTimeoutMs }),
     ...(options.onGateEvent === undefined ? {} : { onEvent: options.onGateEvent }),
+    toolFilters: options.toolFilters,
   });
 }

@@ -10,6 +10,7 @@ import { type InvocationState, type RunEventInput, addUsage, emptyUsage } from '
 import type { AgentHarness, HarnessInput, HarnessOutput, HarnessReport } from '../harness/harness.js';
 import type { RunHarnesses } from '../harness/harnessFor.js';
 import { type InvocationServices, startInvocation } from '../invocation/invocation.js';
+import { toolFiltersOf } from '../invocation/plan.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
 import type { ServiceEvent } from '../services/serviceEvents.js';
 import type { ProjectPaths } from '../store/projectStore.js';
@@ -212,7 +213,11 @@ export async function runAttempt(
     // The surface owns the forwarding limits; a service's rests and recoveries go into the journal.
     const gateEvent = (event: GateEvent) =>
       host.emit({ ...gateEventFields(event), invocation: invocation.id, agent } as RunEventInput);
-    const live = agentSurface(entries, { forwardTimeoutMs: host.options.forwardTimeoutMs, onGateEvent: gateEvent });
+    const live = agentSurface(entries, {
+      forwardTimeoutMs: host.options.forwardTimeoutMs,
+      onGateEvent: gateEvent,
+      toolFilters: toolFiltersOf(services.outcomes.map((o) => o.planned)),
+    });
     const surface = observeSurface(live, {
       invocation: invocation.id,
       agent,

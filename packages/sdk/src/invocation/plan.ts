@@ -6,7 +6,7 @@
 import { SdkError } from '../errors.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { definitionDigest } from '../workflow/digest.js';
-import type { McpDefinition } from '../workflow/workflowSchema.js';
+import type { McpDefinition, McpServerEntry, ToolFilter } from '../workflow/workflowSchema.js';
 
 /** One process to start: a definition and every name the agent sees it under. */
 export interface PlannedProjectService {
@@ -18,6 +18,8 @@ export interface PlannedProjectService {
   definitionName: string;
   digest: string;
   definition: McpDefinition;
+  /** Alias → its tool filter (`mcpServers[].tools`), for the aliases that have one. */
+  toolFilters: Map<string, ToolFilter>;
 }
 
 /** One remote service to connect. */
@@ -26,6 +28,8 @@ export interface PlannedRemoteService {
   name: string;
   aliases: string[];
   url: string;
+  /** Alias → its tool filter, for the aliases that have one. */
+  toolFilters: Map<string, ToolFilter>;
 }
 
 /** One entry of an invocation's plan. */
@@ -44,13 +48,21 @@ export function planServices(version: WorkflowVersion, agent: string): PlannedSe
   const byDefinition = new Map<string, PlannedProjectService>();
   for (const entry of agentConfig.mcpServers) {
     if (entry.url !== undefined) {
-      plan.push({ kind: 'remote', name: entry.name, aliases: [entry.name], url: entry.url });
+      plan.push({
+        kind: 'remote',
+        name: entry.name,
+        aliases: [entry.name],
+        url: entry.url,
+        toolFilters: filtersOf(entry),
+      });
       continue;
     }
     const definitionName = entry.project!;
     const shared = byDefinition.get(definitionName);
     if (shared !== undefined) {
+      // The filter belongs to the assignment, not the definition: aliases with different filters share the process.
       shared.aliases.push(entry.name);
+      if (entry.tools !== undefined) shared.toolFilters.set(entry.name, entry.tools);
       continue;
     }
     const definition = version.workflow.mcpDefinitions[definitionName];
@@ -68,9 +80,19 @@ export function planServices(version: WorkflowVersion, agent: string): PlannedSe
       definitionName,
       digest: version.digests[definitionName] ?? definitionDigest(definition),
       definition,
+      toolFilters: filtersOf(entry),
     };
     byDefinition.set(definitionName, planned);
     plan.push(planned);
   }
   return plan;
+}
+
+function filtersOf(entry: McpServerEntry): Map<string, ToolFilter> {
+  return new Map(entry.tools === undefined ? [] : [[entry.name, entry.tools]]);
+}
+
+/** Every alias's tool filter across a plan: what the agent's surface is built with (`toolFilters`). */
+export function toolFiltersOf(plan: readonly PlannedService[]): Map<string, ToolFilter> {
+  return new Map(plan.flatMap((planned) => [...planned.toolFilters]));
 }

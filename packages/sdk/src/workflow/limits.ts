@@ -24,6 +24,10 @@ export const LIMITS = {
   pathSegmentBytes: 255,
   /** `orchestration.invocationRetries` at most (not in SPEC). */
   invocationRetries: 10,
+  /** Patterns in one `tools.include` or `tools.exclude` list (not in SPEC). */
+  toolPatterns: 256,
+  /** Characters of one tool pattern (not in SPEC; MCP tool names are at most 128). */
+  toolPatternChars: 256,
 } as const;
 
 /** Service, definition and agent names: 1–64 of `a-z 0-9 - _`, starting with a letter or digit. */

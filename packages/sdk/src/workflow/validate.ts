@@ -8,7 +8,7 @@ import { type ErrorCode, SdkError } from '../errors.js';
 import { fileDirectoryConflicts, unsafePathReason } from './filePaths.js';
 import { toJsonPath } from './jsonPath.js';
 import { FIXED_CATALOG_NAMES, LIMITS, RESERVED_ENV_NAMES } from './limits.js';
-import { type Workflow, WorkflowSchema } from './workflowSchema.js';
+import { toolFilterShapeProblem, type Workflow, WorkflowSchema } from './workflowSchema.js';
 
 /** One violation. */
 export interface ValidationIssue {
@@ -49,7 +49,8 @@ export function validateWorkflow(document: unknown): ValidationResult {
       ]);
     }
     const references = checkDocument(document, issues);
-    const parsed = WorkflowSchema.safeParse(document);
+    // reportInput: an issue of the wrong type carries the value, so the message can say what was given.
+    const parsed = WorkflowSchema.safeParse(document, { reportInput: true });
     if (!parsed.success) {
       // A reference's own issue says it all; the schema would add "unknown key" and "files: required".
       const inReference = (issue: z.core.$ZodIssue) =>
@@ -173,6 +174,10 @@ function checkDocument(doc: Record<string, unknown>, issues: ValidationIssue[]):
             seen.set(entry.name, index);
           }
         }
+        if (isPlainObject(entry.tools)) {
+          const problem = toolFilterShapeProblem(entry.tools);
+          if (problem !== undefined) add('invalid_workflow', [...at, 'tools'], problem);
+        }
         if (typeof entry.project === 'string' && !definitionNames.has(entry.project)) {
           add(
             'unknown_reference',
@@ -275,6 +280,27 @@ const UNKNOWN_KEY_HINTS: Record<string, string> = {
   $: 'orchestration, agents, mcpDefinitions',
 };
 
+function allowedKeysHint(issuePath: readonly PropertyKey[], path: string): string {
+  if (Object.hasOwn(UNKNOWN_KEY_HINTS, path)) return ` (allowed: ${UNKNOWN_KEY_HINTS[path]})`;
+  if (isToolFilterPath(issuePath, 5)) return ' (allowed: include or exclude)';
+  return '';
+}
+
+/** True when `path` is `agents.<a>.mcpServers[<i>].tools…` and `length` long. */
+function isToolFilterPath(path: readonly PropertyKey[], length: number): boolean {
+  return path.length === length && path[0] === 'agents' && path[2] === 'mcpServers' && path[4] === 'tools';
+}
+
+/** The fix for a value of the wrong type inside an entry's `tools` filter. */
+function toolFilterHint(path: readonly PropertyKey[]): string {
+  if (isToolFilterPath(path, 5)) return ': write {"include": ["name", "prefix_*"]} or {"exclude": [...]}';
+  if (isToolFilterPath(path, 6)) return ': write a list of tool names or globs, e.g. ["search", "fetch_*"]';
+  if (isToolFilterPath(path, 7)) {
+    return ': write each tool name or pattern as a string, an exact tool name such as "search" or a glob such as "search_*"';
+  }
+  return '';
+}
+
 function fromZodIssue(issue: z.core.$ZodIssue): ValidationIssue[] {
   const path = toJsonPath(issue.path);
   switch (issue.code) {
@@ -282,7 +308,7 @@ function fromZodIssue(issue: z.core.$ZodIssue): ValidationIssue[] {
       return issue.keys.map((key) => ({
         code: 'invalid_workflow',
         path: toJsonPath([...issue.path, key]),
-        message: `unknown key "${key}": remove it or fix its spelling${UNKNOWN_KEY_HINTS[path] ? ` (allowed: ${UNKNOWN_KEY_HINTS[path]})` : ''}`,
+        message: `unknown key "${key}": remove it or fix its spelling${allowedKeysHint(issue.path, path)}`,
       }));
     case 'invalid_key': {
       const inner = issue.issues[0];
@@ -304,7 +330,13 @@ function fromZodIssue(issue: z.core.$ZodIssue): ValidationIssue[] {
       if (issue.input === undefined) {
         return [{ code: 'invalid_workflow', path, message: `required: add it (expected ${issue.expected})` }];
       }
-      return [{ code: 'invalid_workflow', path, message: `expected ${issue.expected}, not ${describe(issue.input)}` }];
+      return [
+        {
+          code: 'invalid_workflow',
+          path,
+          message: `expected ${issue.expected}, not ${describe(issue.input)}${toolFilterHint(issue.path)}`,
+        },
+      ];
     case 'invalid_union':
       if ('discriminator' in issue && issue.discriminator !== undefined) {
         return [

@@ -51,6 +51,57 @@ export type McpDefinition = z.infer<typeof McpDefinitionSchema>;
 /** One entry of `mcpDefinitions` as written (defaults may be missing). */
 export type McpDefinitionInput = z.input<typeof McpDefinitionSchema>;
 
+/** One tool pattern: an exact tool name, or a glob where `*` stands for any run of characters. */
+const ToolPatternSchema = z
+  .string()
+  .min(1, { error: 'an empty pattern matches no tool; write a tool name or a glob such as "search_*"' })
+  .max(LIMITS.toolPatternChars, {
+    error: `a pattern may hold at most ${LIMITS.toolPatternChars} characters; shorten it or use *`,
+  });
+
+const toolPatterns = z
+  .array(ToolPatternSchema)
+  .max(LIMITS.toolPatterns, { error: `at most ${LIMITS.toolPatterns} patterns; combine names with * globs` });
+
+/**
+ * What is wrong with the keys of a `tools` filter (both or neither of include/exclude), or undefined.
+ * Validation asks this of the raw document too, so it is reported beside problems inside the lists.
+ */
+export function toolFilterShapeProblem(filter: object): string | undefined {
+  const include = Object.hasOwn(filter, 'include');
+  const exclude = Object.hasOwn(filter, 'exclude');
+  if (include && exclude) {
+    return 'give "include" or "exclude", never both: keep "include" to name the tools offered, or "exclude" to name the tools withheld';
+  }
+  if (!include && !exclude) {
+    return 'give "include" (the tools to offer) or "exclude" (the tools to withhold), or remove "tools"';
+  }
+  return undefined;
+}
+
+/**
+ * Which of a service's tools an agent is offered (SPEC §3.2): `include` (only the tools that match a
+ * pattern) or `exclude` (every tool but those that match), never both. Patterns match the service's own
+ * tool names, before the surface prefixes them.
+ */
+export const ToolFilterSchema = z
+  .strictObject({
+    /** Offer only the tools matching one of these patterns; at least one pattern. */
+    include: toolPatterns
+      .min(1, {
+        error: 'an empty include offers no tool at all: list the tools to offer, or remove "tools" to offer every tool',
+      })
+      .optional(),
+    /** Offer every tool except those matching one of these patterns. */
+    exclude: toolPatterns.optional(),
+  })
+  .superRefine((filter, ctx) => {
+    const problem = toolFilterShapeProblem(filter);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', params: { code: 'invalid_workflow' }, message: problem });
+  });
+/** A per-assignment tool filter. */
+export type ToolFilter = z.infer<typeof ToolFilterSchema>;
+
 /** One entry of an agent's `mcpServers`: `{ name, project }` or `{ name, url }`, never both. */
 export const McpServerEntrySchema = z
   .strictObject({
@@ -62,6 +113,8 @@ export const McpServerEntrySchema = z
     url: z
       .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL of a Streamable HTTP endpoint' })
       .optional(),
+    /** Which of the service's tools this agent is offered; every tool when absent. */
+    tools: ToolFilterSchema.optional(),
   })
   .superRefine((entry, ctx) => {
     if (entry.project !== undefined && entry.url !== undefined) {
