@@ -118,7 +118,13 @@ export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToSt
     if (current.client !== from) return renewing?.done ?? Promise.resolve();
     if (renewing?.from !== from) {
       const done = (async () => {
-        const next = await connectNew();
+        let next: Awaited<ReturnType<typeof connectNew>>;
+        try {
+          next = await connectNew();
+        } catch (error) {
+          renewing = undefined; // not remembered: a later request that meets the gone session tries again
+          throw error;
+        }
         if (closing !== undefined) {
           await next.client.close().catch(() => {});
           return;

@@ -91,11 +91,9 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   }
 
   private newTransport(url: URL): StreamableHTTPClientTransport {
-    const transport = new StreamableHTTPClientTransport(url, {
+    return new StreamableHTTPClientTransport(url, {
       requestInit: { headers: { ...this.spec.headers } },
     });
-    this.transport = transport;
-    return transport;
   }
 
   async connect(): Promise<void> {
@@ -110,6 +108,7 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
         throw this.describe('remote_unreachable', 'has an invalid URL', { cause: error });
       }
       const transport = this.newTransport(url);
+      this.transport = transport;
       try {
         await this.client.connect(transport, { signal: budget.signal, timeout: budget.remainingMs() });
       } catch (error) {
@@ -200,16 +199,22 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
     }
   }
 
-  /** Starts a new session in place of the one `from` held, once for every request that met it gone. */
+  /**
+   * Starts a new session in place of the one `from` held, once for every request that met it gone; the
+   * client and its transport are swapped together. A failed renewal is not remembered: a later request
+   * that meets the forgotten session tries again.
+   */
   private async renewSession(from: Client, what: string): Promise<void> {
     if (this.client !== from) return this.renewing?.done;
     if (this.renewing?.from !== from) {
       const done = (async () => {
+        if (this.isClosing) throw this.notReady(what);
         const client = this.newClient();
         const transport = this.newTransport(new URL(this.spec.url));
         try {
           await client.connect(transport, { timeout: this.options.renewTimeoutMs ?? 10_000 });
         } catch (error) {
+          this.renewing = undefined;
           await client.close().catch(() => {});
           throw this.describe(
             'remote_unreachable',
@@ -218,6 +223,7 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
           );
         }
         this.client = client;
+        this.transport = transport;
         await from.close().catch(() => {});
       })();
       this.renewing = { from, done };
