@@ -50,9 +50,9 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
       io.stdout(HELP);
       return EXIT.ok;
     }
-    const command = COMMANDS[name];
-    if (command === undefined) throw usageError(`unknown command "${name}"`);
-    return await command(rest, io);
+    // Own keys only: `constructor` or `toString` is an unknown command, not Object.prototype's.
+    if (!Object.hasOwn(COMMANDS, name)) throw usageError(`unknown command "${name}"`);
+    return await COMMANDS[name]!(rest, io);
   } catch (error) {
     return reportError(error, io, { json, debug });
   }

@@ -126,12 +126,17 @@ test('HTTP face refusals, each by status code', async (t) => {
       body: initialize,
     },
     { why: 'text body', status: 415, headers: { ...good, 'content-type': 'text/plain' }, body: initialize },
-    { why: 'a body over 1 MiB', status: 413, headers: good, body: JSON.stringify({ pad: 'x'.repeat(1024 * 1024) }) },
     {
-      why: 'a chunked body over 1 MiB',
+      why: 'a body over 4 MiB',
+      status: 413,
+      headers: good,
+      body: JSON.stringify({ pad: 'x'.repeat(4 * 1024 * 1024) }),
+    },
+    {
+      why: 'a chunked body over 4 MiB',
       status: 413,
       headers: { ...good, 'transfer-encoding': 'chunked' },
-      body: JSON.stringify({ pad: 'x'.repeat(1024 * 1024) }),
+      body: JSON.stringify({ pad: 'x'.repeat(4 * 1024 * 1024) }),
     },
     { why: 'another path', status: 404, url: face.url.replace('/mcp', '/sse'), headers: good, body: initialize },
   ];

@@ -6,7 +6,8 @@
 import { createServer, connect as netConnect } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { SdkError } from '../errors.js';
-import { raceDelay, runEach } from '../services/teardown.js';
+import { endSession } from '../services/remoteHttp.js';
+import { runEach } from '../services/teardown.js';
 
 /** Resolves with a port the OS considers free now (a gateway started on it may still lose a race). */
 export function freePort(): Promise<number> {
@@ -103,8 +104,8 @@ export async function checkGateway(
     }
     return { tools: tools.map((t) => t.name), calledTool: name ?? null };
   } finally {
-    // A stateful session owns a server process: end it (DELETE) rather than leave it to idle out. The
-    // DELETE has no timeout of its own, so it gets 2 s: a gateway that does not answer it is failing anyway.
-    await runEach([() => raceDelay(transport.terminateSession(), 2000), () => client.close()]);
+    // A stateful session owns a server process: end it (DELETE, bounded to 2 s) rather than leave it to
+    // idle out; a gateway that does not answer the DELETE is failing anyway.
+    await runEach([() => endSession(transport), () => client.close()]);
   }
 }

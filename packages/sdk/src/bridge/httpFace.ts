@@ -5,7 +5,9 @@
  * GET stream). Everything in front of the handler is checked here, in this order, each with its own
  * status: Host or Origin not loopback → 403; a path other than `/mcp` → 404; no or wrong token → 401;
  * a method other than POST → 405; an Accept without both `application/json` and `text/event-stream` →
- * 406; a Content-Type other than `application/json` → 415; a body over the limit → 413.
+ * 406; a Content-Type other than `application/json` → 415; a body over the limit → 413; a body the
+ * faces' input limits refuse (nested too deep, a batch, not JSON, not JSON-RPC: {@link checkMessage}) →
+ * 400 with the same JSON-RPC error the stdio face answers.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server as HttpServer, type ServerResponse, createServer } from 'node:http';
@@ -13,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { SdkError } from '../errors.js';
 import { writeFileAtomic } from '../store/atomicFile.js';
+import { checkMessage, DEFAULT_INPUT_LIMITS } from './inputLimits.js';
 import type { Surface } from './surface.js';
 import { createSurfaceServer } from './surfaceServer.js';
 
@@ -27,8 +30,10 @@ export interface HttpFaceOptions {
   port?: number;
   /** The address to listen on: only `127.0.0.1` is allowed. Default `127.0.0.1`. */
   host?: '127.0.0.1';
-  /** Bytes of a request body above which it is refused with 413. Default 1,048,576 (1 MiB). */
+  /** Bytes of a request body above which it is refused with 413. Default 4,194,304 (4 MiB), as a stdio line. */
   maxBodyBytes?: number;
+  /** Nesting of arrays and objects in one message, above which it is refused with 400. Default 64. */
+  maxDepth?: number;
   /** Out-of-band errors (reporting only). */
   onError?: (error: Error) => void;
 }
@@ -100,8 +105,15 @@ function acceptsBoth(accept: string | undefined): boolean {
   return types.includes('application/json') && types.includes('text/event-stream');
 }
 
-function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+function refuse(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  code = -32000,
+  id: string | number | null = null,
+): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
 }
@@ -136,7 +148,8 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
       remedy: 'Use createBridgeToken() (or `--token-file` with such a token).',
     });
   }
-  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_INPUT_LIMITS.maxMessageBytes;
+  const limits = { maxMessageBytes: maxBodyBytes, maxDepth: options.maxDepth ?? DEFAULT_INPUT_LIMITS.maxDepth };
   const expected = digest(options.token);
   const reportError = (error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error)));
   const handler = createMcpHandler(() => createSurfaceServer(surface), {
@@ -171,6 +184,9 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
       return refuse(res, 413, tooLarge, { connection: 'close' });
     const body = await readBody(req, maxBodyBytes);
     if (body === undefined) return refuse(res, 413, tooLarge, { connection: 'close' });
+    const checked = checkMessage(body.toString('utf8'), limits);
+    if ('refusal' in checked)
+      return refuse(res, 400, checked.refusal.message, {}, checked.refusal.code, checked.refusal.id);
 
     const abort = new AbortController();
     res.on('close', () => {

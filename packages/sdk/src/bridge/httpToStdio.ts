@@ -8,12 +8,17 @@
  * forwards `tools/list`, `tools/call`, `resources/list`, `resources/templates/list`, `resources/read`,
  * `prompts/list` and `prompts/get` with a timeout, lists live (so pages and changes pass through), and
  * refuses everything else, including sampling, elicitation and roots requests from the server.
+ *
+ * The HTTP session is kept honestly: closing ends it (`DELETE`, so a 2025-11-25 server frees it), a
+ * session the server forgot (HTTP 404) is started anew once and the request retried, and a server that
+ * cannot be reached answers `remote_unreachable` (JSON-RPC -32603 with that code in its data).
  */
 import type { Readable, Writable } from 'node:stream';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { SdkError } from '../errors.js';
+import { endSession, isNetworkFailure, isSessionGone, networkMessage, publicUrl } from '../services/remoteHttp.js';
 import { LineTransport, type LineLimits } from './lineTransport.js';
 import { toProtocolError, unsupportedRequestMessage } from './surfaceServer.js';
 
@@ -31,6 +36,8 @@ export interface HttpToStdioOptions extends Partial<LineLimits> {
   connectTimeoutMs?: number;
   /** Milliseconds before a forwarded request is cancelled. Default 60,000 (60 s). */
   timeoutMs?: number;
+  /** Milliseconds the HTTP session's `DELETE` may take on close. Default 2,000 (2 s). */
+  endSessionTimeoutMs?: number;
   /** Out-of-band errors (reporting only). */
   onError?: (error: Error) => void;
 }
@@ -67,41 +74,87 @@ function withoutEnvelope<T>(value: T): T {
  */
 export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToStdioBridge> {
   const timeout = options.timeoutMs ?? 60_000;
-  const client = new Client(
-    { name: 'scienceevolve-http-to-stdio', version: '0.1.0' },
-    { capabilities: {}, versionNegotiation: { mode: 'auto' } },
-  );
-  // The bridge declares no client capabilities; anything the server asks of it is refused plainly.
-  client.fallbackRequestHandler = async (request) => {
-    throw new ProtocolError(
-      ProtocolErrorCode.MethodNotFound,
-      `"${request.method}" is refused: the ScienceEvolve http-to-stdio bridge does not support sampling, elicitation or roots`,
+  const connectTimeout = options.connectTimeoutMs ?? 30_000;
+  const shownUrl = publicUrl(options.url);
+  const unreachable = (what: string, error: unknown) =>
+    new SdkError('remote_unreachable', `${what.replace('{url}', shownUrl)}: ${networkMessage(error)}`, {
+      remedy:
+        'Check that the server is running and speaks Streamable HTTP at that URL (not SSE), and its headers/token.',
+      data: { url: shownUrl },
+      cause: error,
+    });
+  const connectNew = async (): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> => {
+    const client = new Client(
+      { name: 'scienceevolve-http-to-stdio', version: '0.1.0' },
+      { capabilities: {}, versionNegotiation: { mode: 'auto' } },
     );
+    client.onerror = () => {};
+    // The bridge declares no client capabilities; anything the server asks of it is refused plainly.
+    client.fallbackRequestHandler = async (request) => {
+      throw new ProtocolError(
+        ProtocolErrorCode.MethodNotFound,
+        `"${request.method}" is refused: the ScienceEvolve http-to-stdio bridge does not support sampling, elicitation or roots`,
+      );
+    };
+    const transport = new StreamableHTTPClientTransport(new URL(options.url), {
+      requestInit: { headers: options.headers ?? {} },
+    });
+    try {
+      await client.connect(transport, { timeout: connectTimeout });
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw unreachable('could not connect to the MCP server at {url}', error);
+    }
+    return { client, transport };
   };
-  const transport = new StreamableHTTPClientTransport(new URL(options.url), {
-    requestInit: { headers: options.headers ?? {} },
-  });
-  try {
-    await client.connect(transport, { timeout: options.connectTimeoutMs ?? 30_000 });
-  } catch (error) {
-    await client.close().catch(() => {});
-    throw new SdkError(
-      'remote_unreachable',
-      `could not connect to the MCP server at ${options.url}: ${error instanceof Error ? error.message : String(error)}`,
-      {
-        remedy:
-          'Check that the server is running and speaks Streamable HTTP at that URL (not SSE), and its headers/token.',
-        data: { url: options.url },
-        cause: error,
-      },
-    );
-  }
+  let current = await connectNew();
+  let renewing: { from: Client; done: Promise<void> } | undefined;
+  const client = current.client;
   const remote = client.getServerCapabilities() ?? {};
   const serverInfo = client.getServerVersion() ?? { name: 'remote', version: '0.0.0' };
 
-  const forward = async <T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> => {
+  /** A new session in place of the one `from` held, started once for every request that met it gone. */
+  const renew = (from: Client): Promise<void> => {
+    if (current.client !== from) return renewing?.done ?? Promise.resolve();
+    if (renewing?.from !== from) {
+      const done = (async () => {
+        let next: Awaited<ReturnType<typeof connectNew>>;
+        try {
+          next = await connectNew();
+        } catch (error) {
+          renewing = undefined; // not remembered: a later request that meets the gone session tries again
+          throw error;
+        }
+        if (closing !== undefined) {
+          await next.client.close().catch(() => {});
+          return;
+        }
+        current = next;
+        await from.close().catch(() => {});
+      })();
+      renewing = { from, done };
+    }
+    return renewing.done;
+  };
+  const once = async <T>(work: (client: Client, signal: AbortSignal) => Promise<T>, signal: AbortSignal) => {
+    const { client: used, transport } = current;
     try {
-      return withoutEnvelope(await work(signal));
+      return { value: withoutEnvelope(await work(used, signal)) };
+    } catch (error) {
+      if (!signal.aborted && isSessionGone(error, transport.sessionId !== undefined)) return { gone: used, error };
+      if (isNetworkFailure(error)) throw unreachable('the MCP server at {url} could not be reached', error);
+      throw error;
+    }
+  };
+  const forward = async <T>(work: (client: Client, signal: AbortSignal) => Promise<T>, signal: AbortSignal) => {
+    try {
+      let outcome = await once(work, signal);
+      if ('gone' in outcome) {
+        await renew(outcome.gone as Client);
+        outcome = await once(work, signal);
+        if ('gone' in outcome) throw unreachable('the MCP server at {url} forgot a new session at once', outcome.error);
+      }
+      return outcome.value as T;
     } catch (error) {
       throw toProtocolError(error);
     }
@@ -120,35 +173,35 @@ export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToSt
       params?.cursor === undefined ? undefined : { cursor: params.cursor };
     if (remote.tools) {
       server.setRequestHandler('tools/list', (request, ctx) =>
-        forward((signal) => client.listTools(page(request.params), opts(signal)), ctx.mcpReq.signal),
+        forward((c, signal) => c.listTools(page(request.params), opts(signal)), ctx.mcpReq.signal),
       );
       server.setRequestHandler('tools/call', (request, ctx) =>
         forward(
-          (signal) =>
-            client.callTool({ name: request.params.name, arguments: request.params.arguments }, { signal, timeout }),
+          (c, signal) =>
+            c.callTool({ name: request.params.name, arguments: request.params.arguments }, { signal, timeout }),
           ctx.mcpReq.signal,
         ),
       );
     }
     if (remote.resources) {
       server.setRequestHandler('resources/list', (request, ctx) =>
-        forward((signal) => client.listResources(page(request.params), opts(signal)), ctx.mcpReq.signal),
+        forward((c, signal) => c.listResources(page(request.params), opts(signal)), ctx.mcpReq.signal),
       );
       server.setRequestHandler('resources/templates/list', (request, ctx) =>
-        forward((signal) => client.listResourceTemplates(page(request.params), opts(signal)), ctx.mcpReq.signal),
+        forward((c, signal) => c.listResourceTemplates(page(request.params), opts(signal)), ctx.mcpReq.signal),
       );
       server.setRequestHandler('resources/read', (request, ctx) =>
-        forward((signal) => client.readResource({ uri: request.params.uri }, opts(signal)), ctx.mcpReq.signal),
+        forward((c, signal) => c.readResource({ uri: request.params.uri }, opts(signal)), ctx.mcpReq.signal),
       );
     }
     if (remote.prompts) {
       server.setRequestHandler('prompts/list', (request, ctx) =>
-        forward((signal) => client.listPrompts(page(request.params), opts(signal)), ctx.mcpReq.signal),
+        forward((c, signal) => c.listPrompts(page(request.params), opts(signal)), ctx.mcpReq.signal),
       );
       server.setRequestHandler('prompts/get', (request, ctx) =>
         forward(
-          (signal) =>
-            client.getPrompt({ name: request.params.name, arguments: request.params.arguments }, { signal, timeout }),
+          (c, signal) =>
+            c.getPrompt({ name: request.params.name, arguments: request.params.arguments }, { signal, timeout }),
           ctx.mcpReq.signal,
         ),
       );
@@ -180,7 +233,9 @@ export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToSt
         try {
           await lines.close();
         } finally {
-          await client.close();
+          await renewing?.done.catch(() => {});
+          await endSession(current.transport, options.endSessionTimeoutMs);
+          await current.client.close();
         }
       }
     })();

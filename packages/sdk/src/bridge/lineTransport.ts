@@ -1,15 +1,15 @@
 /**
- * A newline-delimited JSON-RPC server transport over any pair of streams, with the stdio face's input
- * limits: a line over the size limit, a message nested deeper than the depth limit, a JSON-RPC batch,
- * unparsable JSON and a non-JSON-RPC value are each answered with a JSON-RPC error (id `null`) and
- * dropped; the connection stays open. Replaces the SDK's `StdioServerTransport`, which closes the
+ * A newline-delimited JSON-RPC server transport over any pair of streams, with the faces' input limits
+ * ({@link checkMessage}): a line over the size limit, a message nested deeper than the depth limit, a
+ * JSON-RPC batch, unparsable JSON and a non-JSON-RPC value are each answered with a JSON-RPC error
+ * (id `null`) and dropped; the connection stays open. Replaces the SDK's `StdioServerTransport`, which closes the
  * connection on an oversized message and hands batches on.
  */
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
-import { parseJSONRPCMessage } from '@modelcontextprotocol/server';
+import { checkMessage, DEFAULT_INPUT_LIMITS, oversized } from './inputLimits.js';
 
-/** Limits of one incoming line. */
+/** Limits of one incoming line (the faces' {@link InputLimits}, with the size named for a line). */
 export interface LineLimits {
   /** Bytes of one line (without its newline). Default 4,194,304 (4 MiB). */
   maxLineBytes: number;
@@ -17,32 +17,13 @@ export interface LineLimits {
   maxDepth: number;
 }
 
-/** The default {@link LineLimits}. */
-export const DEFAULT_LINE_LIMITS: Readonly<LineLimits> = Object.freeze({ maxLineBytes: 4 * 1024 * 1024, maxDepth: 64 });
+/** The default {@link LineLimits}: the faces' {@link DEFAULT_INPUT_LIMITS}. */
+export const DEFAULT_LINE_LIMITS: Readonly<LineLimits> = Object.freeze({
+  maxLineBytes: DEFAULT_INPUT_LIMITS.maxMessageBytes,
+  maxDepth: DEFAULT_INPUT_LIMITS.maxDepth,
+});
 
 const NEWLINE = 0x0a;
-
-/** The deepest nesting of `[`/`{` in `text`, outside strings; stops counting past `limit`. */
-export function jsonDepth(text: string, limit = Number.POSITIVE_INFINITY): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      depth++;
-      if (depth > max) {
-        max = depth;
-        if (max > limit) return max;
-      }
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return max;
-}
 
 /** A server transport reading JSON-RPC lines from `input` and writing them to `output`. */
 export class LineTransport implements Transport {
@@ -93,10 +74,8 @@ export class LineTransport implements Transport {
       this.pending = 0;
       this.discarding = false;
       if (line === undefined) {
-        this.refuse(
-          -32600,
-          `message of ${size} bytes refused: a line may hold at most ${this.limits.maxLineBytes} bytes`,
-        );
+        const refusal = oversized(size, { maxMessageBytes: this.limits.maxLineBytes, maxDepth: this.limits.maxDepth });
+        this.refuse(refusal.code, refusal.message);
       } else {
         this.handleLine(line);
       }
@@ -115,34 +94,12 @@ export class LineTransport implements Transport {
   private handleLine(raw: string): void {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line.trim() === '') return;
-    const depth = jsonDepth(line, this.limits.maxDepth);
-    if (depth > this.limits.maxDepth) {
-      this.refuse(-32600, `message refused: it is nested deeper than ${this.limits.maxDepth} levels`);
+    const checked = checkMessage(line, { maxMessageBytes: this.limits.maxLineBytes, maxDepth: this.limits.maxDepth });
+    if ('refusal' in checked) {
+      this.refuse(checked.refusal.code, checked.refusal.message, checked.refusal.id);
       return;
     }
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      this.refuse(-32700, `parse error: ${error instanceof Error ? error.message : String(error)}`);
-      return;
-    }
-    if (Array.isArray(value)) {
-      this.refuse(-32600, 'JSON-RPC batches are refused: send one message a line');
-      return;
-    }
-    let message: JSONRPCMessage;
-    try {
-      message = parseJSONRPCMessage(value);
-    } catch {
-      const id = (value as { id?: unknown } | null)?.id;
-      this.refuse(
-        -32600,
-        'invalid request: not a JSON-RPC 2.0 message',
-        typeof id === 'string' || typeof id === 'number' ? id : null,
-      );
-      return;
-    }
+    const message = checked.message;
     this.onmessage?.(message);
   }
 

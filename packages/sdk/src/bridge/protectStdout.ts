@@ -3,6 +3,11 @@
  * before anything logs: from then on `console.log` and every `process.stdout.write` of the process go
  * to stderr, and only the returned stream writes to the real stdout.
  *
+ * This module imports nothing but `node:stream`, and is published on its own
+ * (`@scienceevolve/sdk/protect-stdout`), so that a bin can install the guard before any other module
+ * loads; `scienceevolve services serve` (stdio) and `bridge http-to-stdio` do. The guard is kept
+ * process-wide, so a later call through the SDK's main entry returns the same one.
+ *
  * This works at the JavaScript level. At the descriptor level the CLI keeps fd 1 for the protocol:
  * every child it starts (services, supervisor) gets its own pipes, never an inherited fd 1.
  */
@@ -16,14 +21,18 @@ export interface ProtectedStdout {
   restore(): void;
 }
 
-let active: ProtectedStdout | undefined;
+/** The one guard of the process, shared by every copy of this module (a sub-path and the main entry). */
+const ACTIVE = Symbol.for('scienceevolve.protectStdout');
+type GuardHolder = { [ACTIVE]?: ProtectedStdout | undefined };
+const holder = globalThis as GuardHolder;
 
 /**
  * Routes every write to `process.stdout` other than the protocol's to `process.stderr`. Idempotent:
  * a second call returns the first call's result.
  */
 export function protectStdout(): ProtectedStdout {
-  if (active !== undefined) return active;
+  const existing = holder[ACTIVE];
+  if (existing !== undefined) return existing;
   const stdout = process.stdout;
   const originalWrite = stdout.write;
   const realWrite = originalWrite.bind(stdout) as (
@@ -45,12 +54,13 @@ export function protectStdout(): ProtectedStdout {
   });
   // Writes that fail because the reader went away end the face through its input; do not crash here.
   protocolOutput.on('error', () => {});
-  active = {
+  const guard: ProtectedStdout = {
     protocolOutput,
     restore() {
       if (stdout.write === redirected) stdout.write = originalWrite;
-      active = undefined;
+      if (holder[ACTIVE] === guard) holder[ACTIVE] = undefined;
     },
   };
-  return active;
+  holder[ACTIVE] = guard;
+  return guard;
 }

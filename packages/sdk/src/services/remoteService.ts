@@ -1,16 +1,27 @@
 /**
  * A remote service (SPEC §8): a Streamable HTTP MCP endpoint, connected with the official client (protocol
  * era negotiated automatically: the 2026 revision where the server speaks it, else the 2025 `initialize`),
- * listed like a project service, and never started or collected by us: closing only closes our client.
+ * listed like a project service, and never started or collected by us. Closing ends our session (an HTTP
+ * `DELETE` in the 2025 era, so the remote frees it) and closes our client; a session the remote forgot
+ * (HTTP 404) is started anew once and the request retried; results lose the remote's
+ * `_meta["io.modelcontextprotocol/serverInfo"]` (the faces name themselves).
  */
-import { type Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { type Client, type RequestOptions, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, SdkError } from '../errors.js';
 import { BaseSession } from './baseSession.js';
 import { mcpCode } from './forwarding.js';
 import { newServiceClient } from './mcpCatalog.js';
+import {
+  endSession,
+  isNetworkFailure,
+  isSessionGone,
+  networkMessage,
+  publicUrl,
+  withoutServerInfo,
+} from './remoteHttp.js';
 import type { FailureFacts } from './serviceDiagnostics.js';
 import type { ServiceEventBase } from './serviceEvents.js';
-import type { RemoteServiceSession, SessionStartOptions } from './serviceSession.js';
+import type { ForwardOptions, RemoteServiceSession, SessionStartOptions } from './serviceSession.js';
 import { StartBudget } from './startBudget.js';
 import { runEach } from './teardown.js';
 
@@ -32,7 +43,15 @@ export interface RemoteServiceSpec {
 }
 
 /** Options of {@link connectRemoteService}. */
-export type ConnectRemoteOptions = SessionStartOptions;
+export interface ConnectRemoteOptions extends SessionStartOptions {
+  /**
+   * Milliseconds to start a new session when the remote answers 404 for ours (it forgot it). Default
+   * 10,000 (10 s).
+   */
+  renewTimeoutMs?: number;
+  /** Milliseconds the session's `DELETE` may take on close. Default 2,000 (2 s). */
+  endSessionTimeoutMs?: number;
+}
 
 export type { RemoteServiceSession } from './serviceSession.js';
 
@@ -56,18 +75,33 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   readonly url: string;
   private readonly spec: RemoteServiceSpec;
   private readonly options: ConnectRemoteOptions;
-  private readonly client: Client;
+  private client: Client;
+  private transport: StreamableHTTPClientTransport | undefined;
+  /** The renewal in progress, shared by every request that met the same forgotten session. */
+  private renewing: { from: Client; done: Promise<void> } | undefined;
 
   constructor(spec: RemoteServiceSpec, options: ConnectRemoteOptions) {
     super(spec.name, spec.aliases, options.onEvent);
     this.spec = spec;
     this.options = options;
     this.url = publicUrl(spec.url);
-    this.client = newServiceClient(
+    this.client = this.newClient();
+  }
+
+  /** The one place a client of this service is made (at connect, and again when a session is renewed). */
+  private newClient(): Client {
+    const client = newServiceClient(
       { versionNegotiation: { mode: 'auto' } },
-      spec.workspace === undefined ? {} : { workspace: spec.workspace },
+      this.spec.workspace === undefined ? {} : { workspace: this.spec.workspace },
     );
-    this.client.onerror = () => {};
+    client.onerror = () => {};
+    return client;
+  }
+
+  private newTransport(url: URL): StreamableHTTPClientTransport {
+    return new StreamableHTTPClientTransport(url, {
+      requestInit: { headers: { ...this.spec.headers } },
+    });
   }
 
   async connect(): Promise<void> {
@@ -81,9 +115,8 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
       } catch (error) {
         throw this.describe('remote_unreachable', 'has an invalid URL', { cause: error });
       }
-      const transport = new StreamableHTTPClientTransport(url, {
-        requestInit: { headers: { ...this.spec.headers } },
-      });
+      const transport = this.newTransport(url);
+      this.transport = transport;
       try {
         await this.client.connect(transport, { signal: budget.signal, timeout: budget.remainingMs() });
       } catch (error) {
@@ -109,11 +142,16 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
     }
   }
 
-  /** Closes our client (the remote service keeps running). */
+  /** Ends our session (`DELETE`, bounded) and closes our client; the remote service keeps running. */
   protected async shutdown(): Promise<void> {
     const wasFailed = this.state === 'failed';
     this.transition('stopping');
-    await runEach([() => this.client.close()]);
+    await this.renewing?.done.catch(() => {});
+    const transport = this.transport;
+    await runEach([
+      () => (transport === undefined ? undefined : endSession(transport, this.options.endSessionTimeoutMs)),
+      () => this.client.close(),
+    ]);
     this.transition('exited');
     if (!wasFailed || this.wasListed) {
       this.emit({
@@ -138,12 +176,81 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
     return this.describe('remote_unreachable', `is ${this.state}; ${what} failed`);
   }
 
+  /**
+   * Forwards like every session, with two remote rules: results lose the remote's serverInfo stamp, and a
+   * session the remote forgot (404) is started anew once, then the request is sent again (with a fresh
+   * timeout). A second 404 in a row is `remote_unreachable`.
+   */
+  protected override async forward<T>(
+    what: string,
+    options: ForwardOptions | undefined,
+    send: (client: Client, requestOptions: RequestOptions) => Promise<T>,
+  ): Promise<T> {
+    const client = this.client;
+    const hadSession = this.transport?.sessionId !== undefined;
+    try {
+      return withoutServerInfo(await super.forward(what, options, send));
+    } catch (error) {
+      if (!(error instanceof SessionGone)) throw error;
+      if (!hadSession)
+        throw this.describe('remote_unreachable', `answered HTTP 404 to ${what}`, { cause: error.cause });
+      await this.renewSession(client, what);
+      try {
+        return withoutServerInfo(await super.forward(what, options, send));
+      } catch (again) {
+        if (!(again instanceof SessionGone)) throw again;
+        throw this.describe('remote_unreachable', `forgot a new session at once, during ${what}`, {
+          cause: again.cause,
+          remedy: 'Check the remote service: it answers 404 for the session it has just started.',
+        });
+      }
+    }
+  }
+
+  /**
+   * Starts a new session in place of the one `from` held, once for every request that met it gone; the
+   * client and its transport are swapped together. A failed renewal is not remembered: a later request
+   * that meets the forgotten session tries again.
+   */
+  private async renewSession(from: Client, what: string): Promise<void> {
+    if (this.client !== from) return this.renewing?.done;
+    if (this.renewing?.from !== from) {
+      const done = (async () => {
+        if (this.isClosing) throw this.notReady(what);
+        const client = this.newClient();
+        const transport = this.newTransport(new URL(this.spec.url));
+        try {
+          await client.connect(transport, { timeout: this.options.renewTimeoutMs ?? 10_000 });
+        } catch (error) {
+          this.renewing = undefined;
+          await client.close().catch(() => {});
+          throw this.describe(
+            'remote_unreachable',
+            `forgot our session and a new one could not be started for ${what}: ${networkMessage(error)}`,
+            { cause: error },
+          );
+        }
+        this.client = client;
+        this.transport = transport;
+        await from.close().catch(() => {});
+      })();
+      this.renewing = { from, done };
+    }
+    return this.renewing.done;
+  }
+
   protected callFailed(error: unknown, what: string): unknown {
+    // Whether the request carried a session is known where it was sent: see forward().
+    if (isSessionGone(error, true)) return new SessionGone(error);
     const code = mcpCode(error);
-    if (isNetworkError(error) || code === 'CONNECTION_CLOSED' || code === 'NOT_CONNECTED') {
-      return this.describe('remote_unreachable', `could not be reached for ${what}: ${messageOf(error)}`, {
+    if (isNetworkFailure(error) || code === 'CONNECTION_CLOSED' || code === 'NOT_CONNECTED') {
+      return this.describe('remote_unreachable', `could not be reached for ${what}: ${networkMessage(error)}`, {
         cause: error,
       });
+    }
+    const status = (error as { data?: { status?: unknown } } | null)?.data?.status;
+    if (typeof status === 'number') {
+      return this.describe('remote_unreachable', `answered HTTP ${status} to ${what}`, { cause: error });
     }
     return error;
   }
@@ -154,9 +261,11 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
     // Our own listing errors (`list_too_long`, `list_cursor_repeated`) already name the service and list.
     if (isSdkError(error)) return error as SdkError;
     if (phase === 'connect') {
-      return this.describe('remote_unreachable', `could not be reached: ${messageOf(error)}`, { cause: error });
+      return this.describe('remote_unreachable', `could not be reached: ${networkMessage(error)}`, { cause: error });
     }
-    return this.describe('initialize_failed', `failed to list what it offers: ${messageOf(error)}`, { cause: error });
+    return this.describe('initialize_failed', `failed to list what it offers: ${networkMessage(error)}`, {
+      cause: error,
+    });
   }
 
   protected describe(code: ErrorCode, what: string, facts: FailureFacts = {}): SdkError {
@@ -178,23 +287,9 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   }
 }
 
-/** The URL without user info and query string (which may hold credentials), for messages and events. */
-function publicUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(invalid URL)';
+/** The remote answered 404 (for our session, when the request carried one): a marker between {@link RemoteService.callFailed} and the retry. */
+class SessionGone extends Error {
+  constructor(cause: unknown) {
+    super('the remote service forgot the session', { cause });
   }
-}
-
-function messageOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  const causeCode = (cause as { code?: unknown } | undefined)?.code;
-  return typeof causeCode === 'string' ? `${error.message} (${causeCode})` : error.message;
-}
-
-function isNetworkError(error: unknown): boolean {
-  return error instanceof TypeError && /fetch failed/i.test(error.message);
 }

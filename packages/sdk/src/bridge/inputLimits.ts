@@ -1,0 +1,112 @@
+/**
+ * The input limits of every face, in one place: the stdio face (and `bridge http-to-stdio`) applies them
+ * to each line, the HTTP face to each request body. A message over the size limit, nested deeper than the
+ * depth limit (checked before parsing), a JSON-RPC batch, unparsable JSON and a value that is not a
+ * JSON-RPC message are each refused with a JSON-RPC error (`id: null`, or the request's id when it had
+ * one) and never reach the MCP server.
+ */
+import { type JSONRPCMessage, parseJSONRPCMessage } from '@modelcontextprotocol/server';
+
+/** The limits of one incoming message. */
+export interface InputLimits {
+  /** Bytes of one message (a stdio line without its newline, or an HTTP body). Default 4,194,304 (4 MiB). */
+  maxMessageBytes: number;
+  /** Nesting of arrays and objects in one message. Default 64. */
+  maxDepth: number;
+}
+
+/** The default {@link InputLimits}: 4 MiB, 64 levels. */
+export const DEFAULT_INPUT_LIMITS: Readonly<InputLimits> = Object.freeze({
+  maxMessageBytes: 4 * 1024 * 1024,
+  maxDepth: 64,
+});
+
+/** JSON-RPC's "invalid request" and "parse error" codes. */
+export const INVALID_REQUEST = -32600;
+export const PARSE_ERROR = -32700;
+
+/** Why a message was refused: the JSON-RPC error to answer with. */
+export interface InputRefusal {
+  code: number;
+  message: string;
+  id: string | number | null;
+}
+
+/** The deepest nesting of `[`/`{` in `text`, outside strings; stops counting past `limit`. */
+export function jsonDepth(text: string, limit = Number.POSITIVE_INFINITY): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      depth++;
+      if (depth > max) {
+        max = depth;
+        if (max > limit) return max;
+      }
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
+}
+
+/** The refusal of a message of `size` bytes over `limits.maxMessageBytes`. */
+export function oversized(size: number, limits: InputLimits): InputRefusal {
+  return {
+    code: INVALID_REQUEST,
+    message: `message of ${size} bytes refused: a message may hold at most ${limits.maxMessageBytes} bytes`,
+    id: null,
+  };
+}
+
+/**
+ * Checks one message's text (already within the size limit) against `limits`: its depth, that it is JSON,
+ * not a batch, and a JSON-RPC 2.0 message. Returns the message or why it is refused.
+ */
+export function checkMessage(
+  text: string,
+  limits: InputLimits = DEFAULT_INPUT_LIMITS,
+): { message: JSONRPCMessage } | { refusal: InputRefusal } {
+  if (jsonDepth(text, limits.maxDepth) > limits.maxDepth) {
+    return {
+      refusal: {
+        code: INVALID_REQUEST,
+        message: `message refused: it is nested deeper than ${limits.maxDepth} levels`,
+        id: null,
+      },
+    };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return {
+      refusal: {
+        code: PARSE_ERROR,
+        message: `parse error: ${error instanceof Error ? error.message : String(error)}`,
+        id: null,
+      },
+    };
+  }
+  if (Array.isArray(value)) {
+    return {
+      refusal: { code: INVALID_REQUEST, message: 'JSON-RPC batches are refused: send one message at a time', id: null },
+    };
+  }
+  try {
+    return { message: parseJSONRPCMessage(value) };
+  } catch {
+    const id = (value as { id?: unknown } | null)?.id;
+    return {
+      refusal: {
+        code: INVALID_REQUEST,
+        message: 'invalid request: not a JSON-RPC 2.0 message',
+        id: typeof id === 'string' || typeof id === 'number' ? id : null,
+      },
+    };
+  }
+}
