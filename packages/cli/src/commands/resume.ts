@@ -1,5 +1,5 @@
 /** `scienceevolve resume`: continues interrupted runs (SPEC §10.3). */
-import { closeHostSupervisor, resumeRuns } from '@scienceevolve/sdk';
+import { closeHostSupervisor, publicError, resumeRuns } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { cancelOnSignal, progressOnStderr } from './run.js';
@@ -30,7 +30,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       signal: abort.signal,
       onEvent: progressOnStderr(io),
     });
-    const runs = results.map((r) => ({ run: r.run, status: r.status, output: r.output, error: r.error }));
+    // The error as events publish it: a service's (or CLI's) stderr lines stay in run.json, out of the output.
+    const runs = results.map((r) => ({ run: r.run, status: r.status, output: r.output, error: publicError(r.error) }));
     if (values.json) printJson(io, { runs });
     else if (runs.length === 0) io.stdout('no interrupted or cancelled runs\n');
     else for (const r of runs) io.stdout(`${r.run}: ${r.status}${r.output !== null ? `\n${r.output}` : ''}\n`);
