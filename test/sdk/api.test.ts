@@ -71,6 +71,7 @@ const EXPORTS = [
   'probeServices',
   'projectIdForWorkspace',
   'protectStdout',
+  'publicError',
   'readAccepted',
   'readEvents',
   'readScriptFile',
