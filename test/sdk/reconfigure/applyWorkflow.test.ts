@@ -171,3 +171,13 @@ test('two concurrent applies by Main: one lands, the other answers workflow_conf
   assert.match(lost[0]!.reason.message, /changed to version 2 while this snapshot was prepared from version 1/);
   assert.deepEqual(await listVersions(paths), [1, 2]);
 });
+
+test('Main adds a service and an agent named "constructor" (valid names): a new version, never internal', async (t) => {
+  const paths = await project(t);
+  const next = base();
+  const definitions = next.mcpDefinitions as Record<string, unknown>;
+  definitions.constructor = { entrypoint: 's.cjs', files: { 's.cjs': SERVER } };
+  (next.agents as Record<string, unknown>).constructor = { mcpServers: [{ name: 'c', project: 'constructor' }] };
+  const result = await applyWorkflow(paths, next);
+  assert.deepEqual(result, { version: 2, changedMcps: ['constructor'], changedAgents: ['constructor'] });
+});
