@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { runEventsPath, runRecordPath } from '../../packages/sdk/src/engine/runRecord.js';
@@ -189,4 +189,21 @@ test('resume --json of a failed run: the error without the service stderr lines 
   assert.equal(only?.error.code, 'service_exited');
   assert.doesNotMatch(resumed.stdout, /API_KEY is not set|stderrTail/);
   await assertNothingLeft(box.project, []);
+});
+
+test('resume without --run names a run whose record is damaged and exits 1, never "no runs" in silence', async (t) => {
+  const box = await sandbox(t);
+  const workflowPath = join(box.base, 'workflow.json');
+  await writeFile(workflowPath, JSON.stringify({ agents: { main: agent([]) } }));
+  const common = ['--data-dir', box.dataDir, '--project', box.project];
+  const loaded = await runCliToEnd(t, ['workflow', 'load', workflowPath, ...common]);
+  assert.equal(loaded.code, 0, loaded.stderr);
+  const runDir = join(box.dataDir, 'projects', box.project, 'runs', 'run-damaged');
+  await mkdir(runDir, { recursive: true });
+  await writeFile(join(runDir, 'run.json'), '{"format": 1, "run": "run-dam');
+
+  const resumed = await runCliToEnd(t, ['resume', ...common]);
+  assert.equal(resumed.code, 1, resumed.stderr);
+  assert.match(resumed.stderr, /run run-damaged: DAMAGED RECORD, not resumed/);
+  assert.equal(resumed.stdout, 'no run could be continued\n');
 });
