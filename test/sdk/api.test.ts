@@ -27,6 +27,7 @@ const EXPORTS = [
   'HTTP_FACE_PATH',
   'HarnessSchema',
   'LIMITS',
+  'MAX_DURATION_MS',
   'McpDefinitionSchema',
   'McpServerEntrySchema',
   'ModelLoopCheckpointSchema',

@@ -9,6 +9,7 @@ export {
   AgentSchema,
   HarnessSchema,
   OrchestrationSchema,
+  MAX_DURATION_MS,
 } from './workflow/workflowSchema.js';
 export type {
   Workflow,
