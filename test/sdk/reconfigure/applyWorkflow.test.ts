@@ -175,9 +175,12 @@ test('two concurrent applies by Main: one lands, the other answers workflow_conf
 test('Main adds a service and an agent named "constructor" (valid names): a new version, never internal', async (t) => {
   const paths = await project(t);
   const next = base();
-  const definitions = next.mcpDefinitions as Record<string, unknown>;
-  definitions.constructor = { entrypoint: 's.cjs', files: { 's.cjs': SERVER } };
-  (next.agents as Record<string, unknown>).constructor = { mcpServers: [{ name: 'c', project: 'constructor' }] };
-  const result = await applyWorkflow(paths, next);
+  // Object literals: own properties named "constructor".
+  const snapshot = {
+    ...next,
+    agents: { ...next.agents, constructor: { mcpServers: [{ name: 'c', project: 'constructor' }] } },
+    mcpDefinitions: { ...next.mcpDefinitions, constructor: { entrypoint: 's.cjs', files: { 's.cjs': SERVER } } },
+  };
+  const result = await applyWorkflow(paths, snapshot);
   assert.deepEqual(result, { version: 2, changedMcps: ['constructor'], changedAgents: ['constructor'] });
 });
