@@ -30,6 +30,10 @@ const USAGE_CASES: { argv: string[]; message: RegExp }[] = [
   { argv: ['bridge', 'http-to-stdio'], message: /--url is required/ },
   { argv: ['bridge', 'http-to-stdio', '--url', 'ftp://x'], message: /--url takes an http\(s\) URL/ },
   {
+    argv: ['bridge', 'http-to-stdio', '--url', 'http://me:s3cret@127.0.0.1:1/mcp'],
+    message: /--url must not carry a user name or password \(user:password@\)\n/,
+  },
+  {
     argv: ['bridge', 'http-to-stdio', '--url', 'http://127.0.0.1:1/mcp', '--header', 'no colon'],
     message: /--header takes "Name: value"/,
   },

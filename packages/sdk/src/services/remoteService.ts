@@ -72,6 +72,12 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
       } catch (error) {
         throw this.describe('remote_unreachable', 'has an invalid URL', { cause: error });
       }
+      if (url.username !== '' || url.password !== '') {
+        // fetch would refuse it with a message that repeats the URL, password included.
+        throw this.describe('invalid_workflow', 'has a user name or password in its URL', {
+          remedy: 'Remove the user information (user:password@) from the URL; no request can be made to such a URL.',
+        });
+      }
       const transport = new StreamableHTTPClientTransport(url, {
         requestInit: { headers: { ...this.spec.headers } },
       });
@@ -132,9 +138,13 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   protected callFailed(error: unknown, what: string): unknown {
     const code = mcpCode(error);
     if (isNetworkError(error) || code === 'CONNECTION_CLOSED' || code === 'NOT_CONNECTED') {
-      return this.describe('remote_unreachable', `could not be reached for ${what}: ${messageOf(error)}`, {
-        cause: error,
-      });
+      return this.describe(
+        'remote_unreachable',
+        `could not be reached for ${what}: ${this.hideUrl(messageOf(error))}`,
+        {
+          cause: error,
+        },
+      );
     }
     return error;
   }
@@ -143,9 +153,26 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
     const timedOut = this.startTimeout(error, budget, phase);
     if (timedOut !== undefined) return timedOut;
     if (phase === 'connect') {
-      return this.describe('remote_unreachable', `could not be reached: ${messageOf(error)}`, { cause: error });
+      return this.describe('remote_unreachable', `could not be reached: ${this.hideUrl(messageOf(error))}`, {
+        cause: error,
+      });
     }
-    return this.describe('initialize_failed', `failed to list what it offers: ${messageOf(error)}`, { cause: error });
+    return this.describe('initialize_failed', `failed to list what it offers: ${this.hideUrl(messageOf(error))}`, {
+      cause: error,
+    });
+  }
+
+  /** `text` with the full URL (its query may hold a token) replaced by the public one. */
+  private hideUrl(text: string): string {
+    let href: string | undefined;
+    try {
+      href = new URL(this.spec.url).href;
+    } catch {
+      href = undefined;
+    }
+    let out = text.split(this.spec.url).join(this.url);
+    if (href !== undefined && href !== this.url) out = out.split(href).join(this.url);
+    return out;
   }
 
   protected describe(code: ErrorCode, what: string, facts: FailureFacts = {}): SdkError {
