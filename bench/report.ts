@@ -1,6 +1,10 @@
-/** Writes `docs/benchmarks.md` from a run's results: the table, each row's method, the machine. */
-import { writeFile } from 'node:fs/promises';
-import type { ResultRow } from './lib/common.js';
+/**
+ * Writes `docs/benchmarks.md` from a run's results: the table, each row's method, the machine. A run with
+ * `--only` measures some rows; {@link mergeRows} keeps every other row of the previous results with the
+ * run that measured it, so the page never loses a row.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import type { ResultRow, RowRun } from './lib/common.js';
 
 export interface RunResults {
   mode: string;
@@ -74,6 +78,12 @@ export const GOALS: ReadonlyArray<{ id: string; measure: string; baseline: strin
     goal: 'no start fails its budget for queueing; queue wait reported apart; host memory per invocation reported',
   },
   {
+    id: '8',
+    measure: 'model-loop harness overhead per turn, against a local model server',
+    baseline: "the provider library's own tool loop calling the same tools directly",
+    goal: '≤ +1 ms per turn',
+  },
+  {
     id: '',
     measure: 'a cheap command (`validate` of a small workflow), whole process',
     baseline: '`node -e 0`',
@@ -103,12 +113,6 @@ export const GOALS: ReadonlyArray<{ id: string; measure: string; baseline: strin
     baseline: 'the same 64 in one process',
     goal: "reported: the queue's overhead on one machine",
   },
-  {
-    id: '',
-    measure: 'model-loop harness overhead per turn, against a local model server',
-    baseline: "the provider library's own tool loop calling the same tools directly",
-    goal: '≤ +1 ms per turn',
-  },
 ];
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -119,6 +123,147 @@ const VERDICT: Record<ResultRow['verdict'], string> = {
   'n/a': 'n/a',
   'not measured': 'not measured',
 };
+
+/** The benchmark number a row belongs to: `5` for `5a`. */
+const stepOf = (id: string): string => /^\d+/.exec(id)?.[0] ?? id;
+
+/** Orders rows by benchmark number, then suffix; rows with the same id keep their order. */
+function byId(a: ResultRow, b: ResultRow): number {
+  const n = Number(stepOf(a.id)) - Number(stepOf(b.id));
+  if (n !== 0 && Number.isFinite(n)) return n;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/**
+ * This run's rows, plus every previous row of a benchmark this run did not measure (by benchmark number:
+ * running `5` replaces `5a`, `5b` and `5c`). Each previous row keeps the run that measured it.
+ */
+export function mergeRows(current: readonly ResultRow[], previous: readonly ResultRow[]): ResultRow[] {
+  const measured = new Set(current.map((row) => stepOf(row.id)));
+  const kept = previous.filter((row) => !measured.has(stepOf(row.id)));
+  return [...kept, ...current].sort(byId);
+}
+
+/**
+ * The rows of the last results, each with its run: from `bench/results.json` when it exists, else parsed
+ * from `docs/benchmarks.md` as this generator writes it (the raw samples are then not available). An
+ * empty list when neither exists.
+ */
+export async function previousRows(resultsPath: string, reportPath: string): Promise<ResultRow[]> {
+  const json = await readFile(resultsPath, 'utf8').catch(() => undefined);
+  if (json !== undefined) {
+    const results = JSON.parse(json) as RunResults;
+    const own = runOf(results);
+    return results.rows.map((row) => ({ ...row, run: row.run ?? own }));
+  }
+  const page = await readFile(reportPath, 'utf8').catch(() => undefined);
+  return page === undefined ? [] : rowsFromPage(page);
+}
+
+function runOf(r: RunResults): RowRun {
+  return {
+    started: r.started,
+    finished: r.finished,
+    mode: r.mode,
+    loadavgStart: r.machine.before.loadavg,
+    loadavgEnd: r.machine.after.loadavg,
+  };
+}
+
+/** Splits a Markdown table line on the `|` that `cell` did not escape. */
+function cellsOf(line: string): string[] {
+  const cells: string[] = [];
+  let current = '';
+  for (let i = 1; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === '\\' && line[i + 1] === '|') {
+      current += '|';
+      i++;
+    } else if (c === '|') {
+      cells.push(current.trim());
+      current = '';
+    } else current += c;
+  }
+  return cells;
+}
+
+const VERDICT_OF: Record<string, ResultRow['verdict']> = {
+  '**met**': 'met',
+  '**MISSED**': 'missed',
+  'n/a': 'n/a',
+  'not measured': 'not measured',
+};
+
+/** The rows of a page this generator wrote (before rows carried their run, the page's one run). */
+export function rowsFromPage(page: string): ResultRow[] {
+  const lines = page.split('\n');
+  const runLine = /^\*\*Run:\*\* (\w+).*?, (\S+) → (\S+) \(/.exec(lines.find((l) => l.startsWith('**Run:**')) ?? '');
+  const load = /load average \(1\/5\/15 min\) ([\d. /]+) at the start and ([\d. /]+) at the end/.exec(page);
+  const numbers = (text: string | undefined) => (text ?? '').split('/').map((n) => Number(n.trim()));
+  const pageRun: RowRun | undefined =
+    runLine === null
+      ? undefined
+      : {
+          mode: runLine[1]!,
+          started: runLine[2]!,
+          finished: runLine[3]!,
+          loadavgStart: numbers(load?.[1]),
+          loadavgEnd: numbers(load?.[2]),
+        };
+  // Rows of several runs: each run is a line of the "Runs" section, found by the row's "measured" label.
+  const runs = new Map<string, RowRun>();
+  if (pageRun !== undefined) runs.set(runLabel(pageRun), pageRun);
+  for (const line of lines) {
+    const run = /^- (.+?) \((\S+) → (\S+)\): rows .*; load ([\d. /]+) → ([\d. /]+) on/.exec(line);
+    if (run === null) continue;
+    runs.set(run[1]!, {
+      mode: run[1]!.split(', ').at(-1)!,
+      started: run[2]!,
+      finished: run[3]!,
+      loadavgStart: numbers(run[4]),
+      loadavgEnd: numbers(run[5]),
+    });
+  }
+  const header = lines.findIndex((l) => l.startsWith('| # | measure | baseline | ours |'));
+  if (header < 0) return [];
+  // `cell` escaped the pipes of a note; the note itself has none escaped.
+  const notes = lines
+    .filter((l) => l.startsWith('- **'))
+    .map((l) => /^- \*\*([^*]*)\*\* (.*)\.$/.exec(l))
+    .map((n) => (n === null ? null : ([n[1]!, n[2]!.replace(/\\\|/g, '|')] as const)));
+  const rows: ResultRow[] = [];
+  for (const line of lines.slice(header + 2)) {
+    if (!line.startsWith('|')) break;
+    const [id, measure, baseline, ours, theirs, figure, goal, verdict, measuredIn] = cellsOf(line);
+    const note = notes.find((n) => n !== null && n[0] === id && !rows.some((r) => r.notes === n[1]));
+    rows.push({
+      id: id ?? '',
+      measure: measure ?? '',
+      baseline: baseline ?? '',
+      ours: ours ?? '',
+      theirs: theirs ?? '',
+      figure: figure ?? '',
+      goal: goal ?? '',
+      verdict: VERDICT_OF[verdict ?? ''] ?? 'not measured',
+      notes: note?.[1] ?? '',
+      data: { source: 'docs/benchmarks.md (the raw samples of that run were not kept)' },
+      ...(measuredIn === undefined
+        ? pageRun === undefined
+          ? {}
+          : { run: pageRun }
+        : runs.has(measuredIn)
+          ? { run: runs.get(measuredIn)! }
+          : {}),
+    });
+  }
+  return rows;
+}
+
+/** "2026-11-29 15:09 UTC, full" */
+function runLabel(run: RowRun | undefined): string {
+  if (run === undefined) return '—';
+  return `${run.started.slice(0, 10)} ${run.started.slice(11, 16)} UTC, ${run.mode}`;
+}
 
 export function renderReport(r: RunResults): string {
   const m = r.machine;
@@ -137,7 +282,10 @@ export function renderReport(r: RunResults): string {
   );
   lines.push('');
   lines.push(
-    `**Run:** ${r.mode}${r.only ? ` (only ${r.only.join(', ')})` : ''}, ${r.started} → ${r.finished} (${r.durationS} s).`,
+    `**Run:** ${r.mode}${r.only ? ` (only ${r.only.join(', ')})` : ''}, ${r.started} → ${r.finished} (${r.durationS} s).` +
+      (r.rows.some((row) => row.run !== undefined && row.run.started !== r.started)
+        ? ' Rows this run did not measure keep the figures of the run that did (the "measured" column; its machine state under [Runs](#runs)).'
+        : ''),
   );
   lines.push(
     `**Machine:** \`nproc\` ${m.nproc}, ${m.cpu}, Node ${m.node}, ${m.platform}, ${m.memoryGiB} GiB RAM (${m.freeMemoryGiB} GiB free at the end).`,
@@ -155,11 +303,11 @@ export function renderReport(r: RunResults): string {
     );
   }
   lines.push('');
-  lines.push('| # | measure | baseline | ours | baseline figure | figure | goal | verdict |');
-  lines.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  lines.push('| # | measure | baseline | ours | baseline figure | figure | goal | verdict | measured |');
+  lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const row of r.rows) {
     lines.push(
-      `| ${row.id} | ${cell(row.measure)} | ${cell(row.baseline)} | ${cell(row.ours)} | ${cell(row.theirs)} | ${cell(row.figure)} | ${cell(row.goal)} | ${VERDICT[row.verdict]} |`,
+      `| ${row.id} | ${cell(row.measure)} | ${cell(row.baseline)} | ${cell(row.ours)} | ${cell(row.theirs)} | ${cell(row.figure)} | ${cell(row.goal)} | ${VERDICT[row.verdict]} | ${runLabel(row.run)} |`,
     );
   }
   lines.push('');
@@ -176,6 +324,21 @@ export function renderReport(r: RunResults): string {
     lines.push(
       `(${r.otherMarkedProcesses} process(es) of other runs on this machine carried a \`SCIENCEEVOLVE_MARKER\`; they are not this run's.)`,
     );
+  }
+  const runs = new Map<string, RowRun>();
+  for (const row of r.rows) if (row.run !== undefined) runs.set(row.run.started, row.run);
+  if (runs.size > 1) {
+    lines.push('');
+    lines.push('## Runs');
+    lines.push('');
+    lines.push('The rows above come from these runs (load average 1/5/15 min at the start and at the end of each):');
+    lines.push('');
+    for (const run of [...runs.values()].sort((a, b) => (a.started < b.started ? 1 : -1))) {
+      const ids = r.rows.filter((row) => row.run?.started === run.started).map((row) => row.id);
+      lines.push(
+        `- ${runLabel(run)} (${run.started} → ${run.finished}): rows ${[...new Set(ids)].join(', ')}; load ${run.loadavgStart.join(' / ')} → ${run.loadavgEnd.join(' / ')} on ${m.nproc} cores.`,
+      );
+    }
   }
   lines.push('');
   lines.push('## Goals');

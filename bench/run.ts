@@ -5,7 +5,9 @@
  *
  *   npm run bench                 the full run (< 10 minutes)
  *   npm run bench -- --quick      fewer samples, 8 instead of 64 concurrent invocations (< 2 minutes)
- *   npm run bench -- --only 1,5   only the benchmarks named (for working on one; docs are still written)
+ *   npm run bench -- --only 1,5   only the benchmarks named; the other rows keep their last figures, each
+ *                                 marked with the run that measured it (from bench/results.json, or parsed
+ *                                 from docs/benchmarks.md when there is none)
  *   npm run bench -- --note TEXT  a sentence about what else the machine was doing, for docs/benchmarks.md
  *
  * Every process a benchmark starts is collected, also on error; at the end the run checks /proc for any
@@ -22,9 +24,10 @@ import { concurrentInvocations } from './concurrentInvocations.js';
 import { copyBench } from './copy.js';
 import { digestBench } from './digest.js';
 import { BENCH_RUN_ENV, type BenchContext, type ResultRow, failedRow, makeScratch, removeDir } from './lib/common.js';
+import { MODEL_LOOP_GOAL, modelLoopBench } from './modelLoop.js';
 import { findLeftovers, killLeftovers, killWithEnv } from './lib/processes.js';
 import { type BenchProject, closeSupervisor, setupProject } from './lib/services.js';
-import { writeReport } from './report.js';
+import { mergeRows, previousRows, writeReport } from './report.js';
 import { eightServicesReady, oneServiceReady } from './serviceReady.js';
 import { supervisorKill } from './supervisorKillRow.js';
 import { toolCallBench } from './toolCall.js';
@@ -51,6 +54,12 @@ const STEPS: Step[] = [
     name: 'concurrent invocations × 2 services',
     goal: 'linear',
     run: (c, p) => concurrentInvocations(c, p),
+  },
+  {
+    ids: ['8'],
+    name: 'model-loop harness overhead per turn',
+    goal: MODEL_LOOP_GOAL,
+    run: async (c, p) => [await modelLoopBench(c, p)],
   },
 ];
 
@@ -147,6 +156,18 @@ async function main(): Promise<number> {
     before,
     after,
   };
+  const thisRun = {
+    started: started.toISOString(),
+    finished: finished.toISOString(),
+    mode: ctx.quick ? 'quick' : 'full',
+    loadavgStart: before.loadavg,
+    loadavgEnd: after.loadavg,
+  };
+  for (const row of rows) row.run = thisRun;
+  const resultsPath = join(repo, 'bench', 'results.json');
+  const reportPath = join(repo, 'docs', 'benchmarks.md');
+  // `--only`: the rows of every other benchmark stay, each with the run that measured it.
+  const allRows = only === undefined ? rows : mergeRows(rows, await previousRows(resultsPath, reportPath));
   const results = {
     mode: ctx.quick ? 'quick' : 'full',
     only: only ?? null,
@@ -158,10 +179,10 @@ async function main(): Promise<number> {
     machine,
     leftovers: leftovers.ours,
     otherMarkedProcesses: leftovers.foreignMarked,
-    rows,
+    rows: allRows,
   };
-  await writeFile(join(repo, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  await writeReport(join(repo, 'docs', 'benchmarks.md'), results);
+  await writeFile(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+  await writeReport(reportPath, results);
   ctx.log(`\nwrote bench/results.json and docs/benchmarks.md in ${results.durationS} s`);
   for (const r of rows) ctx.log(`${r.id.padEnd(3)} ${r.verdict.padEnd(12)} ${r.figure.padEnd(12)} ${r.measure}`);
   if (leftovers.ours.length > 0) {

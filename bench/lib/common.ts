@@ -44,6 +44,24 @@ export interface ResultRow {
   notes: string;
   /** Raw figures for results.json. */
   data: Record<string, unknown>;
+  /**
+   * The run that measured the row (a run with `--only` keeps the other rows of the previous results, each
+   * with its own run). Set by `run.ts`.
+   */
+  run?: RowRun;
+}
+
+/** When and how a row was measured. */
+export interface RowRun {
+  /** ISO 8601. */
+  started: string;
+  /** ISO 8601. */
+  finished: string;
+  /** `full` or `quick`. */
+  mode: string;
+  /** Load average (1/5/15 min) at the start and at the end of that run. */
+  loadavgStart: number[];
+  loadavgEnd: number[];
 }
 
 export const now = (): number => performance.now();

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { parseMarker } from '@scienceevolve/supervisor/protocol';
 import { assertGone, assertNothingLeft, BIN, LAB_SERVICE, spawnNode, type Spawned, tempDir } from './helpers.js';
@@ -66,6 +67,9 @@ test('gateway prints a checked endpoint; SIGTERM collects supergateway and its s
   assert.match(doc.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   assert.equal(doc.pgid, doc.pid);
   assert.deepEqual([...doc.tools].sort(), ['echo', 'whoami']);
+  // stderr is another pipe than the JSON's stdout: its line may arrive a moment later.
+  const stderrDeadline = Date.now() + 10_000;
+  while (!/called whoami/.test(gateway.stderr()) && Date.now() < stderrDeadline) await sleep(10);
   assert.match(gateway.stderr(), /called whoami/);
 
   const { client, pid, marker } = await whoami(t, doc.url);

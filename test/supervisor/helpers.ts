@@ -2,13 +2,16 @@
  * Helpers of the supervisor tests: start the fixture host, read its JSON lines, and prove processes gone.
  * Everything started is registered for cleanup on the test context the moment it exists.
  */
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
+import { processStartTime } from '@scienceevolve/supervisor/procfs';
+import { formatMarker } from '@scienceevolve/supervisor/protocol';
 import type { HostConfig } from '../fixtures/supervisor/host.js';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -161,3 +164,65 @@ export async function waitGone(pids: readonly number[], timeoutMs: number): Prom
 
 /** Waits `ms` milliseconds. */
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A marker of this test process that no other test uses. */
+export function testMarker(projectId: string): string {
+  return formatMarker({
+    projectId,
+    hostPid: process.pid,
+    hostStart: processStartTime(process.pid) ?? '0',
+    invocationId: randomUUID(),
+  });
+}
+
+/** A process started by {@link startProcess}. */
+export interface Started {
+  child: ChildProcess;
+  pid: number;
+  /** The first line it printed on stdout. */
+  line: string;
+  /** How it ended. */
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Adds a pid (a grandchild it reported) to what is SIGKILLed and proven gone after the test. */
+  adopt(pid: number): void;
+}
+
+/**
+ * Starts a process (`detached`: leading its own group) and resolves with its first stdout line. After the
+ * test it SIGKILLs the process, its group when detached, and every adopted pid, then proves each gone
+ * (ESRCH, polled to a deadline: orphans wait for init's reaping).
+ */
+export async function startProcess(
+  t: TestContext,
+  command: string,
+  args: string[],
+  options: { detached?: boolean; env?: NodeJS.ProcessEnv } = {},
+): Promise<Started> {
+  const detached = options.detached ?? false;
+  const child = spawn(command, args, {
+    detached,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: options.env ?? process.env,
+  });
+  const pid = child.pid;
+  assert.ok(pid !== undefined, `${command} started`);
+  const pids = [pid];
+  t.after(async () => {
+    for (const target of [...(detached ? [-pid] : []), ...pids]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    assert.deepEqual(await waitGone(pids, 6000), [], `${command} ${args.join(' ')}: every pid is gone`);
+  });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    void exit.then(({ code, signal }) => reject(new Error(`${command} exited (${code ?? signal}) before printing`)));
+  });
+  return { child, pid, line, exit, adopt: (p) => pids.push(p) };
+}

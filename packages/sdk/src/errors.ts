@@ -53,6 +53,8 @@ export const ERROR_CODES = [
   'invalid_checkpoint',
   'harness_timeout',
   'harness_failed',
+  'list_too_long',
+  'list_cursor_repeated',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

@@ -1,17 +1,43 @@
-/** `@scienceevolve/supervisor`: see `protocol.ts` for what hosts import. */
+/**
+ * `@scienceevolve/supervisor`: everything hosts may import, in one place. The sub-paths are the same
+ * pieces one by one: `./protocol` (messages and the marker), `./procfs` (the process table),
+ * `./terminate` (the one kill path).
+ */
 export {
   MARKER_ENV,
-  DEFAULT_GRACE_MS,
-  formatMarker,
-  parseMarker,
-  processStartTime,
-  isHostAlive,
-  processGroupOf,
+  hasProcfs,
+  isProcessAlive,
+  listProcesses,
   markerOf,
+  ProcessTable,
+  processGroupOf,
+  processStartTime,
+  readStat,
   scanMarkedProcesses,
-  isHostMessage,
-  isSupervisorMessage,
-} from './protocol.js';
-export type { MarkerParts, MarkedProcess, HostMessage, SupervisorMessage } from './protocol.js';
-export { collectMarked, findMarked, listProcesses, isProcessAlive } from './collect.js';
-export type { CollectOptions, CollectReport, KnownGroup, ProcessEntry } from './collect.js';
+} from './procfs.js';
+export type { MarkedProcess, ProcessEntry } from './procfs.js';
+export { formatMarker, isHostAlive, parseMarker } from './marker.js';
+export type { MarkerParts } from './marker.js';
+export { isHostMessage, isSupervisorMessage } from './protocol.js';
+export type { HostMessage, SupervisorMessage } from './protocol.js';
+export {
+  collectGroup,
+  collectMarked,
+  DEFAULT_GRACE_MS,
+  DEFAULT_KILL_WAIT_MS,
+  DEFAULT_POLL_MS,
+  groupTarget,
+  markerTarget,
+  terminate,
+} from './terminate.js';
+export type {
+  CollectGroupOptions,
+  CollectOptions,
+  GroupTargetOptions,
+  KnownGroup,
+  MarkerTargetOptions,
+  Selection,
+  TerminateOptions,
+  TerminateReport,
+  TerminateTarget,
+} from './terminate.js';

@@ -5,8 +5,9 @@
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { collectMarked, type KnownGroup } from './collect.js';
-import { DEFAULT_GRACE_MS, type HostMessage, processStartTime, type SupervisorMessage } from './protocol.js';
+import { processStartTime } from './procfs.js';
+import type { HostMessage, SupervisorMessage } from './protocol.js';
+import { collectMarked, DEFAULT_GRACE_MS, type KnownGroup } from './terminate.js';
 
 /**
  * The supervisor's life. Every transition is logged.

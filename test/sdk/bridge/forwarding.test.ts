@@ -71,7 +71,7 @@ test('a result over the size limit is answered result_too_large, naming the size
   assert.equal((await defaults.callTool('lab__big', { bytes: 1000 * 1000 })).isError, undefined);
 });
 
-test('three failures in a row rest a service; tool errors and service answers do not count', async (t) => {
+test('three failures in a row rest a service; JSON-RPC errors count, tool errors (isError) do not', async (t) => {
   const lab = await connectSession('lab', createLabServer());
   t.after(() => lab.close());
   let clock = 1_000_000;
@@ -83,19 +83,18 @@ test('three failures in a row rest a service; tool errors and service answers do
     onEvent: (e) => events.push(e),
   });
 
-  // Tool errors (isError) and JSON-RPC errors the service answered are answers, not failures.
-  for (let i = 0; i < 3; i++) {
-    assert.equal((await surface.callTool('lab__oops', {})).isError, true);
-    await assert.rejects(surface.callTool('lab__reject', {}), { code: -32602 });
-  }
+  // Tool errors (isError: true) are ordinary results, not failures.
+  for (let i = 0; i < 4; i++) assert.equal((await surface.callTool('lab__oops', {})).isError, true);
   assert.equal(surface.gateState('lab'), 'open');
 
-  // Two timeouts, an answer (resets the count), then three timeouts.
+  // Two timeouts, an answer (resets the count), then three failures: two JSON-RPC errors the service
+  // answered (each fails its call, passed on as the error it is) and a timeout.
   for (let i = 0; i < 2; i++)
     assert.equal(codeOf(await surface.callTool('lab__sleep', { ms: 1_000 })), 'forward_timeout');
   assert.equal(textOf(await surface.callTool('lab__echo', { text: 'alive' })), 'alive');
-  for (let i = 0; i < 3; i++)
-    assert.equal(codeOf(await surface.callTool('lab__sleep', { ms: 1_000 })), 'forward_timeout');
+  for (let i = 0; i < 2; i++) await assert.rejects(surface.callTool('lab__reject', {}), { code: -32602 });
+  assert.equal(surface.gateState('lab'), 'open');
+  assert.equal(codeOf(await surface.callTool('lab__sleep', { ms: 1_000 })), 'forward_timeout');
   assert.equal(surface.gateState('lab'), 'resting');
   assert.deepEqual(events, [{ kind: 'service_rested', service: 'lab', failures: 3, untilMs: clock + 60_000 }]);
 

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { SdkError, startGateway } from '@scienceevolve/sdk';
+import { closeHostSupervisor, SdkError, startGateway } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
@@ -83,5 +83,7 @@ export async function gatewayCommand(argv: string[], io: Io): Promise<number> {
     return EXIT.ok;
   } finally {
     stop.dispose();
+    // After the gateway collected its group (or a failed start did): the supervisor has nothing left.
+    await closeHostSupervisor();
   }
 }

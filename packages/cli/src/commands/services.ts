@@ -80,7 +80,9 @@ async function probe(argv: string[], io: Io): Promise<number> {
         for (const s of probed.report.services) {
           io.stdout(
             s.state === 'ready'
-              ? `  ${s.name}: ready${s.pid ? ` (pid ${s.pid})` : ''} — tools: ${s.tools.join(', ') || '(none)'}\n`
+              ? `  ${s.name}: ready${s.pid ? ` (pid ${s.pid})` : ''} — tools: ${s.tools.join(', ') || '(none)'}${
+                  s.missingLists.length > 0 ? ` (not implemented, counted empty: ${s.missingLists.join(', ')})` : ''
+                }\n`
               : `  ${s.name}: failed — ${s.error?.code}: ${s.error?.message}\n`,
           );
         }

@@ -7,24 +7,26 @@
  * Why all the machinery: supergateway starts the stdio server (through a shell) in a process group of
  * its own, per session (`--stateful`) or per request (stateless). Killing supergateway's group therefore
  * does not reach the server, and a SIGKILLed supergateway orphans it. So every process of the gateway
- * carries one marker in its environment (`SCIENCEEVOLVE_MARKER`, project id `gateway`): the orderly stop
- * collects supergateway's group and sweeps the marker; a supervisor process (the same one services use)
- * does both if the host process dies, SIGKILL included.
+ * carries one marker in its environment (`SCIENCEEVOLVE_MARKER`, project id `gateway`), and supergateway
+ * is launched through the services' supervised-spawn path (`SupervisedGroup`): registered with the host's
+ * supervisor, and collected by the one kill path (its group, then the marked processes it spawned).
+ * The supervisor does the same if the host process dies, SIGKILL included.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { createServer, connect as netConnect } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { formatMarker, MARKER_ENV, processStartTime } from '@scienceevolve/supervisor/protocol';
+import { MARKER_ENV, processStartTime } from '@scienceevolve/supervisor/procfs';
+import { formatMarker } from '@scienceevolve/supervisor/protocol';
+import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 import { SdkError, toSdkError } from '../errors.js';
-import { collectGroup, delay } from '../services/processGroup.js';
+import { accepts, assertPortFree, checkGateway, freePort } from './gatewayCheck.js';
+import { delay, SupervisedGroup } from '../services/processGroup.js';
 import { sweepStrays } from '../services/strayProcesses.js';
-import { SupervisorClient } from '../services/supervisorClient.js';
-import { raceDelay, runEach } from '../services/teardown.js';
+import { sharedSupervisor } from '../services/sharedSupervisor.js';
+import { runEach } from '../services/teardown.js';
 
 /** supergateway's documented default port, and the gateway's: 8000. */
 export const DEFAULT_GATEWAY_PORT = 8000;
@@ -45,11 +47,15 @@ export interface GatewayOptions {
   port?: number;
   /** supergateway's stateless mode: a new server process for every request (~425 ms a call). Default `false` (`--stateful`). */
   stateless?: boolean;
-  /** Where supergateway's output (`gateway-<port>.log`) and the supervisor's log (`gateway-<port>.supervisor.log`) go. Default {@link defaultGatewayLogDir}. */
+  /**
+   * Where supergateway's output (`gateway-<port>.log`) goes, and the supervisor's log
+   * (`gateway-<port>.supervisor.log`) when the gateway starts this process's supervisor (when a run in the
+   * same process already did, the gateway registers with that one). Default {@link defaultGatewayLogDir}.
+   */
   logDir?: string;
   /** supergateway's `--logLevel`. `info` logs every message that passes. Default `info`. */
   logLevel?: 'debug' | 'info' | 'none';
-  /** Milliseconds between SIGTERM and SIGKILL when the gateway is collected. Default 2,000. */
+  /** Milliseconds between SIGTERM and SIGKILL when the gateway is collected. Default {@link DEFAULT_GRACE_MS} (2,000). */
   graceMs?: number;
   /** Milliseconds for supergateway to listen and for the checks to pass, together. Default 30,000 (30 s). */
   readyTimeoutMs?: number;
@@ -64,7 +70,7 @@ export interface GatewayOptions {
  * - `starting`: the supervisor is up and supergateway was spawned; waiting for it to listen;
  * - `checking`: it listens; the official client runs `initialize`, `tools/list` and a `tools/call`;
  * - `ready`: the checks passed; the endpoint is in use;
- * - `stopping`: collecting supergateway's group and sweeping the marker;
+ * - `stopping`: collecting supergateway's group and the marked processes it spawned;
  * - `stopped`: nothing the gateway started is alive.
  */
 export type GatewayState = 'starting' | 'checking' | 'ready' | 'stopping' | 'stopped';
@@ -92,11 +98,15 @@ export interface Gateway {
   readonly calledTool: string | null;
   /** supergateway's output (and the stdio server's stderr, which supergateway copies into it). */
   readonly logPath: string;
-  /** The supervisor's log. */
+  /** The log of the supervisor the gateway is registered with. */
   readonly supervisorLogPath: string;
   /** Resolves when supergateway has exited, on its own or through {@link Gateway.close}. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Collects supergateway's group and every marked process, then ends the supervisor. Idempotent. */
+  /**
+   * Collects supergateway's group and every marked process it spawned, and releases them from the
+   * supervisor. The supervisor itself is the host process's: it ends with the process, or with
+   * `closeHostSupervisor()`. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -105,104 +115,6 @@ export function defaultGatewayLogDir(env: Readonly<Record<string, string | undef
   const cache =
     env.XDG_CACHE_HOME !== undefined && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
   return join(cache, 'scienceevolve', 'gateway');
-}
-
-/** Resolves with a port the OS considers free now (a gateway started on it may still lose a race). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
-/** Rejects with `io_error` when something already listens on `port` (checked on every interface, so no other listener shares the port). */
-function assertPortFree(port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(
-        new SdkError('io_error', `port ${port} is not free for the gateway (${error.code ?? error.message})`, {
-          remedy: 'Stop what listens there, or pick another port with --port (0 picks a free one).',
-          data: { port },
-          cause: error,
-        }),
-      );
-    });
-    server.listen(port, () => server.close(() => resolve()));
-  });
-}
-
-/** True once a TCP connection to 127.0.0.1:`port` is accepted. */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = netConnect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-/** The first read-only tool that takes no required argument (so `{}` is a valid call), or `undefined`. */
-function callableReadOnlyTool(
-  tools: readonly { name: string; annotations?: { readOnlyHint?: boolean }; inputSchema?: { required?: unknown } }[],
-): string | undefined {
-  return tools.find((tool) => {
-    const required = tool.inputSchema?.required;
-    return tool.annotations?.readOnlyHint === true && (!Array.isArray(required) || required.length === 0);
-  })?.name;
-}
-
-/** Runs the client checks against `url`; resolves with the tools and the tool called. */
-async function check(url: string, timeoutMs: () => number): Promise<{ tools: string[]; calledTool: string | null }> {
-  const client = new Client({ name: 'scienceevolve-gateway-check', version: '0.1.0' }, { capabilities: {} });
-  client.onerror = () => {};
-  const transport = new StreamableHTTPClientTransport(new URL(url));
-  const step = (what: string, code: 'initialize_failed' | 'protocol_error', error: unknown) =>
-    new SdkError(
-      code,
-      `the gateway at ${url} failed the ${what} check: ${error instanceof Error ? error.message : String(error)}`,
-      {
-        remedy: 'Run the launch command by hand to see that it is a stdio MCP server, and read the gateway log.',
-        data: { url, check: what },
-        cause: error,
-      },
-    );
-  try {
-    try {
-      // The default ('legacy') negotiation: a plain `initialize` + `notifications/initialized`.
-      await client.connect(transport, { timeout: timeoutMs() });
-    } catch (error) {
-      throw step('initialize', 'initialize_failed', error);
-    }
-    let tools: Awaited<ReturnType<Client['listTools']>>['tools'];
-    try {
-      tools = (await client.listTools(undefined, { timeout: timeoutMs() })).tools;
-    } catch (error) {
-      throw step('tools/list', 'protocol_error', error);
-    }
-    const name = callableReadOnlyTool(tools);
-    if (name !== undefined) {
-      try {
-        // Any CallToolResult proves the round trip, `isError: true` included (the tool answered).
-        await client.callTool({ name, arguments: {} }, { timeout: timeoutMs() });
-      } catch (error) {
-        throw step(`tools/call "${name}"`, 'protocol_error', error);
-      }
-    }
-    return { tools: tools.map((t) => t.name), calledTool: name ?? null };
-  } finally {
-    // A stateful session owns a server process: end it (DELETE) rather than leave it to idle out. The
-    // DELETE has no timeout of its own, so it gets 2 s: a gateway that does not answer it is failing anyway.
-    await runEach([() => raceDelay(transport.terminateSession(), 2000), () => client.close()]);
-  }
 }
 
 /**
@@ -223,7 +135,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       remedy: 'Pass --port 1–65535, or 0 for a free one.',
     });
   }
-  const graceMs = options.graceMs ?? 2000;
+  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   const remaining = () => Math.max(1, deadline - Date.now());
   const onEvent = options.onEvent ?? (() => {});
@@ -232,7 +144,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   const logDir = options.logDir ?? defaultGatewayLogDir(options.env ?? process.env);
   const logPath = join(logDir, `gateway-${port}.log`);
-  const supervisorLogPath = join(logDir, `gateway-${port}.supervisor.log`);
+  const ownSupervisorLogPath = join(logDir, `gateway-${port}.supervisor.log`);
   try {
     mkdirSync(logDir, { recursive: true });
   } catch (error) {
@@ -245,13 +157,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   // Strays of earlier gateway hosts that died together with their supervisors.
   await sweepStrays({ projectId: GATEWAY_PROJECT_ID, graceMs });
-  const supervisor = await SupervisorClient.start({ logPath: supervisorLogPath, graceMs });
+  const supervisor = await sharedSupervisor({ logPath: ownSupervisorLogPath, graceMs });
+  const supervisorLogPath = supervisor.logPath;
   const marker = formatMarker({
     projectId: GATEWAY_PROJECT_ID,
     hostPid: process.pid,
     hostStart: processStartTime(process.pid) ?? '0',
     invocationId: `gw${port}-${randomBytes(6).toString('hex')}`,
   });
+  const group = new SupervisedGroup({ marker, registry: supervisor, graceMs });
   let child: ChildProcess | undefined;
   let stopping = false;
   const transition = (to: GatewayState) => {
@@ -263,14 +177,18 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     closed ??= (async () => {
       stopping = true;
       transition('stopping');
-      const pgid = child?.pid;
+      let survivors: number[] = [];
       await runEach([
-        // SIGTERM to supergateway's group and to every marked process outside it (the stdio servers in
-        // their own groups), SIGKILL after the grace, until /proc shows none of them alive.
-        () => (pgid === undefined ? undefined : collectGroup({ pgid, marker, graceMs })),
-        () => (pgid === undefined ? undefined : supervisor.release(pgid)),
-        () => supervisor.releaseMarker(marker),
-        () => supervisor.close(),
+        // SIGTERM to supergateway's group and to every marked process it spawned (the stdio servers in
+        // their own groups), SIGKILL after the grace, until /proc shows none of them alive; released from
+        // the supervisor only when nothing survived.
+        async () => {
+          survivors = (await group.collect()).survivors;
+        },
+        // The marker is the gateway's alone; what outlived SIGKILL keeps it under the supervisor.
+        () => {
+          if (survivors.length === 0) supervisor.releaseMarker(marker);
+        },
       ]);
       transition('stopped');
     })();
@@ -278,7 +196,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
 
   try {
-    await supervisor.intent(marker);
+    await group.announce();
     const logFd = openSync(logPath, 'w');
     try {
       const args = [
@@ -296,10 +214,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         options.logLevel ?? 'info',
         ...(options.stateless ? [] : ['--stateful']),
       ];
-      child = spawn(process.execPath, args, {
-        // detached: supergateway leads a new process group (pgid = its pid), so it can be collected as a
-        // whole and a Ctrl-C at the host's terminal is the host's to handle, not supergateway's.
-        detached: true,
+      // supergateway leads a new process group (pgid = its pid), so it can be collected as a whole and a
+      // Ctrl-C at the host's terminal is the host's to handle, not supergateway's.
+      child = group.spawn(process.execPath, args, {
         // stdin is a pipe we hold: supergateway shuts down (stopping its servers) when it closes, which
         // also happens when the host dies. Its output goes straight to the log file, never to our stdout.
         stdio: ['pipe', logFd, logFd],
@@ -319,7 +236,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       });
     }
     const pid = spawned.pid;
-    supervisor.register(pid, marker);
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       spawned.once('exit', (code, signal) => {
         if (!stopping) onEvent({ type: 'exited', code, signal });
@@ -355,7 +271,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     transition('checking');
     let checked: { tools: string[]; calledTool: string | null };
     try {
-      checked = await check(url, remaining);
+      checked = await checkGateway(url, remaining);
     } catch (error) {
       const failed = toSdkError(error, 'protocol_error');
       throw new SdkError(failed.code, `${failed.message}; see ${logPath}`, {

@@ -94,9 +94,10 @@ export function gateEventFields(event: GateEvent): { type: string; service: stri
 export type GateState = 'open' | 'resting' | 'probing';
 
 /**
- * True when `error` is a JSON-RPC error answer from the service itself (it carries a numeric JSON-RPC
- * code, like the official SDKs' `ProtocolError`/`McpError`), as opposed to the request not being
- * answered at all. The v1 SDK's local codes -32000 (connection closed) and -32001 (request timeout) are
+ * True when `error` is a JSON-RPC error answer from the service itself: it carries a numeric JSON-RPC
+ * code, like the official SDKs' `ProtocolError`/`McpError`, as opposed to the request not being answered
+ * at all. The gate counts both as failures; the surface passes an answer on to its client as the
+ * JSON-RPC error it is. The v1 SDK's local codes -32000 (connection closed) and -32001 (request timeout) are
  * not answers.
  */
 export function isServiceAnswer(error: unknown): boolean {
@@ -228,8 +229,12 @@ export class ServiceGate {
         // The caller gave up: says nothing about the service.
       } else if (error instanceof SdkError && error.code === 'result_too_large') {
         // Counted as answered above.
-      } else if (isServiceAnswer(error)) this.answered();
-      else this.failed();
+      } else {
+        // Not answered (a crash, a lost connection) or answered with a JSON-RPC error (the service's
+        // handler threw on a request that passed the bridge's own checks): both fail the request and
+        // count towards a rest. A tool result with `isError: true` is an answer and was counted above.
+        this.failed();
+      }
       throw error;
     } finally {
       clearTimeout(timer);

@@ -52,6 +52,8 @@ export interface ProbedService {
   resources: string[];
   resourceTemplates: string[];
   prompts: string[];
+  /** List methods the service declares but answered "method not found" (counted as empty), e.g. `resources/templates/list`. */
+  missingLists: string[];
   error: { code: string; message: string; log: string | null } | null;
 }
 
@@ -116,6 +118,7 @@ function report(prepared: Prepared, services: InvocationServices): ProbeReport {
         resources: catalog?.resources.map((r) => r.uri) ?? [],
         resourceTemplates: catalog?.resourceTemplates.map((r) => r.uriTemplate) ?? [],
         prompts: catalog?.prompts.map((p) => p.name) ?? [],
+        missingLists: [...(catalog?.missingLists ?? [])],
         error: error
           ? {
               code: error.code,

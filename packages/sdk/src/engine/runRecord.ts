@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isHostAlive } from '@scienceevolve/supervisor';
+import { isHostAlive } from '@scienceevolve/supervisor/protocol';
 import { processStartTime } from '@scienceevolve/supervisor/protocol';
 import { SdkError, toSdkError } from '../errors.js';
 import { readJsonFile, writeFileAtomic } from '../store/atomicFile.js';

@@ -6,13 +6,13 @@
  * reached the surface, because no CLI reports a denied or failed call in its exit code. What the CLI is
  * started with (prompt, environment, marker, argument sizes) is `commandLaunch.ts`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { MARKER_ENV } from '@scienceevolve/supervisor/protocol';
 import { type SocketFace, relayPath, startSocketFace } from '../bridge/socketFace.js';
 import { SdkError } from '../errors.js';
-import { type CollectResult, collectGroup, trackGroup, untrackGroup } from '../services/processGroup.js';
+import { type CollectResult, SupervisedGroup } from '../services/processGroup.js';
 import { resolveCommand } from '../services/resolveCommand.js';
 import { StderrLog } from '../services/stderrLog.js';
 import { runEach } from '../services/teardown.js';
@@ -72,15 +72,15 @@ interface RunState {
   face?: SocketFace;
   log?: StderrLog;
   child?: ChildProcess;
-  /** The CLI's process group (its leader's pid); 0 before the spawn. */
-  pgid: number;
+  /** The CLI's process group, on the services' supervised-spawn path; undefined before the launch. */
+  group?: SupervisedGroup;
   /** Set once the group was collected. */
   collected?: CollectResult;
 }
 
 async function runCommand(agent: string, config: CommandHarnessConfig, input: HarnessInput): Promise<HarnessOutput> {
   input.signal.throwIfAborted();
-  const state: RunState = { marker: cliMarker(input), pgid: 0 };
+  const state: RunState = { marker: cliMarker(input) };
   let output: HarnessOutput | undefined;
   let failure: unknown;
   try {
@@ -92,20 +92,15 @@ async function runCommand(agent: string, config: CommandHarnessConfig, input: Ha
   // connections are gone before the socket closes.
   await runEach([
     async () => {
-      if (state.pgid > 1 && state.collected === undefined) {
-        state.collected = await collectGroup({ pgid: state.pgid, marker: state.marker, graceMs: input.graceMs });
-      }
+      // Idempotent: a group already collected answers its first result. It is released from the registry
+      // only when nothing outlived SIGKILL (what did stays the supervisor's).
+      if (state.group !== undefined) state.collected = await state.group.collect();
     },
     () => state.child?.stdout?.destroy(),
     () => state.log?.finish(),
     () => state.face?.close(),
     () => {
-      if (state.pgid > 1) untrackGroup(state.marker, state.pgid);
-    },
-    () => {
-      // A process that outlived SIGKILL stays the supervisor's to collect: only a gone group is released.
       if ((state.collected?.survivors.length ?? 0) > 0) return;
-      if (state.pgid > 1) input.registry.release(state.pgid);
       input.registry.releaseMarker?.(state.marker);
     },
   ]);
@@ -190,16 +185,17 @@ async function attempt(
 
   const log = new StderrLog(join(configDir, 'stderr.log'));
   state.log = log;
-  // Announced before the spawn: a host killed between spawn and register is still covered by the sweep.
-  await input.registry.intent(marker);
+  // The supervised-spawn path: announced before the spawn (a host killed between spawn and register is
+  // still covered by the sweep), registered right after it, collected by the one kill path.
+  const group = new SupervisedGroup({ marker, registry: input.registry, graceMs: input.graceMs });
+  state.group = group;
+  await group.announce();
   input.signal.throwIfAborted();
-  // detached: the CLI leads a new process group (pgid = its pid), collected as a whole with kill(-pgid),
-  // and a SIGINT to the host's terminal does not reach it. stdin is closed ('ignore'): several CLIs wait
-  // forever on an open stdin pipe.
-  const child = spawn(command, args, {
+  // The CLI leads a new process group (pgid = its pid), and a SIGINT to the host's terminal does not reach
+  // it. stdin is closed ('ignore'): several CLIs wait forever on an open stdin pipe.
+  const child = group.spawn(command, args, {
     cwd: input.workspace,
     env,
-    detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     shell: false,
     windowsHide: true,
@@ -223,9 +219,6 @@ async function attempt(
       },
     );
   }
-  state.pgid = child.pid;
-  trackGroup(marker, state.pgid);
-  input.registry.register(state.pgid, marker);
   log.attach(child.stderr!);
   const stdout: Buffer[] = [];
   let kept = 0;
@@ -257,7 +250,7 @@ async function attempt(
 
   // Whatever ended the wait, the group is collected now: a CLI that exited may have left children (its
   // relay, a shell, a daemon that left the group with setsid but carries the marker).
-  state.collected = await collectGroup({ pgid: state.pgid, marker, graceMs: input.graceMs });
+  state.collected = await group.collect();
   const exit = outcome.kind === 'exited' ? outcome.exit : await raceTimeout(exited, EXIT_STATUS_WAIT_MS);
   await raceTimeout(stdoutClosed, EXIT_STATUS_WAIT_MS);
 

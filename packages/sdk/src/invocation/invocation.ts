@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { collectMarked } from '@scienceevolve/supervisor';
+import { collectMarked } from '@scienceevolve/supervisor/terminate';
 import { formatMarker, processStartTime } from '@scienceevolve/supervisor/protocol';
 import { SdkError, toSdkError } from '../errors.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
@@ -125,6 +125,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
               name: planned.name,
               aliases: planned.aliases,
               url: planned.url,
+              workspace: options.workspace,
             },
             { deadline, signal: cancel.signal, onEvent },
           );

@@ -5,7 +5,7 @@
  * kind adds how it connects, how it describes a failure, and how it is collected.
  */
 import type { Client, RequestOptions } from '@modelcontextprotocol/client';
-import type { ErrorCode, SdkError } from '../errors.js';
+import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
 import { listCatalog } from './mcpCatalog.js';
 import { type FailureFacts, formatMs } from './serviceDiagnostics.js';
@@ -73,8 +73,14 @@ export abstract class BaseSession implements ServiceSession {
     args: Record<string, unknown> | undefined,
     options?: ForwardOptions,
   ): ReturnType<ServiceSession['callTool']> {
+    // The lists are walked by listCatalog, not by the client, so the client holds no `tools/list` of its
+    // own: the listed definition is handed to it, and it checks the result against the output schema.
+    const toolDefinition = this.listed?.tools.find((t) => t.name === name);
     return this.forward(`tools/call "${name}"`, options, (client, o) =>
-      client.callTool(args === undefined ? { name } : { name, arguments: args }, o),
+      client.callTool(args === undefined ? { name } : { name, arguments: args }, {
+        ...o,
+        ...(toolDefinition === undefined ? {} : { toolDefinition }),
+      }),
     ) as ReturnType<ServiceSession['callTool']>;
   }
 
@@ -115,9 +121,24 @@ export abstract class BaseSession implements ServiceSession {
 
   // ---- shared steps -----------------------------------------------------------------------------------
 
-  /** Lists every page of what the server offers, within the start budget, and keeps it as the catalog. */
+  /**
+   * Lists every page of what the server offers, within the start budget, and keeps it as the catalog. A
+   * list past its bounds or with a repeated cursor fails the start with that code, naming this service.
+   */
   protected async listWithin(client: Client, budget: StartBudget): Promise<ServiceCatalog> {
-    this.listed = await listCatalog(client, { signal: budget.signal, timeoutMs: () => budget.remainingMs() });
+    try {
+      this.listed = await listCatalog(client, { signal: budget.signal, timeoutMs: () => budget.remainingMs() });
+    } catch (error) {
+      if (isSdkError(error)) {
+        const e = error as SdkError;
+        throw this.describe(e.code, `failed to list what it offers: ${e.message}`, {
+          cause: e,
+          ...(e.remedy === undefined ? {} : { remedy: e.remedy }),
+          extra: e.data,
+        });
+      }
+      throw error;
+    }
     return this.listed;
   }
 

@@ -1,45 +1,152 @@
 /**
- * Listing a connected server (SPEC §5.5): every page of `tools/list`, and of `resources/list`,
- * `resources/templates/list` and `prompts/list` where the server declares the capability. The official
- * client's no-argument list calls walk every page (at most 64). The client keeps the `tools/list` answer
- * (it never serves it from cache without a server hint) and validates tool results against their output
- * schemas with it.
+ * Making and listing every MCP client of a service session (SPEC §7): the SDK's identity and the one
+ * place for client capabilities and handlers (`roots`: the invocation's workspace as one `file://` root),
+ * and every page of `tools/list`, and of `resources/list`, `resources/templates/list` and `prompts/list`
+ * where the server declares the capability. Pages are walked here (not by the official client's own walk,
+ * which ends quietly at a repeated cursor): at most {@link MAX_LIST_PAGES} pages or
+ * {@link MAX_LIST_ENTRIES} entries a list, a repeated cursor is an error, and a declared list the server
+ * answers with "method not found" (-32601) counts as empty and is named in `missingLists`.
  */
+import { pathToFileURL } from 'node:url';
 import { Client, type ClientOptions, type Implementation } from '@modelcontextprotocol/client';
+import { SdkError } from '../errors.js';
 import type { ServiceCatalog } from './serviceSession.js';
 
 /** The client identity the SDK gives in `initialize`. */
 export const CLIENT_INFO: Implementation = { name: 'scienceevolve', version: '0.1.0' };
 
-/**
- * The official client every service session talks through (project and remote alike): the SDK's
- * identity, no client capabilities yet, and `options` of the kind (a remote service negotiates its
- * protocol era). What the SDK answers a service itself is declared here, once for both kinds.
- */
-export function newServiceClient(options: Omit<ClientOptions, 'capabilities'> = {}): Client {
-  return new Client(CLIENT_INFO, { ...options, capabilities: {} });
+/** Pages of one list after which listing stops with `list_too_long`: 100. */
+export const MAX_LIST_PAGES = 100;
+
+/** Entries of one list (all pages together) above which listing stops with `list_too_long`: 10,000. */
+export const MAX_LIST_ENTRIES = 10_000;
+
+/** The JSON-RPC code of "method not found". */
+const METHOD_NOT_FOUND = -32601;
+
+/** What the SDK answers a service itself. */
+export interface ServiceClientContext {
+  /**
+   * The invocation's workspace (absolute path; in Git-on, the role's worktree): the client declares
+   * `roots` and answers `roots/list` with it as one `file://` root. Without it, no `roots` are declared.
+   */
+  workspace?: string;
 }
 
 /**
+ * The official client every service session talks through (project and remote alike): the SDK's
+ * identity, the `roots` capability when a workspace is known, and `options` of the kind (a remote
+ * service negotiates its protocol era). What the SDK answers a service itself is declared here, once for
+ * both kinds.
+ */
+export function newServiceClient(
+  options: Omit<ClientOptions, 'capabilities'> = {},
+  context: ServiceClientContext = {},
+): Client {
+  const { workspace } = context;
+  const client = new Client(CLIENT_INFO, { ...options, capabilities: workspace === undefined ? {} : { roots: {} } });
+  if (workspace !== undefined) {
+    const root = { uri: pathToFileURL(workspace).href, name: 'workspace' };
+    client.setRequestHandler('roots/list', () => ({ roots: [{ ...root }] }));
+  }
+  return client;
+}
+
+/** The four lists a service may offer, by method. */
+const LISTS = [
+  { method: 'tools/list', key: 'tools', capability: 'tools' },
+  { method: 'resources/list', key: 'resources', capability: 'resources' },
+  { method: 'resources/templates/list', key: 'resourceTemplates', capability: 'resources' },
+  { method: 'prompts/list', key: 'prompts', capability: 'prompts' },
+] as const;
+
+/** A list method of a service. */
+export type ListMethod = (typeof LISTS)[number]['method'];
+
+/**
  * Lists everything `client` offers. The four lists run concurrently (JSON-RPC allows it and it saves
- * round trips); each request gets `timeoutMs` and `signal`.
+ * round trips); each page request gets `timeoutMs()` and `signal`.
+ *
+ * @throws SdkError `list_too_long` (a list past {@link MAX_LIST_PAGES} pages or {@link MAX_LIST_ENTRIES}
+ *   entries) or `list_cursor_repeated` (a `nextCursor` the list already gave), with `data.list`; the
+ *   caller names the service. Any other failure of a request is thrown as the client gave it.
  */
 export async function listCatalog(
   client: Client,
   options: { signal: AbortSignal; timeoutMs: () => number },
 ): Promise<ServiceCatalog> {
   const capabilities = client.getServerCapabilities() ?? {};
-  const request = () => ({ signal: options.signal, timeout: options.timeoutMs() });
-  const [tools, resources, resourceTemplates, prompts] = await Promise.all([
-    capabilities.tools ? client.listTools(undefined, request()).then((r) => r.tools) : [],
-    capabilities.resources ? client.listResources(undefined, request()).then((r) => r.resources) : [],
-    capabilities.resources ? client.listResourceTemplates(undefined, request()).then((r) => r.resourceTemplates) : [],
-    capabilities.prompts ? client.listPrompts(undefined, request()).then((r) => r.prompts) : [],
-  ]);
-  const catalog: ServiceCatalog = { tools, resources, resourceTemplates, prompts, capabilities };
+  const missing = new Set<ListMethod>();
+  const [tools, resources, resourceTemplates, prompts] = await Promise.all(
+    LISTS.map(async ({ method, key, capability }) => {
+      if (!capabilities[capability]) return [];
+      try {
+        return await listAll(client, method, key, options);
+      } catch (error) {
+        if (jsonRpcCode(error) !== METHOD_NOT_FOUND) throw error;
+        missing.add(method);
+        return [];
+      }
+    }),
+  );
+  const catalog: ServiceCatalog = {
+    tools: tools as ServiceCatalog['tools'],
+    resources: resources as ServiceCatalog['resources'],
+    resourceTemplates: resourceTemplates as ServiceCatalog['resourceTemplates'],
+    prompts: prompts as ServiceCatalog['prompts'],
+    capabilities,
+    // In the fixed order of LISTS, whatever order the answers came in.
+    missingLists: LISTS.map((l) => l.method).filter((m) => missing.has(m)),
+  };
   const serverInfo = client.getServerVersion();
   if (serverInfo !== undefined) catalog.serverInfo = serverInfo;
   const protocolVersion = client.getNegotiatedProtocolVersion();
   if (protocolVersion !== undefined) catalog.protocolVersion = protocolVersion;
   return catalog;
+}
+
+/** Every page of one list, within the bounds. */
+async function listAll(
+  client: Client,
+  method: ListMethod,
+  key: (typeof LISTS)[number]['key'],
+  options: { signal: AbortSignal; timeoutMs: () => number },
+): Promise<unknown[]> {
+  const entries: unknown[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 1; ; page++) {
+    const answer = (await client.request({ method, ...(cursor === undefined ? {} : { params: { cursor } }) } as never, {
+      signal: options.signal,
+      timeout: options.timeoutMs(),
+    })) as Record<string, unknown>;
+    const items = answer[key];
+    if (Array.isArray(items)) entries.push(...items);
+    if (entries.length > MAX_LIST_ENTRIES) throw tooLong(method, page, entries.length, 'entries');
+    const next = answer.nextCursor;
+    if (typeof next !== 'string') return entries;
+    if (seen.has(next) || next === cursor) {
+      throw new SdkError('list_cursor_repeated', `${method} gave the cursor ${JSON.stringify(next)} a second time`, {
+        remedy: "Fix the service's pagination: each nextCursor must lead to a new page, and the last page has none.",
+        data: { list: method, page, cursor: next },
+      });
+    }
+    if (page >= MAX_LIST_PAGES) throw tooLong(method, page, entries.length, 'pages');
+    seen.add(next);
+    cursor = next;
+  }
+}
+
+function tooLong(method: ListMethod, pages: number, entries: number, bound: 'pages' | 'entries'): SdkError {
+  const limit = bound === 'pages' ? `${MAX_LIST_PAGES} pages` : `${MAX_LIST_ENTRIES} entries`;
+  return new SdkError('list_too_long', `${method} went past ${limit} (${entries} entries in ${pages} pages)`, {
+    remedy: `Make the service offer fewer entries (at most ${MAX_LIST_ENTRIES} in at most ${MAX_LIST_PAGES} pages a list).`,
+    data: { list: method, pages, entries, maxPages: MAX_LIST_PAGES, maxEntries: MAX_LIST_ENTRIES },
+  });
+}
+
+/** A JSON-RPC error's numeric code, read by value (the client's `ProtocolError` carries it as `code`). */
+function jsonRpcCode(error: unknown): number | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
 }

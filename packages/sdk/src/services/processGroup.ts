@@ -1,29 +1,28 @@
 /**
- * Collecting a service's process group (SPEC §5.7, §6): SIGTERM to the whole group, SIGKILL after the
- * grace, and a sweep for processes that carry the invocation's marker but left the group (`setsid`), until
- * `/proc` shows none of them alive. Linux semantics: a process group id is the pid of its leader, and a
- * group outlives its leader as long as any member lives.
+ * The supervised-spawn path (SPEC §5.4, §5.7, §6): a process launched as the leader of its own process
+ * group, announced to the host's process registry before the spawn and registered right after it, and
+ * collected by the one kill path (`@scienceevolve/supervisor/terminate`, target "one service's group and
+ * what it spawned"). Services and the gateway launch through it. Linux semantics: a process group id is the
+ * pid of its leader, and a group outlives its leader as long as any member lives.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { DEFAULT_GRACE_MS, type MarkedProcess, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
+import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
+import { collectGroup, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS } from '@scienceevolve/supervisor/terminate';
+import type { ProcessRegistry } from './processRegistry.js';
 
-/** Default milliseconds between SIGTERM and SIGKILL: 2,000 (the supervisor's default, the same grace). */
+/** Default milliseconds between SIGTERM and SIGKILL: 2,000 (SPEC §5.7; the kill path's one default). */
 export { DEFAULT_GRACE_MS };
 
-/** Milliseconds to wait, after SIGKILL, for the kernel to take the processes away: 5,000. */
-export const KILL_WAIT_MS = 5000;
-
-/** Milliseconds between two looks at `/proc` while waiting: 20. */
-const POLL_MS = 20;
+/** Default milliseconds to wait, after SIGKILL, for the processes to go: 5,000 (the kill path's). */
+export { DEFAULT_KILL_WAIT_MS };
 
 /**
- * Process groups of the live stdio services of this process, by marker. The marker names the invocation,
- * not the service, so several services share it; a sweep must not take a sibling service's processes.
+ * Process groups of the live supervised groups of this process, by marker. The marker names the
+ * invocation, not the service, so several services share it; a stop must not take a sibling's processes.
  */
 const liveGroups = new Map<string, Set<number>>();
 
-/** Records that `pgid` is a live service group of `marker` (see {@link sweepCandidates}). */
-export function trackGroup(marker: string, pgid: number): void {
+function trackGroup(marker: string, pgid: number): void {
   let groups = liveGroups.get(marker);
   if (groups === undefined) {
     groups = new Set();
@@ -32,194 +31,123 @@ export function trackGroup(marker: string, pgid: number): void {
   groups.add(pgid);
 }
 
-/** Forgets `pgid` (the group is being, or has been, collected). */
-export function untrackGroup(marker: string, pgid: number): void {
+function untrackGroup(marker: string, pgid: number): void {
   const groups = liveGroups.get(marker);
   groups?.delete(pgid);
   if (groups?.size === 0) liveGroups.delete(marker);
 }
 
-/** What `/proc/<pid>/stat` says about a process, or `undefined` when it is gone. */
-interface ProcStat {
-  state: string;
-  ppid: number;
-  pgid: number;
+/** Options of {@link SupervisedGroup}. */
+export interface SupervisedGroupOptions {
+  /** The marker every process of the group carries (`SCIENCEEVOLVE_MARKER` in the spawn's environment). */
+  marker: string;
+  /** Told of the marker before the spawn and of the group right after (the host's supervisor client). */
+  registry?: ProcessRegistry | undefined;
+  /** Milliseconds between SIGTERM and SIGKILL on collect. Default {@link DEFAULT_GRACE_MS} (2,000). */
+  graceMs?: number | undefined;
+  /** Milliseconds to wait after SIGKILL before reporting survivors. Default {@link DEFAULT_KILL_WAIT_MS} (5,000). */
+  killWaitMs?: number | undefined;
 }
 
-function procStat(pid: number): ProcStat | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  // Field 2 (the command name) may hold spaces and parentheses: count fields after its closing parenthesis.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { state: rest[0] ?? '', ppid: Number(rest[1]), pgid: Number(rest[2]) };
-}
-
-/**
- * True while `pid` is a live process. A zombie is not alive: it holds nothing but a table entry, and where
- * the init process does not reap orphans (some containers) it would otherwise count as alive forever.
- */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  const stat = procStat(pid);
-  return stat !== undefined && stat.state !== 'Z';
-}
-
-/** The live (non-zombie) members of process group `pgid`. */
-export function liveGroupMembers(pgid: number): number[] {
-  try {
-    // Cheap first look: ESRCH for the whole group means no member at all, not even a zombie.
-    process.kill(-pgid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return [];
-  }
-  const members: number[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return members;
-  }
-  for (const entry of entries) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid <= 1) continue;
-    const stat = procStat(pid);
-    if (stat !== undefined && stat.pgid === pgid && stat.state !== 'Z') members.push(pid);
-  }
-  return members;
-}
-
-/**
- * The marked processes that belong to the service of group `pgid`: in the group itself, or outside every
- * other live service group of the same marker and not descended from one. A process that left the group
- * with `setsid` while its parent was still alive is found through its parent; one whose parent already
- * died has been re-parented and cannot be told apart from a live sibling's daemon, so it is taken only
- * when no sibling group of the marker is alive (the invocation's final sweep takes the rest).
- */
-export function sweepCandidates(marker: string, pgid: number): MarkedProcess[] {
-  const siblings = new Set(liveGroups.get(marker) ?? []);
-  siblings.delete(pgid);
-  return scanMarkedProcesses((m) => m === marker).filter((p) => {
-    if (p.pgid === pgid) return true;
-    if (siblings.has(p.pgid)) return false;
-    let pid = p.pid;
-    for (let depth = 0; depth < 64; depth++) {
-      const stat = procStat(pid);
-      if (stat === undefined || stat.ppid <= 1) return siblings.size === 0;
-      if (siblings.has(stat.pgid)) return false;
-      if (stat.pgid === pgid) return true;
-      pid = stat.ppid;
-    }
-    return true;
-  });
-}
-
-/**
- * Sends `signal` to every process of group `pgid`. `process.kill(-pgid)` addresses the group; the guard
- * matters: `kill(-1)` would signal every process this user may signal, and `kill(-0)` our own group.
- */
-export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`refusing to signal process group ${pgid}`);
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already empty. EPERM cannot happen for our own children.
-  }
-}
-
-function signalPid(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // Gone in the meantime.
-  }
-}
-
-/** Options of {@link collectGroup}. */
-export interface CollectOptions {
-  /** The group (the leader's pid). */
-  pgid: number;
-  /** The marker to sweep for; without it only the group is collected. */
-  marker?: string;
-  /** Milliseconds between SIGTERM and SIGKILL. Default {@link DEFAULT_GRACE_MS} (2,000). */
-  graceMs?: number;
-  /** Milliseconds to wait after SIGKILL before giving up. Default {@link KILL_WAIT_MS} (5,000). */
-  killWaitMs?: number;
-}
-
-/** What {@link collectGroup} did. */
+/** What {@link SupervisedGroup.collect} did. */
 export interface CollectResult {
   /** True when SIGKILL was needed. */
   forced: boolean;
   /** Pids of marked processes outside the group that were found and signalled. */
   swept: number[];
-  /** Pids still alive when the wait after SIGKILL ran out (normally empty). */
+  /** Pids still alive when the wait after SIGKILL ran out (normally empty); the supervisor keeps them. */
   survivors: number[];
 }
 
 /**
- * Collects a service: SIGTERM to the group and its strays, up to `graceMs` for all of them to go, SIGKILL to
- * whatever is left, then waits (to `killWaitMs`) until `/proc` shows none of them alive. Strays are looked
- * for again at every poll: a process may fork or `setsid` while being stopped.
+ * One supervised process group. Use: `await group.announce()`, then `group.spawn(…)` once, and
+ * `await group.collect()` to stop it (idempotent; it may run while the start is failing).
  */
-export async function collectGroup(options: CollectOptions): Promise<CollectResult> {
-  const { pgid, marker } = options;
-  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
-  const killWaitMs = options.killWaitMs ?? KILL_WAIT_MS;
-  const swept = new Set<number>();
+export class SupervisedGroup {
+  readonly #options: SupervisedGroupOptions;
+  #pgid: number | undefined;
+  #collecting: Promise<CollectResult> | undefined;
 
-  // Marked processes outside the group are claimed through their parent chain, which only works while the
-  // parents live: so they are claimed before the first signal too, and a claimed pid stays claimed after
-  // its parent died and it was re-parented.
-  const claim = () => {
-    if (marker === undefined) return;
-    for (const p of sweepCandidates(marker, pgid)) if (p.pgid !== pgid) swept.add(p.pid);
-  };
-  const look = (signal: NodeJS.Signals | undefined): number[] => {
-    const alive = liveGroupMembers(pgid);
-    claim();
-    for (const pid of swept) {
-      if (!isProcessAlive(pid)) continue;
-      alive.push(pid);
-      if (signal !== undefined) signalPid(pid, signal);
+  /** A group not started yet. */
+  constructor(options: SupervisedGroupOptions) {
+    this.#options = options;
+  }
+
+  /** The group id (= the leader's pid) once spawned. */
+  get pgid(): number | undefined {
+    return this.#pgid;
+  }
+
+  /**
+   * Announces the marker to the registry and resolves once it is acknowledged: a host killed between the
+   * spawn and the registration is then still covered by the supervisor's marker sweep. Rejects (e.g.
+   * `supervisor_failed`) when the registry cannot take it; nothing may then be spawned.
+   */
+  async announce(): Promise<void> {
+    await this.#options.registry?.intent(this.#options.marker);
+  }
+
+  /**
+   * Spawns `command` as the leader of a new process group, tracks it, and registers it. `options.env`
+   * must carry the marker; `detached` is always set. When the spawn fails (`pid` undefined) nothing is
+   * registered and the child's `error` event says why.
+   *
+   * @throws Error when called twice, or when the environment does not carry the marker.
+   */
+  spawn(command: string, args: readonly string[], options: Omit<SpawnOptions, 'detached'>): ChildProcess {
+    const { marker, registry } = this.#options;
+    if (this.#pgid !== undefined || this.#collecting !== undefined) throw new Error('a supervised group spawns once');
+    if (options.env?.[MARKER_ENV] !== marker) throw new Error(`the environment must carry ${MARKER_ENV}=${marker}`);
+    // detached: the child calls setsid(), so it leads a new process group (pgid = its pid) that can be
+    // signalled as a whole with kill(-pgid), and a SIGINT at the host's terminal does not reach it.
+    const child = spawn(command, [...args], { ...options, detached: true });
+    if (child.pid !== undefined) {
+      this.#pgid = child.pid;
+      trackGroup(marker, child.pid);
+      registry?.register(child.pid, marker);
     }
-    return alive;
-  };
-
-  claim();
-  signalGroup(pgid, 'SIGTERM');
-  let alive = look('SIGTERM');
-  const termDeadline = Date.now() + graceMs;
-  while (alive.length > 0 && Date.now() < termDeadline) {
-    await delay(Math.min(POLL_MS, Math.max(1, termDeadline - Date.now())));
-    alive = look(undefined);
+    return child;
   }
-  if (alive.length === 0) return { forced: false, swept: [...swept], survivors: [] };
 
-  signalGroup(pgid, 'SIGKILL');
-  alive = look('SIGKILL');
-  const killDeadline = Date.now() + killWaitMs;
-  while (alive.length > 0 && Date.now() < killDeadline) {
-    await delay(POLL_MS);
-    // A member forked between the signals would be a new, unsignalled member: signal the group again.
-    signalGroup(pgid, 'SIGKILL');
-    alive = look('SIGKILL');
+  /**
+   * Collects the group and what it spawned (SIGTERM, SIGKILL after the grace, until none of it is alive),
+   * then forgets it; releases it from the registry only when nothing outlived SIGKILL (what did stays the
+   * supervisor's). Never rejects; idempotent.
+   */
+  collect(): Promise<CollectResult> {
+    this.#collecting ??= this.#collect();
+    return this.#collecting;
   }
-  return { forced: true, swept: [...swept], survivors: alive };
+
+  async #collect(): Promise<CollectResult> {
+    const pgid = this.#pgid;
+    if (pgid === undefined || pgid <= 1) return { forced: false, swept: [], survivors: [] };
+    const { marker, registry } = this.#options;
+    // A collection that failed (it should not: the kill path never throws for a process) counts the
+    // leader as a survivor, so the group stays the supervisor's.
+    let result: CollectResult = { forced: false, swept: [], survivors: [pgid] };
+    try {
+      const report = await collectGroup({
+        pgid,
+        marker,
+        siblings: () => liveGroups.get(marker) ?? [],
+        graceMs: this.#options.graceMs ?? DEFAULT_GRACE_MS,
+        killWaitMs: this.#options.killWaitMs ?? DEFAULT_KILL_WAIT_MS,
+      });
+      result = { forced: report.forced, swept: report.pids, survivors: report.survivors };
+    } catch {
+      // result says the leader survived.
+    } finally {
+      untrackGroup(marker, pgid);
+      if (result.survivors.length === 0) registry?.release(pgid);
+    }
+    return result;
+  }
 }
 
 /**
- * Resolves after `ms` milliseconds. Deliberately not unref'd: someone awaits a stop, and a host whose last
- * task is `await session.close()` must not exit (leaving the group alive) because only a poll timer was
- * pending. Every wait that uses it is bounded by a deadline.
+ * Resolves after `ms` milliseconds. Deliberately not unref'd: someone awaits it, and a host whose last
+ * task is such a wait must not exit early. Every wait that uses it is bounded by a deadline.
  */
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

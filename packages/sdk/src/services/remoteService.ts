@@ -24,6 +24,11 @@ export interface RemoteServiceSpec {
   url: string;
   /** Extra HTTP headers sent with every request (e.g. `Authorization`); never reported in events or errors. */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * The invocation's workspace (absolute path; in Git-on, the role's worktree), answered to `roots/list`
+   * as the one `file://` root. Without it the client declares no `roots`.
+   */
+  workspace?: string;
 }
 
 /** Options of {@link connectRemoteService}. */
@@ -51,13 +56,17 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   readonly url: string;
   private readonly spec: RemoteServiceSpec;
   private readonly options: ConnectRemoteOptions;
-  private readonly client = newServiceClient({ versionNegotiation: { mode: 'auto' } });
+  private readonly client: Client;
 
   constructor(spec: RemoteServiceSpec, options: ConnectRemoteOptions) {
     super(spec.name, spec.aliases, options.onEvent);
     this.spec = spec;
     this.options = options;
     this.url = publicUrl(spec.url);
+    this.client = newServiceClient(
+      { versionNegotiation: { mode: 'auto' } },
+      spec.workspace === undefined ? {} : { workspace: spec.workspace },
+    );
     this.client.onerror = () => {};
   }
 
@@ -152,6 +161,8 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   private classifyStartError(error: unknown, budget: StartBudget, phase: 'connect' | 'listing'): SdkError {
     const timedOut = this.startTimeout(error, budget, phase);
     if (timedOut !== undefined) return timedOut;
+    // Our own listing errors (`list_too_long`, `list_cursor_repeated`) already name the service and list.
+    if (isSdkError(error)) return error as SdkError;
     if (phase === 'connect') {
       return this.describe('remote_unreachable', `could not be reached: ${this.hideUrl(messageOf(error))}`, {
         cause: error,

@@ -28,6 +28,11 @@ export interface ServiceCatalog {
   capabilities?: ServerCapabilities;
   /** The protocol version negotiated. */
   protocolVersion?: string;
+  /**
+   * The list methods the server declares (by its capabilities) but answered with "method not found"
+   * (-32601), e.g. `['resources/templates/list']`: each counts as an empty list. Empty or absent: none.
+   */
+  missingLists?: string[];
 }
 
 /** Options of one forwarded request. */

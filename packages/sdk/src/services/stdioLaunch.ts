@@ -3,9 +3,10 @@
  * the service's own PATH, and the leader spawned detached so it leads its own process group. Each step
  * fails with an SdkError that names the service, its launch line and its log.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { SdkError } from '../errors.js';
+import type { SupervisedGroup } from './processGroup.js';
 import type { ProcessRegistry } from './processRegistry.js';
 import { resolveCommand } from './resolveCommand.js';
 import { type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
@@ -82,20 +83,19 @@ export function resolveLaunchCommand(spec: StdioServiceSpec, identity: ServiceId
 }
 
 /**
- * Spawns the leader with pipes on stdin, stdout and stderr. Resolves with a child that has a pid, or
- * rejects: `io_error` (no working directory, or the system refused the spawn), `command_not_found`.
+ * Spawns the leader through `group` (the supervised-spawn path: a new process group, tracked and registered)
+ * with pipes on stdin, stdout and stderr. Resolves with a child that has a pid, or rejects: `io_error` (no
+ * working directory, or the system refused the spawn), `command_not_found`.
  */
 export async function spawnLeader(
+  group: SupervisedGroup,
   command: string,
   spec: StdioServiceSpec,
   identity: ServiceIdentity,
 ): Promise<ChildProcess & { pid: number }> {
-  // detached: the child calls setsid(), so it leads a new process group (pgid = its pid) that can be
-  // signalled as a whole with kill(-pgid), and a SIGINT to the host's terminal does not reach it.
-  const child = spawn(command, [spec.entrypointPath, ...(spec.args ?? [])], {
+  const child = group.spawn(command, [spec.entrypointPath, ...(spec.args ?? [])], {
     cwd: spec.cwd,
     env: { ...spec.env },
-    detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
     shell: false,
     windowsHide: true,

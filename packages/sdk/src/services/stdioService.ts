@@ -10,7 +10,7 @@ import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { BaseSession } from './baseSession.js';
 import { mcpCode } from './forwarding.js';
 import { newServiceClient } from './mcpCatalog.js';
-import { type CollectResult, collectGroup, DEFAULT_GRACE_MS, trackGroup, untrackGroup } from './processGroup.js';
+import { type CollectResult, SupervisedGroup } from './processGroup.js';
 import { describeExit, type FailureFacts, type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
 import type { ServiceEventBase } from './serviceEvents.js';
 import type { SessionStartOptions, StdioServiceSession } from './serviceSession.js';
@@ -75,6 +75,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
   private readonly identity: ServiceIdentity;
   private readonly startedAt = Date.now();
   private child: ChildProcess | undefined;
+  private group: SupervisedGroup | undefined;
   private log: StderrLog | undefined;
   private transport: ServiceStdioTransport | undefined;
   private client: Client | undefined;
@@ -141,22 +142,29 @@ class StdioService extends BaseSession implements StdioServiceSession {
     const spec = this.spec;
     this.log = openStderrLog(this.identity, this.options.stderrCapBytes);
     const command = resolveLaunchCommand(spec, this.identity);
-    // The marker is announced before the spawn: a host killed between spawn and register is still covered.
-    if (spec.registry !== undefined) await this.untilDeath(spec.registry.intent(spec.marker), budget);
+    // The supervised-spawn path: the marker is announced before the spawn (a host killed between spawn and
+    // register is still covered), the group registered right after it, and collected by the one kill path.
+    const group = new SupervisedGroup({
+      marker: spec.marker,
+      registry: spec.registry,
+      graceMs: spec.graceMs,
+      killWaitMs: this.options.killWaitMs,
+    });
+    this.group = group;
+    await this.untilDeath(group.announce(), budget);
     budget.signal.throwIfAborted();
-    const child = await spawnLeader(command, spec, this.identity);
+    const child = await spawnLeader(group, command, spec, this.identity);
     this.child = child;
     this.pid = child.pid;
     this.pgid = child.pid;
-    trackGroup(spec.marker, this.pgid);
     child.on('exit', (code, signal) => this.onExit({ code, signal }));
     this.log.attach(child.stderr!);
-    spec.registry?.register(this.pgid, spec.marker);
 
     this.transport = new ServiceStdioTransport(child.stdout!, child.stdin!, {
       onFirstPollution: () => this.emit({ type: 'service.protocol_pollution', phase: 'first', ...this.lineCounts() }),
     });
-    this.client = newServiceClient();
+    // The service's cwd is the invocation's workspace (in Git-on, the role's worktree): its one root.
+    this.client = newServiceClient({}, { workspace: spec.cwd });
     this.client.onclose = () => this.onConnectionClosed();
     // Transport reports (stray and invalid lines) are counted by the transport and reported as events.
     this.client.onerror = () => {};
@@ -334,28 +342,14 @@ class StdioService extends BaseSession implements StdioServiceSession {
       // service that wants to clean up has the grace period.
       () => this.client?.close(),
       () => this.child?.stdin?.end(),
+      // SIGTERM, SIGKILL after the grace, sweep; released from the registry only when nothing survived.
       async () => {
-        if (this.pgid > 1) {
-          result = await collectGroup({
-            pgid: this.pgid,
-            marker: this.spec.marker,
-            graceMs: this.spec.graceMs ?? DEFAULT_GRACE_MS,
-            ...(this.options.killWaitMs === undefined ? {} : { killWaitMs: this.options.killWaitMs }),
-          });
-        }
+        if (this.group !== undefined) result = await this.group.collect();
       },
       // /proc shows a dead leader as gone before Node has reaped it; its exit status follows shortly.
       () => (this.child !== undefined && this.pid > 0 ? raceDelay(this.exited, EXIT_STATUS_WAIT_MS) : undefined),
       () => this.log?.finish(),
       () => this.child?.stdout?.destroy(),
-      () => {
-        if (this.pgid > 1) untrackGroup(this.spec.marker, this.pgid);
-      },
-      () => {
-        // A process that outlived SIGKILL and the wait (stuck in the kernel, or not ours to signal) stays
-        // the supervisor's to collect: only a group that is really gone is released.
-        if (this.pgid > 1 && result.survivors.length === 0) this.spec.registry?.release(this.pgid);
-      },
     ]);
     this.leftAlive = result.survivors;
     if (this.pid > 0) {

@@ -4,13 +4,14 @@
  * both it and its supervisor died. A marker names its host by pid and start time, so a live host's
  * processes are told apart and never touched.
  */
-import { collectMarked, DEFAULT_GRACE_MS, isHostAlive, isProcessAlive, parseMarker } from '@scienceevolve/supervisor';
+import { isHostAlive, parseMarker } from '@scienceevolve/supervisor/protocol';
+import { collectMarked, DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 
 /** Options of {@link sweepStrays}. */
 export interface SweepStraysOptions {
   /** The project whose strays are collected; other projects' processes are never touched. */
   projectId: string;
-  /** Milliseconds between SIGTERM and SIGKILL. Default 2000. */
+  /** Milliseconds between SIGTERM and SIGKILL. Default {@link DEFAULT_GRACE_MS} (2,000). */
   graceMs?: number;
   /** Receives one line per step, for the host's log. */
   log?: (line: string) => void;
@@ -53,11 +54,8 @@ export async function sweepStrays(options: SweepStraysOptions): Promise<SweepRep
     let stray = verdicts.get(marker);
     if (stray === undefined) {
       const parts = parseMarker(marker);
-      // A killed host may linger as a zombie until its parent reaps it: that host is dead too.
-      stray =
-        parts !== undefined &&
-        parts.projectId === options.projectId &&
-        !(isHostAlive(parts) && isProcessAlive(parts.hostPid));
+      // isHostAlive counts a zombie host as dead: a killed host may linger as one until it is reaped.
+      stray = parts !== undefined && parts.projectId === options.projectId && !isHostAlive(parts);
       verdicts.set(marker, stray);
     }
     return stray;

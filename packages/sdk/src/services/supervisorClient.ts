@@ -5,13 +5,9 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { createRequire } from 'node:module';
-import {
-  DEFAULT_GRACE_MS,
-  type HostMessage,
-  isSupervisorMessage,
-  MARKER_ENV,
-  type SupervisorMessage,
-} from '@scienceevolve/supervisor/protocol';
+import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
+import { type HostMessage, isSupervisorMessage, type SupervisorMessage } from '@scienceevolve/supervisor/protocol';
+import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 import { SdkError } from '../errors.js';
 import type { ProcessRegistry } from './processRegistry.js';
 
@@ -19,7 +15,7 @@ import type { ProcessRegistry } from './processRegistry.js';
 export interface SupervisorClientOptions {
   /** The supervisor's log file, in the data dir (its directory is created). The supervisor never writes to a terminal. */
   logPath: string;
-  /** Milliseconds between SIGTERM and SIGKILL when the supervisor collects. Default 2000. */
+  /** Milliseconds between SIGTERM and SIGKILL when the supervisor collects. Default {@link DEFAULT_GRACE_MS} (2,000). */
   graceMs?: number;
   /** Milliseconds a supervisor has to answer a start or an `intent` before it is taken for hung and replaced. Default 5000. */
   ackTimeoutMs?: number;
@@ -118,6 +114,11 @@ export class SupervisorClient implements ProcessRegistry {
   /** The client's state. */
   get state(): SupervisorClientState {
     return this.#state;
+  }
+
+  /** The supervisor's log file. */
+  get logPath(): string {
+    return this.#options.logPath;
   }
 
   /** The current supervisor's pid (`undefined` after close). */
