@@ -30,6 +30,10 @@ const USAGE_CASES: { argv: string[]; message: RegExp }[] = [
   { argv: ['bridge', 'http-to-stdio'], message: /--url is required/ },
   { argv: ['bridge', 'http-to-stdio', '--url', 'ftp://x'], message: /--url takes an http\(s\) URL/ },
   {
+    argv: ['bridge', 'http-to-stdio', '--url', 'http://me:s3cret@127.0.0.1:1/mcp'],
+    message: /--url must not carry a user name or password \(user:password@\)\n/,
+  },
+  {
     argv: ['bridge', 'http-to-stdio', '--url', 'http://127.0.0.1:1/mcp', '--header', 'no colon'],
     message: /--header takes "Name: value"/,
   },
@@ -37,6 +41,14 @@ const USAGE_CASES: { argv: string[]; message: RegExp }[] = [
   { argv: ['gateway', '--stdio', 'node s.js', 'extra'], message: /gateway takes no positional arguments/ },
   { argv: ['gateway', '--stdio', 'node s.js', '--port', '70000'], message: /--port takes 0–65535/ },
   { argv: ['gateway', '--stdio', 'node s.js', '--port', 'eight'], message: /--port takes a whole number/ },
+  // Numbers are decimal digits in range: Number() would read 0x50 as 80 and 1e3 as 1000.
+  { argv: ['gateway', '--stdio', 'node s.js', '--port', '0x50'], message: /--port takes a whole number in decimal/ },
+  { argv: ['gateway', '--stdio', 'node s.js', '--grace-ms', '1e3'], message: /--grace-ms takes a whole number in/ },
+  { argv: ['gateway', '--stdio', 'node s.js', '--grace-ms', ''], message: /--grace-ms takes a whole number in/ },
+  {
+    argv: ['gateway', '--stdio', 'node s.js', '--ready-timeout-ms', '3000000000'],
+    message: /--ready-timeout-ms takes a whole number from 0 to 2147483647, not 3000000000/,
+  },
   {
     argv: ['gateway', '--stdio', 'node s.js', '--log-level', 'loud'],
     message: /--log-level takes info, debug or none/,

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { runEventsPath, runRecordPath } from '../../packages/sdk/src/engine/runRecord.js';
@@ -144,4 +144,66 @@ test('SIGKILL the host mid-run, then resume finishes the run and nothing survive
   for (const pid of newPids) assert.ok(!oldPids.includes(pid), 'new processes');
   await assertNothingLeft(box.project, after);
   assert.deepEqual(markedProcesses(box.project), []);
+});
+
+test('resume --json of a failed run: the error without the service stderr lines run.json keeps', async (t) => {
+  const box = await sandbox(t);
+  const workflowPath = join(box.base, 'workflow.json');
+  const scriptPath = join(box.base, 'script.json');
+  // The service exits at start, printing a line on stderr.
+  const needs = {
+    entrypoint: 'server.cjs',
+    files: { 'server.cjs': "process.stderr.write('API_KEY is not set\\n');\nprocess.exit(2);\n" },
+  };
+  await writeFile(
+    workflowPath,
+    JSON.stringify({
+      orchestration: { invocationRetries: 0 },
+      agents: { main: agent([['needs', 'needs']]) },
+      mcpDefinitions: { needs },
+    }),
+  );
+  await writeFile(scriptPath, JSON.stringify({ agents: { main: [{ final: 'never' }] } }));
+  const common = ['--data-dir', box.dataDir, '--project', box.project, '--grace-ms', '300'];
+  const run = await runCliToEnd(t, [
+    'run',
+    ...common,
+    '--workspace',
+    box.workspace,
+    '--workflow',
+    workflowPath,
+    '--script',
+    scriptPath,
+    '--json',
+    'x',
+  ]);
+  assert.equal(run.code, 1, run.stderr);
+  const runId = (run.json as { run: string }).run;
+  const record = readFileSync(runRecordPath(new ProjectPaths(box.dataDir, box.project), runId), 'utf8');
+  assert.match(record, /"stderrTail": \[\s*"API_KEY is not set"/, 'run.json keeps the lines');
+
+  const resumed = await runCliToEnd(t, ['resume', ...common, '--run', runId, '--json']);
+  assert.equal(resumed.code, 1, resumed.stderr);
+  const [only] = (resumed.json as { runs: Array<{ status: string; error: { code: string } }> }).runs;
+  assert.equal(only?.status, 'failed');
+  assert.equal(only?.error.code, 'service_exited');
+  assert.doesNotMatch(resumed.stdout, /API_KEY is not set|stderrTail/);
+  await assertNothingLeft(box.project, []);
+});
+
+test('resume without --run names a run whose record is damaged and exits 1, never "no runs" in silence', async (t) => {
+  const box = await sandbox(t);
+  const workflowPath = join(box.base, 'workflow.json');
+  await writeFile(workflowPath, JSON.stringify({ agents: { main: agent([]) } }));
+  const common = ['--data-dir', box.dataDir, '--project', box.project];
+  const loaded = await runCliToEnd(t, ['workflow', 'load', workflowPath, ...common]);
+  assert.equal(loaded.code, 0, loaded.stderr);
+  const runDir = join(box.dataDir, 'projects', box.project, 'runs', 'run-damaged');
+  await mkdir(runDir, { recursive: true });
+  await writeFile(join(runDir, 'run.json'), '{"format": 1, "run": "run-dam');
+
+  const resumed = await runCliToEnd(t, ['resume', ...common]);
+  assert.equal(resumed.code, 1, resumed.stderr);
+  assert.match(resumed.stderr, /run run-damaged: DAMAGED RECORD, not resumed/);
+  assert.equal(resumed.stdout, 'no run could be continued\n');
 });

@@ -1,6 +1,7 @@
 /** Argument parsing for every command: node's parseArgs, strict, with usage errors (exit 2) for anything unknown. */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 
+import { MAX_DURATION_MS } from '@scienceevolve/sdk';
 import { usageError } from './output.js';
 
 /** Options every command takes. */
@@ -42,10 +43,15 @@ export function required(value: string | undefined, flag: string, what: string):
   return value;
 }
 
-/** A positive integer option. */
+/**
+ * A whole-number option (a count, a port, a version or a duration): decimal digits only, from 0 to
+ * 2^31 − 1 (the longest timer; a longer `setTimeout` would fire at once). `0x50`, `1e3`, `-1`, `" 5"` and
+ * the empty string are usage errors (exit 2), never read as numbers.
+ */
 export function positiveInt(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
+  if (!/^[0-9]+$/.test(value)) throw usageError(`${flag} takes a whole number in decimal digits, not "${value}"`);
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw usageError(`${flag} takes a whole number, not "${value}"`);
+  if (n > MAX_DURATION_MS) throw usageError(`${flag} takes a whole number from 0 to ${MAX_DURATION_MS}, not ${value}`);
   return n;
 }

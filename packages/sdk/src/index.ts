@@ -10,6 +10,7 @@ export {
   AgentSchema,
   HarnessSchema,
   OrchestrationSchema,
+  MAX_DURATION_MS,
 } from './workflow/workflowSchema.js';
 export type {
   Workflow,
@@ -161,6 +162,7 @@ export type {
   CorruptRun,
 } from './engine/runRecord.js';
 export { EventStream } from './events/eventStream.js';
+export { publicError } from './events/publicError.js';
 export { ScriptedHarness, ScriptSchema, parseScript, readScriptFile } from './harness/scriptedHarness.js';
 export type { Script, ScriptStep, ScriptPositions } from './harness/scriptedHarness.js';
 export { harnessFor, AVAILABLE_HARNESS_TYPES } from './harness/harnessFor.js';

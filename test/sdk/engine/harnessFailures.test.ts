@@ -129,3 +129,33 @@ test('a crash, a timeout or an unreachable model is retried up to invocationRetr
     assert.equal(await attemptsFor(t, code), 3, code);
   }
 });
+
+test('a harness that throws an uncoded error fails the attempt with harness_failed (never internal), retried', async (t) => {
+  const box = await sandbox(t);
+  const result = await runWorkflow({
+    ...box,
+    workflow: {
+      orchestration: { invocationRetries: 1 },
+      agents: { main: { harness: { type: 'openai', model: 'm' } } },
+    },
+    requirement: 'anything',
+    graceMs: 500,
+    harnessFactories: {
+      openai: () => ({
+        run: async () => {
+          throw new TypeError('undefined is not a function (in a harness)');
+        },
+      }),
+    },
+  });
+  assert.equal(result.status, 'failed');
+  assert.equal(result.error?.code, 'harness_failed');
+  assert.match(result.error!.message, /undefined is not a function/);
+  assert.deepEqual(
+    ofType(result.events, 'invocation.attempt_failed').map((e) => [e.willRetry, e.error?.code]),
+    [
+      [true, 'harness_failed'],
+      [false, 'harness_failed'],
+    ],
+  );
+});

@@ -398,7 +398,14 @@ test('a checkpoint that is not a model-loop checkpoint is refused with invalid_c
   const model = await server(t, {});
   const surface = await labSurface(t);
   const harness = createModelLoopHarness('main', PROTOCOLS[0]!.config(model.url), FAST);
-  for (const checkpoint of [{ positions: {} }, { kind: 'model-loop', version: 1, messages: 'x', turn: 0, usage: {} }]) {
+  const loop = (messages: unknown) => ({ kind: 'model-loop', version: 1, messages, turn: 1, usage: {} });
+  for (const checkpoint of [
+    { positions: {} },
+    loop('x'),
+    // Messages of the wrong shape (an edited file): refused as a checkpoint, never an `internal` failure.
+    loop([{ role: 'tool', content: 5 }]),
+    loop([{ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 1, toolName: 'x' }] }]),
+  ]) {
     await assert.rejects(harness.run(harnessInput(surface, { checkpoint })), { code: 'invalid_checkpoint' });
   }
   assert.equal(model.requests.length, 0);

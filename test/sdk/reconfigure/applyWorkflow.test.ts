@@ -171,3 +171,16 @@ test('two concurrent applies by Main: one lands, the other answers workflow_conf
   assert.match(lost[0]!.reason.message, /changed to version 2 while this snapshot was prepared from version 1/);
   assert.deepEqual(await listVersions(paths), [1, 2]);
 });
+
+test('Main adds a service and an agent named "constructor" (valid names): a new version, never internal', async (t) => {
+  const paths = await project(t);
+  const next = base();
+  // Object literals: own properties named "constructor".
+  const snapshot = {
+    ...next,
+    agents: { ...next.agents, constructor: { mcpServers: [{ name: 'c', project: 'constructor' }] } },
+    mcpDefinitions: { ...next.mcpDefinitions, constructor: { entrypoint: 's.cjs', files: { 's.cjs': SERVER } } },
+  };
+  const result = await applyWorkflow(paths, snapshot);
+  assert.deepEqual(result, { version: 2, changedMcps: ['constructor'], changedAgents: ['constructor'] });
+});

@@ -104,6 +104,30 @@ test('a remote service is connected, listed, called with its headers, and close 
   assert.ok(!JSON.stringify(events).includes('token=q'));
 });
 
+test('a URL with a password or a query token: neither appears in the error or the failed event', async (t) => {
+  const { url } = await startHttpServer(t);
+  const closed = url.replace(/:\d+\//, ':1/');
+  const events: ServiceEvent[] = [];
+  const withPassword = closed.replace('http://', 'http://me:pw-s3cret@');
+  const withToken = `${closed}?token=tok-s3cret`;
+  for (const [given, code] of [
+    [withPassword, 'invalid_workflow'],
+    [withToken, 'remote_unreachable'],
+  ] as const) {
+    await assert.rejects(
+      connectRemoteService({ name: 'r', url: given }, { deadline: Date.now() + 5000, onEvent: (e) => events.push(e) }),
+      (error) => {
+        assert.ok(isSdkError(error));
+        assert.equal(error.code, code);
+        assert.doesNotMatch(JSON.stringify({ message: error.message, data: error.data }), /s3cret/);
+        return true;
+      },
+    );
+  }
+  assert.equal(events.filter((e) => e.type === 'service.failed').length, 2);
+  assert.doesNotMatch(JSON.stringify(events), /s3cret/);
+});
+
 test('an unreachable URL fails with remote_unreachable', async (t) => {
   const { url } = await startHttpServer(t);
   const closed = url.replace(/:\d+\//, ':1/');

@@ -55,6 +55,15 @@ const cases: Array<{
     changedAgents: [],
   },
   {
+    title: 'a definition and an agent named like Object.prototype members (constructor) added',
+    change: (d) => {
+      d.mcpDefinitions.constructor = definition({ 'server.cjs': 'ctor' });
+      d.agents.constructor = { mcpServers: [{ name: 'c', project: 'constructor' }] };
+    },
+    changedMcps: ['constructor'],
+    changedAgents: ['constructor'],
+  },
+  {
     title: 'a definition removed with the entry that used it',
     change: (d) => {
       delete d.mcpDefinitions.search;

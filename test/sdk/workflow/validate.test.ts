@@ -375,6 +375,12 @@ const INVALID: Case[] = [
     errors: [['invalid_workflow', `${ENTRY0}.url`]],
   },
   {
+    title: 'a url with a user name and password (fetch would refuse it, repeating the password)',
+    doc: () =>
+      changed((d) => (d.agents.main.mcpServers = [{ name: 'remote', url: 'https://me:s3cret@example.org/mcp' }])),
+    errors: [['invalid_workflow', `${ENTRY0}.url`]],
+  },
+  {
     title: 'an unknown harness type',
     doc: () => changed((d) => (d.agents.main.harness = { type: 'telepathy' })),
     errors: [['invalid_workflow', '$.agents.main.harness.type']],

@@ -35,11 +35,19 @@ export async function bridgeCommand(argv: string[], io: Io): Promise<number> {
   });
   if (positionals.length > 0) throw usageError('bridge http-to-stdio takes no positional arguments');
   const url = required(values.url, '--url', 'the Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp');
+  let parsed: URL;
   try {
-    const parsed = new URL(url);
+    parsed = new URL(url);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http(s)');
   } catch {
     throw usageError(`--url takes an http(s) URL, not "${url}"`);
+  }
+  if (parsed.username !== '' || parsed.password !== '') {
+    // Never repeated: the message would show the password.
+    throw usageError(
+      '--url must not carry a user name or password (user:password@)',
+      'send credentials as a header: --header "Authorization: Basic …" or "Authorization: Bearer …"',
+    );
   }
   const headers: Record<string, string> = {};
   for (const text of values.header ?? []) {

@@ -157,14 +157,14 @@ async function diff(argv: string[], io: Io): Promise<number> {
     changedAgents: d.changedAgents,
     orchestrationChanged: d.orchestrationChanged,
     digests: Object.fromEntries(
-      d.changedMcps.map((name) => [name, { from: before.digests[name] ?? null, to: after.digests[name] ?? null }]),
+      d.changedMcps.map((name) => [name, { from: digestOf(before.digests, name), to: digestOf(after.digests, name) }]),
     ),
   };
   if (values.json) printJson(io, result);
   else {
     io.stdout(`project ${paths.projectId}: version ${a} -> ${b}\n`);
     for (const name of d.changedMcps) {
-      const x = result.digests[name]!;
+      const x = { from: digestOf(before.digests, name), to: digestOf(after.digests, name) };
       io.stdout(
         `  service ${name}: ${x.from === null ? 'added' : x.to === null ? 'removed' : 'changed'} (${x.from?.slice(0, 12) ?? '-'} -> ${x.to?.slice(0, 12) ?? '-'})\n`,
       );
@@ -173,4 +173,9 @@ async function diff(argv: string[], io: Io): Promise<number> {
     if (d.orchestrationChanged) io.stdout('  orchestration changed\n');
   }
   return EXIT.ok;
+}
+
+/** A version's digest of definition `name`, or null when the version has no such definition (own keys only). */
+function digestOf(digests: Readonly<Record<string, string>>, name: string): string | null {
+  return Object.hasOwn(digests, name) ? (digests[name] ?? null) : null;
 }

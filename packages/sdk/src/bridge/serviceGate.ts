@@ -5,6 +5,7 @@
  */
 import { SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS } from '../services/forwarding.js';
+import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
 /** The forwarding limits; every field has a default. */
 export interface ForwardLimits {
@@ -32,16 +33,13 @@ export const DEFAULT_FORWARD_LIMITS: Readonly<ForwardLimits> = Object.freeze({
   restMs: 60_000,
 });
 
-/** The largest duration a timer can wait: 2^31 − 1 ms (about 24.8 days); a longer one would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /** Each limit's allowed range (integers only). */
 const LIMIT_RANGES: Readonly<Record<keyof ForwardLimits, readonly [min: number, max: number]>> = {
-  timeoutMs: [1, MAX_TIMER_MS],
+  timeoutMs: [1, MAX_DURATION_MS],
   maxInFlight: [1, 1_000_000],
   maxResultBytes: [1, Number.MAX_SAFE_INTEGER],
   failuresBeforeRest: [1, 1_000_000],
-  restMs: [0, MAX_TIMER_MS],
+  restMs: [0, MAX_DURATION_MS],
 };
 
 /**

@@ -139,7 +139,10 @@ export async function runAttempt(
   const finish = async (outcome: 'succeeded' | 'failed' | 'interrupted', error?: unknown): Promise<AttemptResult> => {
     attempt.outcome = outcome;
     attempt.finishedAt = now();
-    attempt.error = error === undefined ? null : toSdkError(error).toJSON();
+    // A harness that throws something uncoded (an embedder's own harness, a bug in a provider library)
+    // crashed: `harness_failed`, retried like any crash, never `internal`.
+    attempt.error =
+      error === undefined ? null : toSdkError(error, harnessFailure ? 'harness_failed' : 'internal').toJSON();
     await host.file.save();
     const final =
       outcome === 'failed' && harnessFailure && NOT_RETRIED_HARNESS_CODES.has(attempt.error?.code as ErrorCode);

@@ -36,8 +36,8 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 3_600_000;
 /** Bytes of the CLI's stdout kept as its answer: 4 MiB; the rest is dropped (and said so in the answer's data). */
 export const COMMAND_STDOUT_CAP_BYTES = 4 * 1024 * 1024;
 
-/** Lines of the CLI's stderr a failure message quotes: 10. */
-const STDERR_LINES_IN_MESSAGE = 10;
+/** Lines of the CLI's stderr a failure keeps in `data.stderrTail` (run.json; never in events): 10. */
+const STDERR_TAIL_LINES = 10;
 
 /** Milliseconds to wait for Node to report the leader's exit status once `/proc` shows it gone: 1,000. */
 const EXIT_STATUS_WAIT_MS = 1000;
@@ -57,7 +57,8 @@ interface CliExit {
  *    stdin closed, stderr to `<runtimePath>/cli/stderr.log`;
  * 4. waits for it to exit, for `timeoutMs` (→ `harness_timeout`) or for the run's signal (→ `cancelled`),
  *    then collects the group and anything that carries its marker, and closes the socket.
- * A non-zero exit is `harness_failed` with the exit code and the last lines of stderr.
+ * A non-zero exit is `harness_failed` with the exit code, the log's path and (in `data.stderrTail`, which
+ * events leave out) the last lines of stderr.
  */
 export function createCommandHarness(agent: string, config: CommandHarnessConfig): AgentHarness {
   return {
@@ -265,7 +266,7 @@ async function attempt(
       `agent "${agent}": the CLI ${command} ran past timeoutMs (${timeoutMs} ms) and was stopped; see ${log.path}`,
       {
         remedy: `raise agents.${agent}.harness.timeoutMs, or give the agent a smaller task`,
-        data: { ...identity, timeoutMs, stderrTail: log.tail().slice(-STDERR_LINES_IN_MESSAGE) },
+        data: { ...identity, timeoutMs, stderrTail: log.tail().slice(-STDERR_TAIL_LINES) },
       },
     );
   }
@@ -278,10 +279,12 @@ async function attempt(
           : exit.code === null
             ? `was killed by ${exit.signal}`
             : `exited with code ${exit.code}`;
-    const tail = log.tail().slice(-STDERR_LINES_IN_MESSAGE);
+    const tail = log.tail().slice(-STDERR_TAIL_LINES);
     throw new SdkError(
       'harness_failed',
-      `agent "${agent}": the CLI ${command} ${how}${tail.length > 0 ? `; last lines of its stderr:\n${tail.join('\n')}\n` : '; '}(log: ${log.path})`,
+      // The stderr lines stay out of the message (events and progress lines carry it, and a CLI may print
+      // its key or a mapped value there): they are in `data.stderrTail`, which events leave out.
+      `agent "${agent}": the CLI ${command} ${how}; see its stderr log ${log.path}`,
       {
         remedy: `read ${log.path}; check the CLI's model settings (model, baseUrl, apiKeyEnv) and its login`,
         data: {

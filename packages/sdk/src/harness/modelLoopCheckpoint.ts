@@ -2,7 +2,7 @@
  * A model loop's checkpoint (SPEC §10.3): its schema, reading it back (checked), writing it in order, and
  * reading the conversation it holds — which tool calls of the last model turn are still unanswered.
  */
-import type { ModelMessage } from 'ai';
+import { type ModelMessage, modelMessageSchema } from 'ai';
 import { z } from 'zod';
 import { SdkError } from '../errors.js';
 import type { HarnessInput } from './harness.js';
@@ -87,12 +87,19 @@ export function restoreCheckpoint(agent: string, checkpoint: unknown): ModelLoop
     return { kind: 'model-loop', version: 1, messages: [], turn: 0, usage: {} };
   }
   const parsed = ModelLoopCheckpointSchema.safeParse(checkpoint);
-  if (!parsed.success) {
+  // Each message is checked as the AI SDK's model message too: the file can be edited by anything running
+  // as the user, and a message of the wrong shape would otherwise fail the loop as `internal`.
+  const problems = parsed.success
+    ? parsed.data.messages.flatMap((message, index) => {
+        const checked = modelMessageSchema.safeParse(message);
+        return checked.success ? [] : [`messages.${index}: not a ${message.role} message the AI SDK accepts`];
+      })
+    : parsed.error.issues.map((issue) => `${issue.path.join('.') || '(top)'}: ${issue.message}`);
+  if (problems.length > 0) {
     throw new SdkError(
       'invalid_checkpoint',
-      `the checkpoint of agent "${agent}" is not a model-loop checkpoint this version can continue: ${parsed.error.issues
+      `the checkpoint of agent "${agent}" is not a model-loop checkpoint this version can continue: ${problems
         .slice(0, 3)
-        .map((issue) => `${issue.path.join('.') || '(top)'}: ${issue.message}`)
         .join('; ')}`,
       {
         remedy: 'the file was changed or written by another harness; start a new run, or restore the checkpoint file',
@@ -100,7 +107,7 @@ export function restoreCheckpoint(agent: string, checkpoint: unknown): ModelLoop
       },
     );
   }
-  return parsed.data;
+  return parsed.data!;
 }
 
 /**

@@ -115,6 +115,12 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
       } catch (error) {
         throw this.describe('remote_unreachable', 'has an invalid URL', { cause: error });
       }
+      if (url.username !== '' || url.password !== '') {
+        // fetch would refuse it with a message that repeats the URL, password included.
+        throw this.describe('invalid_workflow', 'has a user name or password in its URL', {
+          remedy: 'Remove the user information (user:password@) from the URL; no request can be made to such a URL.',
+        });
+      }
       const transport = this.newTransport(url);
       this.transport = transport;
       try {
@@ -244,9 +250,11 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
     if (isSessionGone(error, true)) return new SessionGone(error);
     const code = mcpCode(error);
     if (isNetworkFailure(error) || code === 'CONNECTION_CLOSED' || code === 'NOT_CONNECTED') {
-      return this.describe('remote_unreachable', `could not be reached for ${what}: ${networkMessage(error)}`, {
-        cause: error,
-      });
+      return this.describe(
+        'remote_unreachable',
+        `could not be reached for ${what}: ${this.hideUrl(networkMessage(error))}`,
+        { cause: error },
+      );
     }
     const status = (error as { data?: { status?: unknown } } | null)?.data?.status;
     if (typeof status === 'number') {
@@ -261,11 +269,26 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
     // Our own listing errors (`list_too_long`, `list_cursor_repeated`) already name the service and list.
     if (isSdkError(error)) return error as SdkError;
     if (phase === 'connect') {
-      return this.describe('remote_unreachable', `could not be reached: ${networkMessage(error)}`, { cause: error });
+      return this.describe('remote_unreachable', `could not be reached: ${this.hideUrl(networkMessage(error))}`, {
+        cause: error,
+      });
     }
-    return this.describe('initialize_failed', `failed to list what it offers: ${networkMessage(error)}`, {
+    return this.describe('initialize_failed', `failed to list what it offers: ${this.hideUrl(networkMessage(error))}`, {
       cause: error,
     });
+  }
+
+  /** `text` with the full URL (its query may hold a token) replaced by the public one. */
+  private hideUrl(text: string): string {
+    let href: string | undefined;
+    try {
+      href = new URL(this.spec.url).href;
+    } catch {
+      href = undefined;
+    }
+    let out = text.split(this.spec.url).join(this.url);
+    if (href !== undefined && href !== this.url) out = out.split(href).join(this.url);
+    return out;
   }
 
   protected describe(code: ErrorCode, what: string, facts: FailureFacts = {}): SdkError {

@@ -28,16 +28,17 @@ export function diffWorkflows(before: Workflow | undefined, after: Workflow): Wo
   const newDefs = after.mcpDefinitions;
   const changedMcps = new Set<string>();
   for (const name of new Set([...Object.keys(oldDefs), ...Object.keys(newDefs)])) {
-    const a = oldDefs[name];
-    const b = newDefs[name];
+    // Own entries only: a definition named "constructor" must not meet Object.prototype.
+    const a = Object.hasOwn(oldDefs, name) ? oldDefs[name] : undefined;
+    const b = Object.hasOwn(newDefs, name) ? newDefs[name] : undefined;
     if (a === undefined || b === undefined || definitionDigest(a) !== definitionDigest(b)) changedMcps.add(name);
   }
 
   const oldAgents = before?.agents ?? {};
   const changedAgents = new Set<string>();
   for (const name of new Set([...Object.keys(oldAgents), ...Object.keys(after.agents)])) {
-    const a = oldAgents[name];
-    const b = after.agents[name];
+    const a = Object.hasOwn(oldAgents, name) ? oldAgents[name] : undefined;
+    const b = Object.hasOwn(after.agents, name) ? after.agents[name] : undefined;
     if (a === undefined || b === undefined || stableStringify(a) !== stableStringify(b)) changedAgents.add(name);
     else if (b.mcpServers.some((s) => s.project !== undefined && changedMcps.has(s.project))) changedAgents.add(name);
   }

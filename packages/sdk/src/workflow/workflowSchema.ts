@@ -129,8 +129,27 @@ export const McpServerEntrySchema = z
         params: { code: 'invalid_workflow' },
         message: 'give "project" (a name in mcpDefinitions) or "url" (a Streamable HTTP endpoint)',
       });
+    } else if (entry.url !== undefined && hasUserInfo(entry.url)) {
+      // fetch refuses such a URL with a message that repeats it, password included.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        params: { code: 'invalid_workflow' },
+        message:
+          'must not carry a user name or password (user:password@): no request can be made to it, and it would be shown',
+      });
     }
   });
+
+/** Whether `url` parses with a user name or password. */
+function hasUserInfo(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.username !== '' || parsed.password !== '';
+  } catch {
+    return false;
+  }
+}
 /** One entry of an agent's `mcpServers`. */
 export type McpServerEntry = z.infer<typeof McpServerEntrySchema>;
 
