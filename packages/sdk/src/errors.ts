@@ -32,6 +32,7 @@ export const ERROR_CODES = [
   'result_too_large',
   'invalid_arguments',
   'unknown_tool',
+  'tool_removed',
   'data_dir_too_new',
   'data_dir_needs_migration',
   'unknown_project',

@@ -5,11 +5,14 @@
  * kind adds how it connects, how it describes a failure, and how it is collected.
  */
 import type { Client, RequestOptions } from '@modelcontextprotocol/client';
-import type { ErrorCode, SdkError } from '../errors.js';
+import stableStringify from 'fast-json-stable-stringify';
+import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
-import { listCatalog } from './mcpCatalog.js';
+import { type ChangedList, listCatalog, onListChanged } from './mcpCatalog.js';
 import { type FailureFacts, formatMs } from './serviceDiagnostics.js';
 import {
+  type CatalogChange,
+  type CatalogNames,
   emitSafely,
   type ServiceEvent,
   type ServiceEventBase,
@@ -24,6 +27,9 @@ export type ServiceEventBody = DistributiveOmit<ServiceEvent, keyof ServiceEvent
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
+/** Default milliseconds between a `notifications/…/list_changed` and listing the service again: 50. */
+export const DEFAULT_LIST_CHANGE_DEBOUNCE_MS = 50;
+
 /** The phase a start failed in, for messages: `launch`/`connect`, `initialize`, `listing`. */
 export type StartPhase = 'launch' | 'connect' | 'initialize' | 'listing';
 
@@ -36,6 +42,14 @@ export abstract class BaseSession implements ServiceSession {
   private listed: ServiceCatalog | undefined;
   private closing: Promise<void> | undefined;
   private readonly listener: ServiceEventListener | undefined;
+  private readonly listChangeDebounceMs: number;
+  /** Lists announced as changed and not listed again yet, in the order heard. */
+  private readonly pendingLists = new Set<ChangedList>();
+  private relistTimer: NodeJS.Timeout | undefined;
+  private relisting: Promise<void> | undefined;
+  /** Aborts a re-listing in flight when the session closes. */
+  private readonly relistAbort = new AbortController();
+  private readonly catalogListeners = new Set<(change: CatalogChange) => void>();
   /** The state reported before the first transition (`starting` for a project service, `initializing` for a remote one). */
   protected abstract readonly initialState: ServiceState;
 
@@ -43,10 +57,12 @@ export abstract class BaseSession implements ServiceSession {
     name: string,
     aliases: readonly string[] | undefined,
     onEvent: ServiceEventListener | undefined,
+    listChangeDebounceMs: number = DEFAULT_LIST_CHANGE_DEBOUNCE_MS,
   ) {
     this.name = name;
     this.aliases = aliases && aliases.length > 0 ? [...aliases] : [name];
     this.listener = onEvent;
+    this.listChangeDebounceMs = Math.min(Math.max(0, Math.trunc(listChangeDebounceMs) || 0), 2 ** 31 - 1);
   }
 
   get state(): ServiceState {
@@ -92,8 +108,21 @@ export abstract class BaseSession implements ServiceSession {
     );
   }
 
+  onCatalogChanged(listener: (change: CatalogChange) => void): () => void {
+    this.catalogListeners.add(listener);
+    return () => {
+      this.catalogListeners.delete(listener);
+    };
+  }
+
   /** Collects the session once; later calls share the first one's promise. */
   close(): Promise<void> {
+    if (this.closing === undefined) {
+      clearTimeout(this.relistTimer);
+      this.relistTimer = undefined;
+      this.relistAbort.abort();
+      this.catalogListeners.clear();
+    }
     this.closing ??= this.shutdown();
     return this.closing;
   }
@@ -117,6 +146,8 @@ export abstract class BaseSession implements ServiceSession {
 
   /** Lists every page of what the server offers, within the start budget, and keeps it as the catalog. */
   protected async listWithin(client: Client, budget: StartBudget): Promise<ServiceCatalog> {
+    // Heard from here on: a change announced while the start lists is listed again once ready.
+    onListChanged(client, (list) => this.listChanged(client, list));
     this.listed = await listCatalog(client, { signal: budget.signal, timeoutMs: () => budget.remainingMs() });
     return this.listed;
   }
@@ -172,8 +203,21 @@ export abstract class BaseSession implements ServiceSession {
     if (this.current !== 'ready') throw this.notReady(what);
     const timeoutMs = options?.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
     const signal = options?.signal;
+    const onProgress = options?.onProgress;
+    const requestOptions: RequestOptions = { timeout: timeoutMs, ...(signal === undefined ? {} : { signal }) };
+    if (onProgress !== undefined) {
+      // As the official clients' resetTimeoutOnProgress: each progress starts the timeout again, up to a hard maximum.
+      requestOptions.resetTimeoutOnProgress = true;
+      requestOptions.maxTotalTimeout = options?.maxTotalTimeoutMs ?? Math.min(timeoutMs * 10, 2 ** 31 - 1);
+      requestOptions.onprogress = ({ progress, total, message }) =>
+        onProgress({
+          progress,
+          ...(total === undefined ? {} : { total }),
+          ...(message === undefined ? {} : { message }),
+        });
+    }
     try {
-      return await send(this.connectedClient(), { timeout: timeoutMs, ...(signal === undefined ? {} : { signal }) });
+      return await send(this.connectedClient(), requestOptions);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (mcpCode(error) === 'REQUEST_TIMEOUT') {
@@ -184,6 +228,76 @@ export abstract class BaseSession implements ServiceSession {
         );
       }
       throw await this.callFailed(error, what);
+    }
+  }
+
+  /** A `notifications/<list>/list_changed` from the service: lists it again after the debounce. */
+  private listChanged(client: Client, list: ChangedList): void {
+    if (this.isClosing) return;
+    this.pendingLists.add(list);
+    this.scheduleRelist(client);
+  }
+
+  private scheduleRelist(client: Client): void {
+    if (this.relistTimer !== undefined || this.relisting !== undefined || this.isClosing) return;
+    this.relistTimer = setTimeout(() => {
+      this.relistTimer = undefined;
+      const state = this.state;
+      if (state === 'ready') {
+        this.relisting = this.relist(client).finally(() => {
+          this.relisting = undefined;
+          // Changes announced while listing are listed once more.
+          if (this.pendingLists.size > 0) this.scheduleRelist(client);
+        });
+      } else if (state === 'starting' || state === 'initializing' || state === 'listing') {
+        this.scheduleRelist(client);
+      } else {
+        this.pendingLists.clear();
+      }
+    }, this.listChangeDebounceMs);
+    this.relistTimer.unref();
+  }
+
+  /**
+   * Lists every list of the service again and puts the new catalog in place in one assignment: a request
+   * already forwarded finishes as it was; the next one sees the new catalog. A failed listing keeps the
+   * catalog as it was and is reported as `service.catalog_refresh_failed`.
+   */
+  private async relist(client: Client): Promise<void> {
+    const lists = [...this.pendingLists];
+    this.pendingLists.clear();
+    const before = this.catalog;
+    let after: ServiceCatalog;
+    try {
+      after = await listCatalog(client, {
+        signal: this.relistAbort.signal,
+        timeoutMs: () => DEFAULT_FORWARD_TIMEOUT_MS,
+      });
+    } catch (error) {
+      if (this.isClosing || this.state !== 'ready') return;
+      const failure = isSdkError(error) ? (error as SdkError) : undefined;
+      const message = error instanceof Error ? error.message : String(error);
+      this.emit({
+        type: 'service.catalog_refresh_failed',
+        lists,
+        error: {
+          code: failure?.code ?? 'protocol_error',
+          message: `listing service "${this.name}" again after it announced a change failed: ${message}`,
+        },
+      });
+      return;
+    }
+    if (this.isClosing || this.state !== 'ready') return;
+    const change = diffCatalogs(before, after, lists);
+    this.listed = after;
+    if (!hasChanges(change)) return;
+    this.emit({ type: 'service.catalog_changed', ...change });
+    for (const listener of [...this.catalogListeners]) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's failure is the listener's problem; the service goes on.
+      }
     }
   }
 
@@ -199,4 +313,38 @@ export abstract class BaseSession implements ServiceSession {
   protected emit(event: ServiceEventBody): void {
     emitSafely(this.listener, { time: new Date().toISOString(), ...this.eventBase(), ...event } as ServiceEvent);
   }
+}
+
+function diffList<T>(before: readonly T[], after: readonly T[], keyOf: (item: T) => string) {
+  const old = new Map(before.map((item) => [keyOf(item), stableStringify(item)]));
+  const fresh = new Map(after.map((item) => [keyOf(item), stableStringify(item)]));
+  const added = [...fresh.keys()].filter((key) => !old.has(key));
+  const removed = [...old.keys()].filter((key) => !fresh.has(key));
+  const changed = [...fresh.keys()].filter((key) => old.has(key) && old.get(key) !== fresh.get(key));
+  return { added, removed, changed };
+}
+
+/** What changed from `before` to `after`, per list, by each item's own name (or URI). */
+export function diffCatalogs(
+  before: ServiceCatalog,
+  after: ServiceCatalog,
+  lists: CatalogChange['lists'],
+): CatalogChange {
+  const tools = diffList(before.tools, after.tools, (t) => t.name);
+  const resources = diffList(before.resources, after.resources, (r) => r.uri);
+  const templates = diffList(before.resourceTemplates, after.resourceTemplates, (r) => r.uriTemplate);
+  const prompts = diffList(before.prompts, after.prompts, (p) => p.name);
+  const pick = (which: 'added' | 'removed' | 'changed'): CatalogNames => ({
+    tools: tools[which],
+    resources: resources[which],
+    resourceTemplates: templates[which],
+    prompts: prompts[which],
+  });
+  return { lists, added: pick('added'), removed: pick('removed'), changed: pick('changed') };
+}
+
+function hasChanges(change: CatalogChange): boolean {
+  return [change.added, change.removed, change.changed].some((names) =>
+    Object.values(names).some((list: unknown[]) => list.length > 0),
+  );
 }

@@ -17,7 +17,35 @@ export const CLIENT_INFO: Implementation = { name: 'scienceevolve', version: '0.
  * protocol era). What the SDK answers a service itself is declared here, once for both kinds.
  */
 export function newServiceClient(options: Omit<ClientOptions, 'capabilities'> = {}): Client {
-  return new Client(CLIENT_INFO, { ...options, capabilities: {} });
+  const client = new Client(CLIENT_INFO, { ...options, capabilities: {} });
+  watchListChangedNotifications(client);
+  return client;
+}
+
+/** The list a `notifications/<list>/list_changed` names. */
+export type ChangedList = 'tools' | 'resources' | 'prompts';
+
+const LIST_CHANGED_METHODS = [
+  ['notifications/tools/list_changed', 'tools'],
+  ['notifications/resources/list_changed', 'resources'],
+  ['notifications/prompts/list_changed', 'prompts'],
+] as const;
+
+// Who hears a client's list changes: the session that lists it sets itself here (onListChanged).
+const listChangeListeners = new WeakMap<Client, (list: ChangedList) => void>();
+
+function watchListChangedNotifications(client: Client): void {
+  for (const [method, list] of LIST_CHANGED_METHODS) {
+    client.setNotificationHandler(method, () => listChangeListeners.get(client)?.(list));
+  }
+}
+
+/**
+ * Has `listener` told of every `notifications/{tools,resources,prompts}/list_changed` the server of
+ * `client` (made by {@link newServiceClient}) sends from now on; one listener per client, the last one set.
+ */
+export function onListChanged(client: Client, listener: (list: ChangedList) => void): void {
+  listChangeListeners.set(client, listener);
 }
 
 /**

@@ -54,7 +54,7 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   private readonly client = newServiceClient({ versionNegotiation: { mode: 'auto' } });
 
   constructor(spec: RemoteServiceSpec, options: ConnectRemoteOptions) {
-    super(spec.name, spec.aliases, options.onEvent);
+    super(spec.name, spec.aliases, options.onEvent, options.listChangeDebounceMs);
     this.spec = spec;
     this.options = options;
     this.url = publicUrl(spec.url);
