@@ -3,7 +3,7 @@
  * {@link Surface}. One instance is made per connection (stdio) or per request (HTTP) by the SDK's
  * serving entries; the surface itself is shared.
  */
-import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { isSdkError, type SdkError } from '../errors.js';
 import type { Surface, SurfaceListChange, SurfaceProgress } from './surface.js';
 
@@ -81,20 +81,29 @@ export function createSurfaceServer(surface: Surface, options: SurfaceServerOpti
     guarded(async () => {
       const { name, arguments: args } = request.params;
       const token = ctx.mcpReq._meta?.progressToken ?? request.params._meta?.progressToken;
+      // Progress goes out in order, and all of it before the result (a client drops progress after the result).
+      let progressSent: Promise<void> = Promise.resolve();
       const onProgress =
         token === undefined
           ? undefined
           : (progress: SurfaceProgress) => {
-              ctx.mcpReq
-                .notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } })
-                .catch(() => {
-                  // The client went away mid-call: its progress has nowhere to go.
-                });
+              progressSent = progressSent.then(() =>
+                ctx.mcpReq
+                  .notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } })
+                  .catch(() => {
+                    // The client went away mid-call: its progress has nowhere to go.
+                  }),
+              );
             };
-      const result = await surface.callTool(name, args, {
-        signal: ctx.mcpReq.signal,
-        ...(onProgress === undefined ? {} : { onProgress }),
-      });
+      let result: CallToolResult;
+      try {
+        result = await surface.callTool(name, args, {
+          signal: ctx.mcpReq.signal,
+          ...(onProgress === undefined ? {} : { onProgress }),
+        });
+      } finally {
+        await progressSent;
+      }
       // The output schema of the tool as listed now (the listing may have changed since this server was made).
       const outputSchema = result.isError
         ? undefined
