@@ -63,7 +63,10 @@ test('a tool added and removed later reaches the surface, the events and every f
   assert.ok(surface.tools.some((tool) => tool.name === 'addsToolsLater__late'));
   assert.deepEqual(announced, ['addsToolsLater:true:false']);
   for (const kind of FACE_KINDS) {
-    const names = await waitFor(() => seen.get(kind)?.includes('addsToolsLater__late') && seen.get(kind), 5000);
+    const names = await waitFor(
+      () => (seen.get(kind)?.includes('addsToolsLater__late') ? seen.get(kind) : undefined),
+      5000,
+    );
     assert.ok(names.includes('addsToolsLater__echo'), `${kind} got the whole new list`);
   }
   const http = clients.get('http 2026-07-28')!;

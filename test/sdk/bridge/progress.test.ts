@@ -13,15 +13,12 @@ import { faceClient } from './faceClients.js';
 const STEPS = 8;
 const WORK = { steps: STEPS, stepMs: 100 };
 
-/**
- * The progress values seen are 1, 2, … in order, and at least all but the last: the official v2 client
- * handles a notification a microtask later than a response, so a progress the service sends in the same
- * read as its result is dropped (at the bridge's client and again at a face client).
- */
+/** The progress values seen are 1, 2, … STEPS in order: the last one, sent just before the result, too. */
 function assertSteps(values: number[]): void {
-  const all = Array.from({ length: STEPS }, (_, i) => i + 1);
-  assert.ok(values.length >= STEPS - 1, `at least ${STEPS - 1} progress notifications, got ${values.join(', ')}`);
-  assert.deepEqual(values, all.slice(0, values.length));
+  assert.deepEqual(
+    values,
+    Array.from({ length: STEPS }, (_, i) => i + 1),
+  );
 }
 
 function codeOf(result: CallToolResult): string | undefined {
@@ -61,10 +58,8 @@ test('progress never keeps a call past the hard maximum', { timeout: 20_000 }, a
   );
   assert.equal(result.isError, true);
   assert.equal(codeOf(result), 'forward_timeout');
-  assert.match(
-    (result.content[0] as { text: string }).text,
-    /reported progress but did not answer tool "work" within the 0.6 s maximum/,
-  );
+  // The surface's gate and the session both hold the maximum; whichever fires first says so.
+  assert.match((result.content[0] as { text: string }).text, /did not answer .*"work".* maximum/);
   assert.ok(progress.length > 0 && progress.length < 40, 'progress came, the call was cut at the maximum');
 
   await session.close();

@@ -8,7 +8,7 @@ import type { Client, RequestOptions } from '@modelcontextprotocol/client';
 import stableStringify from 'fast-json-stable-stringify';
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
-import { type ChangedList, listCatalog, onListChanged } from './mcpCatalog.js';
+import { type ChangedList, listCatalog, onListChanged, routeProgress } from './mcpCatalog.js';
 import { type FailureFacts, formatMs } from './serviceDiagnostics.js';
 import {
   type CatalogChange,
@@ -89,8 +89,15 @@ export abstract class BaseSession implements ServiceSession {
     args: Record<string, unknown> | undefined,
     options?: ForwardOptions,
   ): ReturnType<ServiceSession['callTool']> {
-    return this.forward(`tools/call "${name}"`, options, (client, o) =>
-      client.callTool(args === undefined ? { name } : { name, arguments: args }, o),
+    return this.forward(`tools/call "${name}"`, options, (client, o, progressToken) =>
+      client.callTool(
+        {
+          name,
+          ...(args === undefined ? {} : { arguments: args }),
+          ...(progressToken === undefined ? {} : { _meta: { progressToken } }),
+        },
+        o,
+      ),
     ) as ReturnType<ServiceSession['callTool']>;
   }
 
@@ -193,42 +200,98 @@ export abstract class BaseSession implements ServiceSession {
   /**
    * Forwards one request while `ready`, with the request's timeout (default
    * {@link DEFAULT_FORWARD_TIMEOUT_MS}, 60 s; the surface always names its own) and the caller's signal.
-   * The official client sends `notifications/cancelled` to the service when either fires.
+   * The official client sends `notifications/cancelled` to the service when either fires. With
+   * `onProgress`, `send` is given a progress token: each progress for it starts the timeout again, up to
+   * `maxTotalTimeoutMs` (default 10 × the timeout) in all.
    */
   protected async forward<T>(
     what: string,
     options: ForwardOptions | undefined,
-    send: (client: Client, requestOptions: RequestOptions) => Promise<T>,
+    send: (client: Client, requestOptions: RequestOptions, progressToken?: string) => Promise<T>,
   ): Promise<T> {
     if (this.current !== 'ready') throw this.notReady(what);
     const timeoutMs = options?.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
     const signal = options?.signal;
     const onProgress = options?.onProgress;
-    const requestOptions: RequestOptions = { timeout: timeoutMs, ...(signal === undefined ? {} : { signal }) };
-    if (onProgress !== undefined) {
-      // As the official clients' resetTimeoutOnProgress: each progress starts the timeout again, up to a hard maximum.
-      requestOptions.resetTimeoutOnProgress = true;
-      requestOptions.maxTotalTimeout = options?.maxTotalTimeoutMs ?? Math.min(timeoutMs * 10, 2 ** 31 - 1);
-      requestOptions.onprogress = ({ progress, total, message }) =>
-        onProgress({
-          progress,
-          ...(total === undefined ? {} : { total }),
-          ...(message === undefined ? {} : { message }),
-        });
+    const client = this.connectedClient();
+    if (onProgress === undefined) {
+      try {
+        return await send(client, { timeout: timeoutMs, ...(signal === undefined ? {} : { signal }) });
+      } catch (error) {
+        throw await this.forwardFailed(error, what, signal, timeoutMs);
+      }
     }
+    // As the official clients' resetTimeoutOnProgress, with the timer here: the client's own progress
+    // handling can miss the last progress (see routeProgress), and the client's timeout is only a backstop.
+    const maxTotalTimeoutMs = Math.max(timeoutMs, options?.maxTotalTimeoutMs ?? Math.min(timeoutMs * 10, 2 ** 31 - 1));
+    const startedAt = Date.now();
+    const controller = new AbortController();
+    let timedOut: 'timeout' | 'maximum' | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      const left = maxTotalTimeoutMs - (Date.now() - startedAt);
+      timer = setTimeout(
+        () => {
+          timedOut = left < timeoutMs ? 'maximum' : 'timeout';
+          controller.abort(new Error('forward timeout'));
+        },
+        Math.max(0, Math.min(timeoutMs, left)),
+      );
+      timer.unref();
+    };
+    const onCallerAbort = () => controller.abort(signal?.reason);
+    if (signal?.aborted) onCallerAbort();
+    else signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const route = routeProgress(client, (progress) => {
+      if (controller.signal.aborted) return;
+      arm();
+      onProgress(progress);
+    });
+    arm();
     try {
-      return await send(this.connectedClient(), requestOptions);
+      // The client's own timeout only backs ours up: a second past the maximum.
+      const backstopMs = Math.min(maxTotalTimeoutMs + 1000, 2 ** 31 - 1);
+      return await send(client, { timeout: backstopMs, signal: controller.signal }, route.token);
     } catch (error) {
-      if (signal?.aborted) throw signal.reason;
-      if (mcpCode(error) === 'REQUEST_TIMEOUT') {
+      if (timedOut !== undefined) {
+        const within =
+          timedOut === 'maximum'
+            ? `within the ${formatMs(maxTotalTimeoutMs)} maximum, though it reported progress`
+            : `within ${formatMs(timeoutMs)} of its last progress`;
         throw this.describe(
           'forward_timeout',
-          `did not answer ${what} within ${formatMs(timeoutMs)}; the request was cancelled at the service`,
-          { cause: error, extra: { timeoutMs, request: what } },
+          `did not answer ${what} ${within}; the request was cancelled at the service`,
+          {
+            cause: error,
+            extra: { timeoutMs, maxTotalTimeoutMs, request: what },
+          },
         );
       }
-      throw await this.callFailed(error, what);
+      throw await this.forwardFailed(error, what, signal, timeoutMs);
+    } finally {
+      clearTimeout(timer);
+      route.stop();
+      signal?.removeEventListener('abort', onCallerAbort);
     }
+  }
+
+  /** What a forwarded request that failed throws: the caller's reason, `forward_timeout`, or {@link callFailed}'s error. */
+  private async forwardFailed(
+    error: unknown,
+    what: string,
+    signal: AbortSignal | undefined,
+    timeoutMs: number,
+  ): Promise<unknown> {
+    if (signal?.aborted) return signal.reason;
+    if (mcpCode(error) === 'REQUEST_TIMEOUT') {
+      return this.describe(
+        'forward_timeout',
+        `did not answer ${what} within ${formatMs(timeoutMs)}; the request was cancelled at the service`,
+        { cause: error, extra: { timeoutMs, request: what } },
+      );
+    }
+    return this.callFailed(error, what);
   }
 
   /** A `notifications/<list>/list_changed` from the service: lists it again after the debounce. */

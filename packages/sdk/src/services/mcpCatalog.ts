@@ -19,7 +19,48 @@ export const CLIENT_INFO: Implementation = { name: 'scienceevolve', version: '0.
 export function newServiceClient(options: Omit<ClientOptions, 'capabilities'> = {}): Client {
   const client = new Client(CLIENT_INFO, { ...options, capabilities: {} });
   watchListChangedNotifications(client);
+  routeProgressNotifications(client);
   return client;
+}
+
+/** One progress notification, without its token. */
+export interface ServiceProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+// Progress by the SDK's own tokens. The official client looks its own progress handler up one microtask
+// after a response has already removed it, so a service's last progress, read together with its result,
+// would be dropped; a route here lives until the caller has the result and stops it.
+const progressRoutes = new WeakMap<Client, Map<string, (progress: ServiceProgress) => void>>();
+let progressTokens = 0;
+
+function routeProgressNotifications(client: Client): void {
+  const routes = new Map<string, (progress: ServiceProgress) => void>();
+  progressRoutes.set(client, routes);
+  client.setNotificationHandler('notifications/progress', (notification) => {
+    const { progressToken, progress, total, message } = notification.params;
+    routes.get(String(progressToken))?.({
+      progress,
+      ...(total === undefined ? {} : { total }),
+      ...(message === undefined ? {} : { message }),
+    });
+  });
+}
+
+/**
+ * A fresh `progressToken` for a request to `client` (made by {@link newServiceClient}) whose progress
+ * notifications go to `listener` until `stop` is called.
+ */
+export function routeProgress(
+  client: Client,
+  listener: (progress: ServiceProgress) => void,
+): { token: string; stop: () => void } {
+  const token = `scienceevolve-progress-${++progressTokens}`;
+  const routes = progressRoutes.get(client);
+  routes?.set(token, listener);
+  return { token, stop: () => routes?.delete(token) };
 }
 
 /** The list a `notifications/<list>/list_changed` names. */
