@@ -143,6 +143,29 @@ test('a prompt added later is listed again and announced as a prompts change onl
   await assertAllGone([pid]);
 });
 
+test('a call in flight when its tool goes away finishes; the next call by its name is refused', {
+  timeout: 20_000,
+}, async (t) => {
+  const spec = fixtureSpec(t, 'addsToolsLater.cjs');
+  const { session, events } = await startService(t, spec, { listChangeDebounceMs: 10 });
+  const pid = session.pid;
+  const surface = createSurface([session]);
+  t.after(() => surface.close());
+  const client = await faceClient(t, surface, 'http 2026-07-28');
+  const digestBefore = surface.digest;
+
+  // `vanish` removes itself at once and answers 1.5 s later: the catalog is swapped while it runs.
+  const inFlight = client.callTool({ name: 'addsToolsLater__vanish', arguments: { ms: 1500 } });
+  const change = await waitFor(() => catalogChanges(events)[0]);
+  assert.deepEqual(change.removed.tools, ['vanish']);
+  assert.notEqual(surface.digest, digestBefore, 'the catalog was swapped while the call ran');
+  assert.deepEqual((await inFlight).content, [{ type: 'text', text: 'vanished' }]);
+  await assert.rejects(client.callTool({ name: 'addsToolsLater__vanish', arguments: { ms: 0 } }), /was removed at/);
+
+  await session.close();
+  await assertAllGone([pid]);
+});
+
 test('a closed surface and a closed session stop following list changes', { timeout: 20_000 }, async (t) => {
   const spec = fixtureSpec(t, 'addsToolsLater.cjs');
   const { session, events } = await startService(t, spec, { listChangeDebounceMs: 10 });
