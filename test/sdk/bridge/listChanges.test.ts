@@ -94,8 +94,9 @@ test('a tool added and removed later reaches the surface, the events and every f
   for (const kind of FACE_KINDS) {
     await assert.rejects(
       clients.get(kind)!.callTool({ name: 'addsToolsLater__late', arguments: {} }),
-      (error: Error & { data?: { code?: string } }) => {
+      (error: Error & { code?: unknown; data?: { code?: string } }) => {
         assert.equal(error.data?.code, 'tool_removed', kind);
+        assert.equal(error.code, -32602, `${kind}: answered as invalid params`);
         assert.match(error.message, /was removed at/);
         return true;
       },

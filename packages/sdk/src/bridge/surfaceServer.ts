@@ -11,6 +11,7 @@ import type { Surface, SurfaceListChange, SurfaceProgress } from './surface.js';
 function jsonRpcCodeOf(error: SdkError): number {
   switch (error.code) {
     case 'unknown_tool':
+    case 'tool_removed':
     case 'unknown_reference':
     case 'invalid_arguments':
       return ProtocolErrorCode.InvalidParams;

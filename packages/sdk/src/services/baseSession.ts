@@ -27,6 +27,9 @@ export type ServiceEventBody = DistributiveOmit<ServiceEvent, keyof ServiceEvent
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
+/** The longest a timer can wait: 2^31 − 1 ms (a longer one would fire at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Default milliseconds between a `notifications/…/list_changed` and listing the service again: 50. */
 export const DEFAULT_LIST_CHANGE_DEBOUNCE_MS = 50;
 
@@ -62,7 +65,7 @@ export abstract class BaseSession implements ServiceSession {
     this.name = name;
     this.aliases = aliases && aliases.length > 0 ? [...aliases] : [name];
     this.listener = onEvent;
-    this.listChangeDebounceMs = Math.min(Math.max(0, Math.trunc(listChangeDebounceMs) || 0), 2 ** 31 - 1);
+    this.listChangeDebounceMs = Math.min(Math.max(0, Math.trunc(listChangeDebounceMs) || 0), MAX_TIMER_MS);
   }
 
   get state(): ServiceState {
@@ -223,7 +226,7 @@ export abstract class BaseSession implements ServiceSession {
     }
     // As the official clients' resetTimeoutOnProgress, with the timer here: the client's own progress
     // handling can miss the last progress (see routeProgress), and the client's timeout is only a backstop.
-    const maxTotalTimeoutMs = Math.max(timeoutMs, options?.maxTotalTimeoutMs ?? Math.min(timeoutMs * 10, 2 ** 31 - 1));
+    const maxTotalTimeoutMs = Math.min(Math.max(timeoutMs, options?.maxTotalTimeoutMs ?? timeoutMs * 10), MAX_TIMER_MS);
     const startedAt = Date.now();
     const controller = new AbortController();
     let timedOut: 'timeout' | 'maximum' | undefined;
@@ -236,7 +239,7 @@ export abstract class BaseSession implements ServiceSession {
           timedOut = left < timeoutMs ? 'maximum' : 'timeout';
           controller.abort(new Error('forward timeout'));
         },
-        Math.max(0, Math.min(timeoutMs, left)),
+        Math.max(0, Math.min(timeoutMs, left, MAX_TIMER_MS)),
       );
       timer.unref();
     };
@@ -251,7 +254,7 @@ export abstract class BaseSession implements ServiceSession {
     arm();
     try {
       // The client's own timeout only backs ours up: a second past the maximum.
-      const backstopMs = Math.min(maxTotalTimeoutMs + 1000, 2 ** 31 - 1);
+      const backstopMs = Math.min(maxTotalTimeoutMs + 1000, MAX_TIMER_MS);
       return await send(client, { timeout: backstopMs, signal: controller.signal }, route.token);
     } catch (error) {
       if (timedOut !== undefined) {
