@@ -5,14 +5,13 @@
  * kind adds how it connects, how it describes a failure, and how it is collected.
  */
 import type { Client, RequestOptions } from '@modelcontextprotocol/client';
-import stableStringify from 'fast-json-stable-stringify';
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
+import { diffCatalogs, hasChanges } from './catalogDiff.js';
 import { type ChangedList, listCatalog, onListChanged, routeProgress } from './mcpCatalog.js';
 import { type FailureFacts, formatMs } from './serviceDiagnostics.js';
 import {
   type CatalogChange,
-  type CatalogNames,
   emitSafely,
   type ServiceEvent,
   type ServiceEventBase,
@@ -379,38 +378,4 @@ export abstract class BaseSession implements ServiceSession {
   protected emit(event: ServiceEventBody): void {
     emitSafely(this.listener, { time: new Date().toISOString(), ...this.eventBase(), ...event } as ServiceEvent);
   }
-}
-
-function diffList<T>(before: readonly T[], after: readonly T[], keyOf: (item: T) => string) {
-  const old = new Map(before.map((item) => [keyOf(item), stableStringify(item)]));
-  const fresh = new Map(after.map((item) => [keyOf(item), stableStringify(item)]));
-  const added = [...fresh.keys()].filter((key) => !old.has(key));
-  const removed = [...old.keys()].filter((key) => !fresh.has(key));
-  const changed = [...fresh.keys()].filter((key) => old.has(key) && old.get(key) !== fresh.get(key));
-  return { added, removed, changed };
-}
-
-/** What changed from `before` to `after`, per list, by each item's own name (or URI). */
-export function diffCatalogs(
-  before: ServiceCatalog,
-  after: ServiceCatalog,
-  lists: CatalogChange['lists'],
-): CatalogChange {
-  const tools = diffList(before.tools, after.tools, (t) => t.name);
-  const resources = diffList(before.resources, after.resources, (r) => r.uri);
-  const templates = diffList(before.resourceTemplates, after.resourceTemplates, (r) => r.uriTemplate);
-  const prompts = diffList(before.prompts, after.prompts, (p) => p.name);
-  const pick = (which: 'added' | 'removed' | 'changed'): CatalogNames => ({
-    tools: tools[which],
-    resources: resources[which],
-    resourceTemplates: templates[which],
-    prompts: prompts[which],
-  });
-  return { lists, added: pick('added'), removed: pick('removed'), changed: pick('changed') };
-}
-
-function hasChanges(change: CatalogChange): boolean {
-  return [change.added, change.removed, change.changed].some((names) =>
-    Object.values(names).some((list: unknown[]) => list.length > 0),
-  );
 }
