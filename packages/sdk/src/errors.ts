@@ -33,6 +33,7 @@ export const ERROR_CODES = [
   'image_too_large',
   'invalid_arguments',
   'unknown_tool',
+  'tool_removed',
   'data_dir_too_new',
   'data_dir_needs_migration',
   'unknown_project',

@@ -52,7 +52,7 @@ export type { PlannedService, PlannedProjectService, PlannedRemoteService } from
 export { hostSupervisor, closeHostSupervisor, sweepProjectStrays } from './invocation/hostSupervision.js';
 
 export type { ServiceSession, ServiceCatalog, ForwardOptions } from './services/serviceSession.js';
-export type { ServiceEvent, ServiceState } from './services/serviceEvents.js';
+export type { ServiceEvent, ServiceState, CatalogChange } from './services/serviceEvents.js';
 export { startStdioService } from './services/stdioService.js';
 export type { StdioServiceSpec, StdioServiceSession, StartServiceOptions } from './services/stdioService.js';
 export { connectRemoteService } from './services/remoteService.js';
@@ -117,6 +117,9 @@ export type {
   ServiceFailedEvent,
   ServiceExitedEvent,
   ServiceProtocolPollutionEvent,
+  ServiceCatalogChangedEvent,
+  ServiceCatalogRefreshFailedEvent,
+  CatalogNames,
   ToolCallingEvent,
   ToolCalledEvent,
   WorkflowReconfiguredEvent,

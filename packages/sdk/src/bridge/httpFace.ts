@@ -250,12 +250,20 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
     });
   });
   port = (server.address() as AddressInfo).port;
+  // Modern (2026-07-28) clients hear list changes on their `subscriptions/listen` stream; the 2025-11-25
+  // stateless fallback has no stream to send them on, so those clients see a change when they list again.
+  const stopAnnouncing = surface.onListChanged((change) => {
+    if (change.tools) handler.notify.toolsChanged();
+    if (change.resources) handler.notify.resourcesChanged();
+    if (change.prompts) handler.notify.promptsChanged();
+  });
   let closing: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}${HTTP_FACE_PATH}`,
     port,
     close() {
       closing ??= (async () => {
+        stopAnnouncing();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         try {
           await handler.close();

@@ -23,6 +23,8 @@ export type {
   SurfaceEntry,
   SurfaceOptions,
   SurfaceRequestOptions,
+  SurfaceProgress,
+  SurfaceListChange,
   SurfaceRoute,
 } from './surface.js';
 export { assignSurfaceNames, MAX_SURFACE_NAME_LENGTH } from './surfaceNames.js';

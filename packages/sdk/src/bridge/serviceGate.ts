@@ -19,6 +19,12 @@ export interface ForwardLimits {
   failuresBeforeRest: number;
   /** Milliseconds a rested service is answered `service_resting` without being asked. Default 60,000 (60 s). */
   restMs: number;
+  /**
+   * Milliseconds a tool call that reports progress may take in all: each progress notification starts
+   * `timeoutMs` again, up to this hard maximum from the call's start. Default 10 × `timeoutMs` (600,000,
+   * 10 min, with the default timeout); at least `timeoutMs`.
+   */
+  maxTotalTimeoutMs: number;
 }
 
 /**
@@ -31,6 +37,7 @@ export const DEFAULT_FORWARD_LIMITS: Readonly<ForwardLimits> = Object.freeze({
   maxResultBytes: 1024 * 1024,
   failuresBeforeRest: 3,
   restMs: 60_000,
+  maxTotalTimeoutMs: 10 * DEFAULT_FORWARD_TIMEOUT_MS,
 });
 
 /** Each limit's allowed range (integers only). */
@@ -40,6 +47,7 @@ const LIMIT_RANGES: Readonly<Record<keyof ForwardLimits, readonly [min: number, 
   maxResultBytes: [1, Number.MAX_SAFE_INTEGER],
   failuresBeforeRest: [1, 1_000_000],
   restMs: [0, MAX_DURATION_MS],
+  maxTotalTimeoutMs: [1, MAX_DURATION_MS],
 };
 
 /**
@@ -60,6 +68,18 @@ export function resolveForwardLimits(given: Partial<ForwardLimits> = {}): Forwar
       });
     }
     limits[key] = value;
+  }
+  if (given.maxTotalTimeoutMs === undefined) {
+    limits.maxTotalTimeoutMs = Math.min(limits.timeoutMs * 10, MAX_DURATION_MS);
+  } else if (limits.maxTotalTimeoutMs < limits.timeoutMs) {
+    throw new SdkError(
+      'usage',
+      `forwarding limit maxTotalTimeoutMs (${limits.maxTotalTimeoutMs}) is shorter than timeoutMs (${limits.timeoutMs})`,
+      {
+        remedy: 'Give maxTotalTimeoutMs at least timeoutMs, or leave it out for 10 × timeoutMs.',
+        data: { limit: 'maxTotalTimeoutMs', value: String(limits.maxTotalTimeoutMs), min: limits.timeoutMs },
+      },
+    );
   }
   return limits;
 }
@@ -148,10 +168,17 @@ export class ServiceGate {
    * `result_too_large`) or the service's own error.
    *
    * @param what - the request, for messages (`tool "search"`, `resource "file:///a"`).
+   * @param send - is given `progressed`: calling it (at each progress notification of the request) starts
+   *   the timeout again, never past `maxTotalTimeoutMs` from the start.
    */
   async run<T>(
     what: string,
-    send: (options: { timeoutMs: number; signal: AbortSignal }) => Promise<T>,
+    send: (options: {
+      timeoutMs: number;
+      signal: AbortSignal;
+      maxTotalTimeoutMs: number;
+      progressed: () => void;
+    }) => Promise<T>,
     callerSignal?: AbortSignal,
   ): Promise<T> {
     if (this.currentState === 'resting') {
@@ -182,21 +209,34 @@ export class ServiceGate {
     if (callerSignal?.aborted) onCallerAbort();
     else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
     let timer: NodeJS.Timeout | undefined;
+    const startedAt = Date.now();
+    const { timeoutMs, maxTotalTimeoutMs } = this.limits;
+    let arm: () => void = () => {};
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+      const fire = (hardMaximum: boolean) => {
         timedOut = true;
         const error = new SdkError(
           'forward_timeout',
-          `service "${this.service}" did not answer ${what} within ${this.limits.timeoutMs / 1000} s; the request was cancelled`,
+          hardMaximum
+            ? `service "${this.service}" reported progress but did not answer ${what} within the ${maxTotalTimeoutMs / 1000} s maximum; the request was cancelled`
+            : `service "${this.service}" did not answer ${what} within ${timeoutMs / 1000} s; the request was cancelled`,
           {
             remedy: 'Retry with a smaller request, or raise the forwarding timeout if the service is just slow.',
-            data: { service: this.service, timeoutMs: this.limits.timeoutMs },
+            data: { service: this.service, timeoutMs, ...(hardMaximum ? { maxTotalTimeoutMs } : {}) },
           },
         );
         controller.abort(error);
         reject(error);
-      }, this.limits.timeoutMs);
-      timer.unref();
+      };
+      // Armed at the start and again at each progress: timeoutMs from now, never past the hard maximum.
+      arm = () => {
+        if (timedOut) return;
+        clearTimeout(timer);
+        const left = maxTotalTimeoutMs - (Date.now() - startedAt);
+        timer = setTimeout(() => fire(left < timeoutMs), Math.max(0, Math.min(timeoutMs, left)));
+        timer.unref();
+      };
+      arm();
     });
     const aborted = new Promise<never>((_, reject) => {
       controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
@@ -206,7 +246,7 @@ export class ServiceGate {
     aborted.catch(() => {});
     try {
       const result = await Promise.race([
-        send({ timeoutMs: this.limits.timeoutMs, signal: controller.signal }),
+        send({ timeoutMs, signal: controller.signal, maxTotalTimeoutMs, progressed: () => arm() }),
         timeout,
         aborted,
       ]);

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { SdkError } from '../errors.js';
 import { LineTransport } from './lineTransport.js';
-import type { Surface } from './surface.js';
+import { type Surface, withCallTool } from './surface.js';
 import { createSurfaceServer } from './surfaceServer.js';
 
 /** Options of {@link startSocketFace}. */
@@ -52,13 +52,10 @@ const MAX_SOCKET_PATH_BYTES = 107;
 export async function startSocketFace(surface: Surface, options: SocketFaceOptions = {}): Promise<SocketFace> {
   let toolCalls = 0;
   let connections = 0;
-  const counted: Surface = {
-    ...surface,
-    callTool: (name, args, requestOptions) => {
-      toolCalls++;
-      return surface.callTool(name, args, requestOptions);
-    },
-  };
+  const counted = withCallTool(surface, (name, args, requestOptions) => {
+    toolCalls++;
+    return surface.callTool(name, args, requestOptions);
+  });
   const dir = await mkdtemp(join(options.parentDir ?? tmpdir(), 'se-mcp-')).catch((error: unknown) => {
     throw new SdkError('io_error', `cannot make the socket directory under ${options.parentDir ?? tmpdir()}`, {
       cause: error,
@@ -80,7 +77,7 @@ export async function startSocketFace(surface: Surface, options: SocketFaceOptio
     connections++;
     sockets.add(socket);
     const transport = new LineTransport(socket, socket);
-    const handle = sdkServeStdio(() => createSurfaceServer(counted), {
+    const handle = sdkServeStdio(() => createSurfaceServer(counted, { announceListChanges: true }), {
       transport,
       legacy: 'serve',
       onerror: (error) => options.onError?.(error),

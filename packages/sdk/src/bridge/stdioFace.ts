@@ -37,7 +37,7 @@ export function serveStdio(surface: Surface, options: StdioFaceOptions = {}): St
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     ...(options.maxDepth === undefined ? {} : { maxDepth: options.maxDepth }),
   });
-  const handle = sdkServeStdio(() => createSurfaceServer(surface), {
+  const handle = sdkServeStdio(() => createSurfaceServer(surface, { announceListChanges: true }), {
     transport,
     legacy: 'serve',
     onerror: (error) => options.onError?.(error),

@@ -15,6 +15,7 @@ import type {
   Tool,
 } from '@modelcontextprotocol/server';
 import { SdkError } from '../errors.js';
+import type { CatalogChange } from '../services/serviceEvents.js';
 import type { ServiceSession } from '../services/serviceSession.js';
 import {
   type ForwardLimits,
@@ -23,7 +24,7 @@ import {
   resolveForwardLimits,
   ServiceGate,
 } from './serviceGate.js';
-import { buildSurfaceCatalog, namesOf } from './surfaceCatalog.js';
+import { buildSurfaceCatalog, isSession, namesOf, type RemovedTool } from './surfaceCatalog.js';
 import type { ToolFilter } from './toolFilter.js';
 import { createDispatch } from './surfaceDispatch.js';
 
@@ -95,10 +96,32 @@ export interface DuplicateListing {
   keptBy: string;
 }
 
+/** One progress notification of a forwarded tool call, as the service sent it (without its token). */
+export interface SurfaceProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 /** Options of one request to the surface. */
 export interface SurfaceRequestOptions {
   /** Aborts the request (a forwarded request is cancelled at the service). */
   signal?: AbortSignal;
+  /**
+   * For `callTool`: asks the service for progress and is told each progress notification it sends. Each
+   * one starts the forwarding timeout again, within the `maxTotalTimeoutMs` hard maximum.
+   */
+  onProgress?: (progress: SurfaceProgress) => void;
+}
+
+/** Which lists of a surface changed, told to {@link Surface.onListChanged} listeners. */
+export interface SurfaceListChange {
+  tools: boolean;
+  resources: boolean;
+  prompts: boolean;
+  /** The service whose catalog changed, and what changed in it (its own names). */
+  service: string;
+  change: CatalogChange;
 }
 
 /** An agent's surface. Build it with {@link createSurface}. */
@@ -138,6 +161,55 @@ export interface Surface {
   ): Promise<GetPromptResult>;
   /** The forwarding state of a service (by any of its names); undefined for an in-process or unknown service. */
   gateState(service: string): GateState | undefined;
+  /**
+   * Has `listener` told after each change of the surface's lists (a service announced a list change and
+   * was listed again; the listings already read the new catalog). Returns the function that stops it.
+   */
+  onListChanged(listener: (change: SurfaceListChange) => void): () => void;
+  /** Stops following the services' list changes (the listings stay as they are). Idempotent. */
+  close(): void;
+}
+
+/**
+ * `surface` with its `callTool` replaced by `callTool`; every listing is still read live from `surface`
+ * (a spread copy would freeze the listings as they were and miss later list changes).
+ */
+export function withCallTool(surface: Surface, callTool: Surface['callTool']): Surface {
+  return {
+    get serverInfo() {
+      return surface.serverInfo;
+    },
+    get passthrough() {
+      return surface.passthrough;
+    },
+    get tools() {
+      return surface.tools;
+    },
+    get resources() {
+      return surface.resources;
+    },
+    get resourceTemplates() {
+      return surface.resourceTemplates;
+    },
+    get prompts() {
+      return surface.prompts;
+    },
+    get routes() {
+      return surface.routes;
+    },
+    get duplicates() {
+      return surface.duplicates;
+    },
+    get digest() {
+      return surface.digest;
+    },
+    callTool,
+    readResource: (uri, options) => surface.readResource(uri, options),
+    getPrompt: (name, args, options) => surface.getPrompt(name, args, options),
+    gateState: (service) => surface.gateState(service),
+    onListChanged: (listener) => surface.onListChanged(listener),
+    close: () => surface.close(),
+  };
 }
 
 /**
@@ -180,10 +252,48 @@ export function createSurface(entries: readonly SurfaceEntry[], options: Surface
     }
     return gate;
   };
-  // The listings are read through getters and dispatch reads the catalog at each request, so a catalog
-  // built again (from refreshed service catalogs) replaces this one in one place.
-  const catalog = buildSurfaceCatalog(entries, { passthrough, gateOf, toolFilters: options.toolFilters });
-  const dispatch = createDispatch(() => catalog);
+  // The listings are read through getters and dispatch reads the catalog once per request, so a catalog
+  // built again (from refreshed service catalogs) replaces this one in one assignment: a call in flight
+  // finishes against the catalog it started with.
+  let catalog = buildSurfaceCatalog(entries, { passthrough, gateOf, toolFilters: options.toolFilters });
+  // Surface names of tools that a list change took away (and no later one brought back).
+  const removedTools = new Map<string, RemovedTool>();
+  const dispatch = createDispatch(() => catalog, removedTools);
+  const listListeners = new Set<(change: SurfaceListChange) => void>();
+  const stopFollowing: (() => void)[] = [];
+  for (const entry of entries) {
+    if (!isSession(entry) || entry.onCatalogChanged === undefined) continue;
+    stopFollowing.push(
+      entry.onCatalogChanged((change) => {
+        const before = catalog;
+        const after = buildSurfaceCatalog(entries, { passthrough, gateOf, toolFilters: options.toolFilters });
+        const at = new Date().toISOString();
+        for (const [name, target] of before.toolTargets) {
+          if (!after.toolTargets.has(name)) {
+            removedTools.set(name, { service: target.route.service, sourceName: target.route.sourceName, at });
+          }
+        }
+        for (const name of after.toolTargets.keys()) removedTools.delete(name);
+        catalog = after;
+        const listChange: SurfaceListChange = {
+          tools: before.digestOf.tools !== after.digestOf.tools,
+          resources:
+            before.digestOf.resources !== after.digestOf.resources ||
+            before.digestOf.resourceTemplates !== after.digestOf.resourceTemplates,
+          prompts: before.digestOf.prompts !== after.digestOf.prompts,
+          service: entry.name,
+          change,
+        };
+        for (const listener of [...listListeners]) {
+          try {
+            listener(listChange);
+          } catch {
+            // A face that cannot announce the change does not stop the others.
+          }
+        }
+      }),
+    );
+  }
 
   return {
     serverInfo: options.serverInfo ?? { name: 'scienceevolve-bridge', version: '0.1.0' },
@@ -214,6 +324,16 @@ export function createSurface(entries: readonly SurfaceEntry[], options: Surface
     getPrompt: dispatch.getPrompt,
     gateState(service) {
       return gates.get(service)?.currentState;
+    },
+    onListChanged(listener) {
+      listListeners.add(listener);
+      return () => {
+        listListeners.delete(listener);
+      };
+    },
+    close() {
+      for (const stop of stopFollowing.splice(0)) stop();
+      listListeners.clear();
     },
   };
 }

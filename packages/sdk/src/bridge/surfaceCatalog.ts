@@ -57,6 +57,8 @@ export interface SurfaceCatalog {
   duplicates: DuplicateListing[];
   /** sha256 (hex) of the canonical JSON of `{ tools, resources, resourceTemplates, prompts }`. */
   digest: string;
+  /** sha256 (hex) of each list's canonical JSON, to tell which lists a rebuild changed. */
+  digestOf: { tools: string; resources: string; resourceTemplates: string; prompts: string };
   toolTargets: Map<string, ToolTarget>;
   promptTargets: Map<string, PromptTarget>;
   /** The owner of a listed URI, or of the first template that matches it. */
@@ -65,6 +67,13 @@ export interface SurfaceCatalog {
   lists(uri: string): boolean;
   /** The one session that offers resources at all, when there is exactly one. */
   soleResourceOwner: ResourceOwner | undefined;
+}
+
+/** A surface tool name a list change took away: its service, its own name there, and when (ISO 8601). */
+export interface RemovedTool {
+  service: string;
+  sourceName: string;
+  at: string;
 }
 
 /** Whether an entry is a live session (it has a catalog) rather than an in-process service. */
@@ -155,11 +164,14 @@ export function buildSurfaceCatalog(
   );
 
   const listed = listResources(entries, gateOf);
-  const digest = createHash('sha256')
-    .update(
-      stableStringify({ tools, resources: listed.resources, resourceTemplates: listed.resourceTemplates, prompts }),
-    )
-    .digest('hex');
+  const sha256 = (value: unknown) => createHash('sha256').update(stableStringify(value)).digest('hex');
+  const digest = sha256({ tools, resources: listed.resources, resourceTemplates: listed.resourceTemplates, prompts });
+  const digestOf = {
+    tools: sha256(tools),
+    resources: sha256(listed.resources),
+    resourceTemplates: sha256(listed.resourceTemplates),
+    prompts: sha256(prompts),
+  };
 
   return {
     tools,
@@ -169,6 +181,7 @@ export function buildSurfaceCatalog(
     routes,
     duplicates: listed.duplicates,
     digest,
+    digestOf,
     toolTargets,
     promptTargets,
     listedOwnerFor: listed.ownerFor,

@@ -9,7 +9,13 @@ import { ERROR_CODES, type ErrorCode, isSdkError, SdkError } from '../errors.js'
 import { checkImageLimits } from './resultLimits.js';
 import { isServiceAnswer } from './serviceGate.js';
 import type { Surface } from './surface.js';
-import { type ResourceOwner, type SurfaceCatalog, type ToolTarget, unknownResource } from './surfaceCatalog.js';
+import {
+  type RemovedTool,
+  type ResourceOwner,
+  type SurfaceCatalog,
+  type ToolTarget,
+  unknownResource,
+} from './surfaceCatalog.js';
 
 /** The `_meta` key of a bridge refusal in a tool result: `{ code, message, remedy?, data? }`. */
 export const ERROR_META_KEY = 'scienceevolve/error';
@@ -31,8 +37,15 @@ const REFUSED_AS_TOOL_ERROR: ReadonlySet<string> = new Set([
 /** The three requests a surface dispatches. */
 export type SurfaceDispatch = Pick<Surface, 'callTool' | 'readResource' | 'getPrompt'>;
 
-/** Dispatches requests by the catalog `catalog()` returns at each request. */
-export function createDispatch(catalog: () => SurfaceCatalog): SurfaceDispatch {
+/**
+ * Dispatches requests by the catalog `catalog()` returns at each request (read once per request).
+ *
+ * @param removedTools - surface names a list change took away, answered `tool_removed`
+ */
+export function createDispatch(
+  catalog: () => SurfaceCatalog,
+  removedTools: ReadonlyMap<string, RemovedTool> = new Map(),
+): SurfaceDispatch {
   // URIs first seen in a tool result (resource links) are routed to the service that returned them.
   const learnedOwners = new Map<string, ResourceOwner>();
 
@@ -55,6 +68,17 @@ export function createDispatch(catalog: () => SurfaceCatalog): SurfaceDispatch {
   return {
     async callTool(name, args, requestOptions = {}) {
       const target = catalog().toolTargets.get(name);
+      const removed = target === undefined ? removedTools.get(name) : undefined;
+      if (removed !== undefined) {
+        throw new SdkError(
+          'tool_removed',
+          `tool "${name}" was removed at ${removed.at}: service "${removed.service}" no longer lists tool "${removed.sourceName}" (it announced a list change)`,
+          {
+            remedy: 'List the tools again (tools/list) and call one that is listed now.',
+            data: { tool: name, service: removed.service, sourceName: removed.sourceName, removedAt: removed.at },
+          },
+        );
+      }
       if (target === undefined) {
         throw new SdkError('unknown_tool', `this surface has no tool "${name}"`, {
           remedy: 'Call a tool by a name from tools/list.',
@@ -74,12 +98,26 @@ export function createDispatch(catalog: () => SurfaceCatalog): SurfaceDispatch {
         }
       }
       const { session, gate } = target.session!;
+      const onProgress = requestOptions.onProgress;
       try {
         const what = `tool "${target.route.sourceName}"`;
         const result = checkImageLimits(
           await gate.run(
             what,
-            (forward) => session.callTool(target.route.sourceName, input, forward),
+            ({ timeoutMs, signal: forwardSignal, maxTotalTimeoutMs, progressed }) =>
+              session.callTool(target.route.sourceName, input, {
+                timeoutMs,
+                signal: forwardSignal,
+                ...(onProgress === undefined
+                  ? {}
+                  : {
+                      maxTotalTimeoutMs,
+                      onProgress: (progress) => {
+                        progressed();
+                        onProgress(progress);
+                      },
+                    }),
+              }),
             requestOptions.signal,
           ),
           target.route.service,

@@ -3,14 +3,15 @@
  * {@link Surface}. One instance is made per connection (stdio) or per request (HTTP) by the SDK's
  * serving entries; the surface itself is shared.
  */
-import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { isSdkError, type SdkError } from '../errors.js';
-import type { Surface } from './surface.js';
+import type { Surface, SurfaceListChange, SurfaceProgress } from './surface.js';
 
 /** The JSON-RPC code a surface error is answered with. */
 function jsonRpcCodeOf(error: SdkError): number {
   switch (error.code) {
     case 'unknown_tool':
+    case 'tool_removed':
     case 'unknown_reference':
     case 'invalid_arguments':
       return ProtocolErrorCode.InvalidParams;
@@ -55,25 +56,60 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Options of {@link createSurfaceServer}. */
+export interface SurfaceServerOptions {
+  /**
+   * Send `notifications/{tools,resources,prompts}/list_changed` on this server's connection when the
+   * surface's lists change, until the server closes. True for a server that holds a connection (the stdio
+   * and socket faces); the HTTP face announces changes once for all its requests instead. Default false.
+   */
+  announceListChanges?: boolean;
+}
+
 /**
  * A fresh low-level server answering from `surface`. It advertises tools, resources (without
- * `subscribe`) and prompts, never `listChanged`, and sends no notifications; every other request is
- * refused with JSON-RPC -32601 and a message that says so.
+ * `subscribe`) and prompts, each with `listChanged`; every other request is refused with JSON-RPC -32601
+ * and a message that says so. A `tools/call` that carries a `progressToken` gets the service's progress
+ * notifications forwarded under that token.
  */
-export function createSurfaceServer(surface: Surface): Server {
+export function createSurfaceServer(surface: Surface, options: SurfaceServerOptions = {}): Server {
   const server = new Server(surface.serverInfo, {
-    capabilities: { tools: {}, resources: {}, prompts: {} },
+    capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
   });
-  const outputSchemas = new Map(
-    surface.tools.map((t) => [t.name, t.outputSchema as Record<string, unknown> | undefined]),
-  );
 
   server.setRequestHandler('tools/list', async () => ({ tools: [...surface.tools] }));
   server.setRequestHandler('tools/call', (request, ctx) =>
     guarded(async () => {
       const { name, arguments: args } = request.params;
-      const result = await surface.callTool(name, args, { signal: ctx.mcpReq.signal });
-      return server.projectCallToolResult(result, result.isError ? undefined : outputSchemas.get(name));
+      const token = ctx.mcpReq._meta?.progressToken ?? request.params._meta?.progressToken;
+      // Progress goes out in order, and all of it before the result (a client drops progress after the result).
+      let progressSent: Promise<void> = Promise.resolve();
+      const onProgress =
+        token === undefined
+          ? undefined
+          : (progress: SurfaceProgress) => {
+              progressSent = progressSent.then(() =>
+                ctx.mcpReq
+                  .notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } })
+                  .catch(() => {
+                    // The client went away mid-call: its progress has nowhere to go.
+                  }),
+              );
+            };
+      let result: CallToolResult;
+      try {
+        result = await surface.callTool(name, args, {
+          signal: ctx.mcpReq.signal,
+          ...(onProgress === undefined ? {} : { onProgress }),
+        });
+      } finally {
+        await progressSent;
+      }
+      // The output schema of the tool as listed now (the listing may have changed since this server was made).
+      const outputSchema = result.isError
+        ? undefined
+        : (surface.tools.find((t) => t.name === name)?.outputSchema as Record<string, unknown> | undefined);
+      return server.projectCallToolResult(result, outputSchema);
     }),
   );
   server.setRequestHandler('resources/list', async () => ({ resources: [...surface.resources] }));
@@ -87,6 +123,14 @@ export function createSurfaceServer(surface: Surface): Server {
   server.setRequestHandler('prompts/get', (request, ctx) =>
     guarded(() => surface.getPrompt(request.params.name, request.params.arguments, { signal: ctx.mcpReq.signal })),
   );
+  if (options.announceListChanges) {
+    const stop = surface.onListChanged((change) => announceListChange(server, change));
+    const previous = server.onclose;
+    server.onclose = () => {
+      stop();
+      previous?.();
+    };
+  }
   server.fallbackRequestHandler = async (request) => {
     throw new ProtocolError(ProtocolErrorCode.MethodNotFound, unsupportedRequestMessage(request.method), {
       code: 'unsupported_request',
@@ -94,4 +138,17 @@ export function createSurfaceServer(surface: Surface): Server {
     });
   };
   return server;
+}
+
+/** Sends `notifications/<list>/list_changed` on `server`'s connection for each list `change` names. */
+export function announceListChange(server: Server, change: SurfaceListChange): void {
+  const sends: Promise<void>[] = [];
+  if (change.tools) sends.push(server.sendToolListChanged());
+  if (change.resources) sends.push(server.sendResourceListChanged());
+  if (change.prompts) sends.push(server.sendPromptListChanged());
+  for (const sent of sends) {
+    sent.catch(() => {
+      // Not connected (yet, or any more): that client lists again when it connects.
+    });
+  }
 }

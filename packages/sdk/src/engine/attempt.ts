@@ -355,7 +355,10 @@ async function workspaceFor(host: AttemptHost, invocation: InvocationRecord): Pr
   return dir;
 }
 
-/** Publishes a service's ready/failed/exited events under the invocation's id. */
+/**
+ * Publishes a service's events (ready, failed, exited, protocol pollution, catalog changed or its refresh
+ * failed) under the invocation's id; state transitions stay in the service's own log.
+ */
 function serviceEvent(host: AttemptHost, invocation: InvocationRecord, servicesId: string, event: ServiceEvent): void {
   if (event.type === 'service.state') return;
   host.emit({ ...event, invocation: invocation.id, agent: invocation.agent, servicesId });

@@ -3,7 +3,7 @@
  * (`tool.calling`, then `tool.called` with bounded arguments and a bounded result summary) and counted.
  */
 import { performance } from 'node:perf_hooks';
-import type { Surface } from '../bridge/surface.js';
+import { type Surface, withCallTool } from '../bridge/surface.js';
 import { toSdkError } from '../errors.js';
 import type { RunEventInput } from '../events/runEvents.js';
 import { resultText } from '../harness/harness.js';
@@ -24,32 +24,29 @@ export interface ObserveOptions {
 
 /** `surface` with every tool call journaled and counted. */
 export function observeSurface(surface: Surface, options: ObserveOptions): Surface {
-  return {
-    ...surface,
-    callTool: async (name, args, requestOptions) => {
-      const base = { invocation: options.invocation, agent: options.agent, tool: name };
-      options.onCall?.();
-      options.emit({ type: 'tool.calling', ...base });
-      const started = performance.now();
-      const called = (ok: boolean, text: string) =>
-        options.emit({
-          type: 'tool.called',
-          ...base,
-          arguments: boundedArguments(args),
-          ok,
-          durationMs: Math.round(performance.now() - started),
-          summary: firstBytes(text, TOOL_SUMMARY_BYTES),
-        });
-      try {
-        const result = await surface.callTool(name, args, requestOptions);
-        called(result.isError !== true, resultText(result));
-        return result;
-      } catch (error) {
-        called(false, toSdkError(error).message);
-        throw error;
-      }
-    },
-  };
+  return withCallTool(surface, async (name, args, requestOptions) => {
+    const base = { invocation: options.invocation, agent: options.agent, tool: name };
+    options.onCall?.();
+    options.emit({ type: 'tool.calling', ...base });
+    const started = performance.now();
+    const called = (ok: boolean, text: string) =>
+      options.emit({
+        type: 'tool.called',
+        ...base,
+        arguments: boundedArguments(args),
+        ok,
+        durationMs: Math.round(performance.now() - started),
+        summary: firstBytes(text, TOOL_SUMMARY_BYTES),
+      });
+    try {
+      const result = await surface.callTool(name, args, requestOptions);
+      called(result.isError !== true, resultText(result));
+      return result;
+    } catch (error) {
+      called(false, toSdkError(error).message);
+      throw error;
+    }
+  });
 }
 
 /** The first `limit` bytes of `text` in UTF-8, never cutting a character. */

@@ -223,6 +223,34 @@ export interface ServiceProtocolPollutionEvent extends ServiceEventFields {
   invalidLines: number;
 }
 
+/** Names per list of a service's catalog: tool and prompt names, resource URIs, template URI templates. */
+export interface CatalogNames {
+  tools: string[];
+  resources: string[];
+  resourceTemplates: string[];
+  prompts: string[];
+}
+
+/**
+ * A service announced a list change (`notifications/…/list_changed`), was listed again, and its catalog
+ * changed: what was added, removed, or listed again with another definition (its own names).
+ */
+export interface ServiceCatalogChangedEvent extends ServiceEventFields {
+  type: 'service.catalog_changed';
+  /** The lists the service said had changed. */
+  lists: ('tools' | 'resources' | 'prompts')[];
+  added: CatalogNames;
+  removed: CatalogNames;
+  changed: CatalogNames;
+}
+
+/** A service announced a list change but listing it again failed; its catalog as it was stays in use. */
+export interface ServiceCatalogRefreshFailedEvent extends ServiceEventFields {
+  type: 'service.catalog_refresh_failed';
+  lists: ('tools' | 'resources' | 'prompts')[];
+  error: { code: string; message: string };
+}
+
 /** A tool call reached the agent's surface. */
 export interface ToolCallingEvent extends InvocationEventBase {
   type: 'tool.calling';
@@ -300,6 +328,8 @@ export type RunEvent =
   | ServiceFailedEvent
   | ServiceExitedEvent
   | ServiceProtocolPollutionEvent
+  | ServiceCatalogChangedEvent
+  | ServiceCatalogRefreshFailedEvent
   | ToolCallingEvent
   | ToolCalledEvent
   | WorkflowReconfiguredEvent

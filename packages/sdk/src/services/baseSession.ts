@@ -7,9 +7,11 @@
 import type { Client, RequestOptions } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
-import { listCatalog } from './mcpCatalog.js';
+import { diffCatalogs, hasChanges } from './catalogDiff.js';
+import { type ChangedList, listCatalog, onListChanged, routeProgress } from './mcpCatalog.js';
 import { type FailureFacts, formatMs } from './serviceDiagnostics.js';
 import {
+  type CatalogChange,
   emitSafely,
   type ServiceEvent,
   type ServiceEventBase,
@@ -24,6 +26,12 @@ export type ServiceEventBody = DistributiveOmit<ServiceEvent, keyof ServiceEvent
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
+/** The longest a timer can wait: 2^31 − 1 ms (a longer one would fire at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Default milliseconds between a `notifications/…/list_changed` and listing the service again: 50. */
+export const DEFAULT_LIST_CHANGE_DEBOUNCE_MS = 50;
+
 /** The phase a start failed in, for messages: `launch`/`connect`, `initialize`, `listing`. */
 export type StartPhase = 'launch' | 'connect' | 'initialize' | 'listing';
 
@@ -36,6 +44,14 @@ export abstract class BaseSession implements ServiceSession {
   private listed: ServiceCatalog | undefined;
   private closing: Promise<void> | undefined;
   private readonly listener: ServiceEventListener | undefined;
+  private readonly listChangeDebounceMs: number;
+  /** Lists announced as changed and not listed again yet, in the order heard. */
+  private readonly pendingLists = new Set<ChangedList>();
+  private relistTimer: NodeJS.Timeout | undefined;
+  private relisting: Promise<void> | undefined;
+  /** Aborts a re-listing in flight when the session closes. */
+  private readonly relistAbort = new AbortController();
+  private readonly catalogListeners = new Set<(change: CatalogChange) => void>();
   /** The state reported before the first transition (`starting` for a project service, `initializing` for a remote one). */
   protected abstract readonly initialState: ServiceState;
 
@@ -43,10 +59,12 @@ export abstract class BaseSession implements ServiceSession {
     name: string,
     aliases: readonly string[] | undefined,
     onEvent: ServiceEventListener | undefined,
+    listChangeDebounceMs: number = DEFAULT_LIST_CHANGE_DEBOUNCE_MS,
   ) {
     this.name = name;
     this.aliases = aliases && aliases.length > 0 ? [...aliases] : [name];
     this.listener = onEvent;
+    this.listChangeDebounceMs = Math.min(Math.max(0, Math.trunc(listChangeDebounceMs) || 0), MAX_TIMER_MS);
   }
 
   get state(): ServiceState {
@@ -76,11 +94,15 @@ export abstract class BaseSession implements ServiceSession {
     // The lists are walked by listCatalog, not by the client, so the client holds no `tools/list` of its
     // own: the listed definition is handed to it, and it checks the result against the output schema.
     const toolDefinition = this.listed?.tools.find((t) => t.name === name);
-    return this.forward(`tools/call "${name}"`, options, (client, o) =>
-      client.callTool(args === undefined ? { name } : { name, arguments: args }, {
-        ...o,
-        ...(toolDefinition === undefined ? {} : { toolDefinition }),
-      }),
+    return this.forward(`tools/call "${name}"`, options, (client, o, progressToken) =>
+      client.callTool(
+        {
+          name,
+          ...(args === undefined ? {} : { arguments: args }),
+          ...(progressToken === undefined ? {} : { _meta: { progressToken } }),
+        },
+        { ...o, ...(toolDefinition === undefined ? {} : { toolDefinition }) },
+      ),
     ) as ReturnType<ServiceSession['callTool']>;
   }
 
@@ -98,8 +120,21 @@ export abstract class BaseSession implements ServiceSession {
     );
   }
 
+  onCatalogChanged(listener: (change: CatalogChange) => void): () => void {
+    this.catalogListeners.add(listener);
+    return () => {
+      this.catalogListeners.delete(listener);
+    };
+  }
+
   /** Collects the session once; later calls share the first one's promise. */
   close(): Promise<void> {
+    if (this.closing === undefined) {
+      clearTimeout(this.relistTimer);
+      this.relistTimer = undefined;
+      this.relistAbort.abort();
+      this.catalogListeners.clear();
+    }
     this.closing ??= this.shutdown();
     return this.closing;
   }
@@ -126,6 +161,8 @@ export abstract class BaseSession implements ServiceSession {
    * list past its bounds or with a repeated cursor fails the start with that code, naming this service.
    */
   protected async listWithin(client: Client, budget: StartBudget): Promise<ServiceCatalog> {
+    // Heard from here on: a change announced while the start lists is listed again once ready.
+    onListChanged(client, (list) => this.listChanged(client, list));
     try {
       this.listed = await listCatalog(client, { signal: budget.signal, timeoutMs: () => budget.remainingMs() });
     } catch (error) {
@@ -183,28 +220,167 @@ export abstract class BaseSession implements ServiceSession {
   /**
    * Forwards one request while `ready`, with the request's timeout (default
    * {@link DEFAULT_FORWARD_TIMEOUT_MS}, 60 s; the surface always names its own) and the caller's signal.
-   * The official client sends `notifications/cancelled` to the service when either fires.
+   * The official client sends `notifications/cancelled` to the service when either fires. With
+   * `onProgress`, `send` is given a progress token: each progress for it starts the timeout again, up to
+   * `maxTotalTimeoutMs` (default 10 × the timeout) in all.
    */
   protected async forward<T>(
     what: string,
     options: ForwardOptions | undefined,
-    send: (client: Client, requestOptions: RequestOptions) => Promise<T>,
+    send: (client: Client, requestOptions: RequestOptions, progressToken?: string) => Promise<T>,
   ): Promise<T> {
     if (this.current !== 'ready') throw this.notReady(what);
     const timeoutMs = options?.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
     const signal = options?.signal;
+    const onProgress = options?.onProgress;
+    const client = this.connectedClient();
+    if (onProgress === undefined) {
+      try {
+        return await send(client, { timeout: timeoutMs, ...(signal === undefined ? {} : { signal }) });
+      } catch (error) {
+        throw await this.forwardFailed(error, what, signal, timeoutMs);
+      }
+    }
+    // As the official clients' resetTimeoutOnProgress, with the timer here: the client's own progress
+    // handling can miss the last progress (see routeProgress), and the client's timeout is only a backstop.
+    const maxTotalTimeoutMs = Math.min(Math.max(timeoutMs, options?.maxTotalTimeoutMs ?? timeoutMs * 10), MAX_TIMER_MS);
+    const startedAt = Date.now();
+    const controller = new AbortController();
+    let timedOut: 'timeout' | 'maximum' | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      const left = maxTotalTimeoutMs - (Date.now() - startedAt);
+      timer = setTimeout(
+        () => {
+          timedOut = left < timeoutMs ? 'maximum' : 'timeout';
+          controller.abort(new Error('forward timeout'));
+        },
+        Math.max(0, Math.min(timeoutMs, left, MAX_TIMER_MS)),
+      );
+      timer.unref();
+    };
+    const onCallerAbort = () => controller.abort(signal?.reason);
+    if (signal?.aborted) onCallerAbort();
+    else signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const route = routeProgress(client, (progress) => {
+      if (controller.signal.aborted) return;
+      arm();
+      onProgress(progress);
+    });
+    arm();
     try {
-      return await send(this.connectedClient(), { timeout: timeoutMs, ...(signal === undefined ? {} : { signal }) });
+      // The client's own timeout only backs ours up: a second past the maximum.
+      const backstopMs = Math.min(maxTotalTimeoutMs + 1000, MAX_TIMER_MS);
+      return await send(client, { timeout: backstopMs, signal: controller.signal }, route.token);
     } catch (error) {
-      if (signal?.aborted) throw signal.reason;
-      if (mcpCode(error) === 'REQUEST_TIMEOUT') {
+      if (timedOut !== undefined) {
+        const within =
+          timedOut === 'maximum'
+            ? `within the ${formatMs(maxTotalTimeoutMs)} maximum, though it reported progress`
+            : `within ${formatMs(timeoutMs)} of its last progress`;
         throw this.describe(
           'forward_timeout',
-          `did not answer ${what} within ${formatMs(timeoutMs)}; the request was cancelled at the service`,
-          { cause: error, extra: { timeoutMs, request: what } },
+          `did not answer ${what} ${within}; the request was cancelled at the service`,
+          {
+            cause: error,
+            extra: { timeoutMs, maxTotalTimeoutMs, request: what },
+          },
         );
       }
-      throw await this.callFailed(error, what);
+      throw await this.forwardFailed(error, what, signal, timeoutMs);
+    } finally {
+      clearTimeout(timer);
+      route.stop();
+      signal?.removeEventListener('abort', onCallerAbort);
+    }
+  }
+
+  /** What a forwarded request that failed throws: the caller's reason, `forward_timeout`, or {@link callFailed}'s error. */
+  private async forwardFailed(
+    error: unknown,
+    what: string,
+    signal: AbortSignal | undefined,
+    timeoutMs: number,
+  ): Promise<unknown> {
+    if (signal?.aborted) return signal.reason;
+    if (mcpCode(error) === 'REQUEST_TIMEOUT') {
+      return this.describe(
+        'forward_timeout',
+        `did not answer ${what} within ${formatMs(timeoutMs)}; the request was cancelled at the service`,
+        { cause: error, extra: { timeoutMs, request: what } },
+      );
+    }
+    return this.callFailed(error, what);
+  }
+
+  /** A `notifications/<list>/list_changed` from the service: lists it again after the debounce. */
+  private listChanged(client: Client, list: ChangedList): void {
+    if (this.isClosing) return;
+    this.pendingLists.add(list);
+    this.scheduleRelist(client);
+  }
+
+  private scheduleRelist(client: Client): void {
+    if (this.relistTimer !== undefined || this.relisting !== undefined || this.isClosing) return;
+    this.relistTimer = setTimeout(() => {
+      this.relistTimer = undefined;
+      const state = this.state;
+      if (state === 'ready') {
+        this.relisting = this.relist(client).finally(() => {
+          this.relisting = undefined;
+          // Changes announced while listing are listed once more.
+          if (this.pendingLists.size > 0) this.scheduleRelist(client);
+        });
+      } else if (state === 'starting' || state === 'initializing' || state === 'listing') {
+        this.scheduleRelist(client);
+      } else {
+        this.pendingLists.clear();
+      }
+    }, this.listChangeDebounceMs);
+    this.relistTimer.unref();
+  }
+
+  /**
+   * Lists every list of the service again and puts the new catalog in place in one assignment: a request
+   * already forwarded finishes as it was; the next one sees the new catalog. A failed listing keeps the
+   * catalog as it was and is reported as `service.catalog_refresh_failed`.
+   */
+  private async relist(client: Client): Promise<void> {
+    const lists = [...this.pendingLists];
+    this.pendingLists.clear();
+    const before = this.catalog;
+    let after: ServiceCatalog;
+    try {
+      after = await listCatalog(client, {
+        signal: this.relistAbort.signal,
+        timeoutMs: () => DEFAULT_FORWARD_TIMEOUT_MS,
+      });
+    } catch (error) {
+      if (this.isClosing || this.state !== 'ready') return;
+      const failure = isSdkError(error) ? (error as SdkError) : undefined;
+      const message = error instanceof Error ? error.message : String(error);
+      this.emit({
+        type: 'service.catalog_refresh_failed',
+        lists,
+        error: {
+          code: failure?.code ?? 'protocol_error',
+          message: `listing service "${this.name}" again after it announced a change failed: ${message}`,
+        },
+      });
+      return;
+    }
+    if (this.isClosing || this.state !== 'ready') return;
+    const change = diffCatalogs(before, after, lists);
+    this.listed = after;
+    if (!hasChanges(change)) return;
+    this.emit({ type: 'service.catalog_changed', ...change });
+    for (const listener of [...this.catalogListeners]) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's failure is the listener's problem; the service goes on.
+      }
     }
   }
 

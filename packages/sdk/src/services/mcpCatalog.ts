@@ -33,6 +33,72 @@ export interface ServiceClientContext {
   workspace?: string;
 }
 
+/** One progress notification, without its token. */
+export interface ServiceProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+// Progress by the SDK's own tokens. The official client looks its own progress handler up one microtask
+// after a response has already removed it, so a service's last progress, read together with its result,
+// would be dropped; a route here lives until the caller has the result and stops it.
+const progressRoutes = new WeakMap<Client, Map<string, (progress: ServiceProgress) => void>>();
+let progressTokens = 0;
+
+function routeProgressNotifications(client: Client): void {
+  const routes = new Map<string, (progress: ServiceProgress) => void>();
+  progressRoutes.set(client, routes);
+  client.setNotificationHandler('notifications/progress', (notification) => {
+    const { progressToken, progress, total, message } = notification.params;
+    routes.get(String(progressToken))?.({
+      progress,
+      ...(total === undefined ? {} : { total }),
+      ...(message === undefined ? {} : { message }),
+    });
+  });
+}
+
+/**
+ * A fresh `progressToken` for a request to `client` (made by {@link newServiceClient}) whose progress
+ * notifications go to `listener` until `stop` is called.
+ */
+export function routeProgress(
+  client: Client,
+  listener: (progress: ServiceProgress) => void,
+): { token: string; stop: () => void } {
+  const token = `scienceevolve-progress-${++progressTokens}`;
+  const routes = progressRoutes.get(client);
+  routes?.set(token, listener);
+  return { token, stop: () => routes?.delete(token) };
+}
+
+/** The list a `notifications/<list>/list_changed` names. */
+export type ChangedList = 'tools' | 'resources' | 'prompts';
+
+const LIST_CHANGED_METHODS = [
+  ['notifications/tools/list_changed', 'tools'],
+  ['notifications/resources/list_changed', 'resources'],
+  ['notifications/prompts/list_changed', 'prompts'],
+] as const;
+
+// Who hears a client's list changes: the session that lists it sets itself here (onListChanged).
+const listChangeListeners = new WeakMap<Client, (list: ChangedList) => void>();
+
+function watchListChangedNotifications(client: Client): void {
+  for (const [method, list] of LIST_CHANGED_METHODS) {
+    client.setNotificationHandler(method, () => listChangeListeners.get(client)?.(list));
+  }
+}
+
+/**
+ * Has `listener` told of every `notifications/{tools,resources,prompts}/list_changed` the server of
+ * `client` (made by {@link newServiceClient}) sends from now on; one listener per client, the last one set.
+ */
+export function onListChanged(client: Client, listener: (list: ChangedList) => void): void {
+  listChangeListeners.set(client, listener);
+}
+
 /**
  * The official client every service session talks through (project and remote alike): the SDK's
  * identity, the `roots` capability when a workspace is known, and `options` of the kind (a remote
@@ -49,6 +115,8 @@ export function newServiceClient(
     const root = { uri: pathToFileURL(workspace).href, name: 'workspace' };
     client.setRequestHandler('roots/list', () => ({ roots: [{ ...root }] }));
   }
+  watchListChangedNotifications(client);
+  routeProgressNotifications(client);
   return client;
 }
 

@@ -46,6 +46,26 @@ export interface ServiceEventBase {
   url?: string;
 }
 
+/** Names per list: tool and prompt names, resource URIs, template URI templates (the service's own). */
+export interface CatalogNames {
+  tools: string[];
+  resources: string[];
+  resourceTemplates: string[];
+  prompts: string[];
+}
+
+/**
+ * What one re-listing after `notifications/…/list_changed` changed in a service's catalog: what was
+ * added, removed, or is listed under the same name with another definition (description, schema, …).
+ */
+export interface CatalogChange {
+  /** The lists the service said had changed (`tools`, `resources`, `prompts`), in the order heard. */
+  lists: ('tools' | 'resources' | 'prompts')[];
+  added: CatalogNames;
+  removed: CatalogNames;
+  changed: CatalogNames;
+}
+
 /** One event of a service's life, given to `onEvent`. */
 export type ServiceEvent =
   | (ServiceEventBase & { type: 'service.state'; from: ServiceState | undefined; to: ServiceState })
@@ -80,6 +100,13 @@ export type ServiceEvent =
       pollutedLines: number;
       /** Stdout lines that claimed JSON-RPC but were invalid. */
       invalidLines: number;
+    })
+  | (ServiceEventBase & { type: 'service.catalog_changed' } & CatalogChange)
+  | (ServiceEventBase & {
+      type: 'service.catalog_refresh_failed';
+      /** The lists the service said had changed; the catalog as it was stays in use. */
+      lists: ('tools' | 'resources' | 'prompts')[];
+      error: { code: string; message: string };
     })
   | (ServiceEventBase & {
       type: 'service.protocol_pollution';

@@ -15,7 +15,7 @@ import type {
   Tool,
 } from '@modelcontextprotocol/client';
 import type { SdkError } from '../errors.js';
-import type { ServiceEventListener, ServiceState } from './serviceEvents.js';
+import type { CatalogChange, ServiceEventListener, ServiceState } from './serviceEvents.js';
 
 /** Everything a service offered when it was listed at start (every page of every list). */
 export interface ServiceCatalog {
@@ -41,6 +41,13 @@ export interface ForwardOptions {
   timeoutMs?: number;
   /** Aborts the request (it is cancelled at the service). */
   signal?: AbortSignal;
+  /**
+   * Asks the service for progress (a `progressToken`) and is told each `notifications/progress` it sends
+   * for this request. Each one starts `timeoutMs` again, up to `maxTotalTimeoutMs` in all.
+   */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /** With `onProgress`: milliseconds the request may take in all, however much progress it reports. Default 10 × `timeoutMs`. */
+  maxTotalTimeoutMs?: number;
 }
 
 /** Options of starting (or connecting to) one service, whatever its kind. */
@@ -54,6 +61,11 @@ export interface SessionStartOptions {
   signal?: AbortSignal;
   /** Receives every state transition and the service events. */
   onEvent?: ServiceEventListener;
+  /**
+   * Milliseconds to wait after a `notifications/…/list_changed` before listing the service again (more
+   * notifications within it are listed once). Default 50.
+   */
+  listChangeDebounceMs?: number;
 }
 
 /** A started, initialized and listed service. */
@@ -64,8 +76,13 @@ export interface ServiceSession {
   readonly aliases: readonly string[];
   /** `project`: a supervised stdio process group; `remote`: a Streamable HTTP URL. */
   readonly kind: 'project' | 'remote';
-  /** The catalog as listed before the harness started. */
+  /** The catalog as last listed: at start, and again after each list change the service announced. */
   readonly catalog: ServiceCatalog;
+  /**
+   * Has `listener` told after each re-listing that changed the catalog (the new catalog is already in
+   * place). Returns the function that stops it. Optional: a session without it never changes its catalog.
+   */
+  onCatalogChanged?(listener: (change: CatalogChange) => void): () => void;
   callTool(name: string, args: Record<string, unknown> | undefined, options?: ForwardOptions): Promise<CallToolResult>;
   readResource(uri: string, options?: ForwardOptions): Promise<ReadResourceResult>;
   getPrompt(name: string, args: Record<string, string> | undefined, options?: ForwardOptions): Promise<GetPromptResult>;

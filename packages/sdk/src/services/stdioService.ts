@@ -87,7 +87,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
   });
 
   constructor(spec: StdioServiceSpec, options: StartServiceOptions) {
-    super(spec.serviceName, spec.aliases, options.onEvent);
+    super(spec.serviceName, spec.aliases, options.onEvent, options.listChangeDebounceMs);
     this.spec = spec;
     this.options = options;
     this.stderrLogPath = spec.stderrLogPath;
