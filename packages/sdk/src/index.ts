@@ -55,6 +55,7 @@ export type { ServiceSession, ServiceCatalog, ForwardOptions } from './services/
 export type { ServiceEvent, ServiceState, CatalogChange } from './services/serviceEvents.js';
 export { startStdioService } from './services/stdioService.js';
 export type { StdioServiceSpec, StdioServiceSession, StartServiceOptions } from './services/stdioService.js';
+export type { EraLookup, EraMemory, EraVerdict } from './services/eraCache.js';
 export { connectRemoteService } from './services/remoteService.js';
 export type { RemoteServiceSpec, RemoteServiceSession } from './services/remoteService.js';
 export { buildServiceEnv } from './services/serviceEnv.js';

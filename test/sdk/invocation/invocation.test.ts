@@ -186,3 +186,37 @@ test('startInvocation: the first failure cancels the starts still running instea
   assert.ok(Date.now() - started < 15_000, 'not the 30 s budget');
   await assertNoMarkedProcess(project);
 });
+
+test('the era of a definition is remembered in cache/eras/<digest>.json and the next invocation uses it', async (t) => {
+  const { paths, version, workspace, project } = await setup(t, {
+    agents: { main: { mcpServers: [{ name: 'a', project: 'plain' }] } },
+    mcpDefinitions: { plain: fixtureDefinition('plain.cjs') },
+  });
+  const digest = version.digests.plain!;
+  const eraFile = join(paths.root, 'cache', 'eras', `${digest}.json`);
+  const sources: unknown[] = [];
+  const pids: number[] = [];
+  for (const runId of ['r1', 'r2']) {
+    const invocation = await startInvocation({
+      paths,
+      version,
+      agent: 'main',
+      runId,
+      workspace,
+      graceMs: 300,
+      onEvent: (event) => {
+        if (event.type === 'service.ready') sources.push([event.era, event.eraSource]);
+      },
+    });
+    t.after(() => invocation.close());
+    pids.push((invocation.sessions[0] as unknown as { pid: number }).pid);
+    assert.deepEqual(JSON.parse(readFileSync(eraFile, 'utf8')), { format: 1, digest, era: 'legacy' });
+    await invocation.close();
+  }
+  assert.deepEqual(sources, [
+    ['legacy', 'negotiated'],
+    ['legacy', 'remembered'],
+  ]);
+  await assertAllGone(pids);
+  await assertNoMarkedProcess(project);
+});

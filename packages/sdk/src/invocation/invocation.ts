@@ -19,6 +19,7 @@ import { type StdioServiceSession, startStdioService } from '../services/stdioSe
 import type { ProjectPaths } from '../store/projectStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { copySource } from './copySource.js';
+import { eraFilePath, fileEraMemory } from './eraFile.js';
 import { type PlannedService, planServices } from './plan.js';
 
 /** Milliseconds all of an invocation's services together have to be ready: 35,000 (SPEC §5.5). */
@@ -157,6 +158,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
             marker,
             registry: options.registry,
             graceMs: options.graceMs,
+            eraMemory: fileEraMemory(eraFilePath(paths.root, planned.digest), planned.digest),
           },
           { deadline, signal: cancel.signal, onEvent },
         );

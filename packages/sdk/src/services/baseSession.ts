@@ -191,7 +191,16 @@ export abstract class BaseSession implements ServiceSession {
       resourceTemplates: c.resourceTemplates.length,
       prompts: c.prompts.length,
       ...(c.protocolVersion === undefined ? {} : { protocolVersion: c.protocolVersion }),
+      ...this.eraFacts(),
     });
+  }
+
+  /**
+   * The protocol era of the connection and how it was chosen, for `service.ready` (a stdio service: the
+   * era remembered for its digest, negotiated, or negotiated after a damaged cache file). Default none.
+   */
+  protected eraFacts(): { era?: 'legacy' | 'modern'; eraSource?: 'remembered' | 'negotiated' | 'damaged_cache' } {
+    return {};
   }
 
   /**

@@ -78,6 +78,13 @@ export type ServiceEvent =
       resourceTemplates: number;
       prompts: number;
       protocolVersion?: string;
+      /** The protocol era: `legacy` (2025-11-25, `initialize`) or `modern` (2026-07-28+, `server/discover`). */
+      era?: 'legacy' | 'modern';
+      /**
+       * How a stdio service's era was chosen: remembered for its digest, negotiated (first start), or
+       * negotiated because the remembered verdict's file was damaged (then rewritten).
+       */
+      eraSource?: 'remembered' | 'negotiated' | 'damaged_cache';
     })
   | (ServiceEventBase & {
       type: 'service.failed';

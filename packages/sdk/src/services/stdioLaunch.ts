@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { SdkError } from '../errors.js';
+import type { EraMemory } from './eraCache.js';
 import type { SupervisedGroup } from './processGroup.js';
 import type { ProcessRegistry } from './processRegistry.js';
 import { resolveCommand } from './resolveCommand.js';
@@ -40,6 +41,12 @@ export interface StdioServiceSpec {
   registry?: ProcessRegistry;
   /** Milliseconds between SIGTERM and SIGKILL on stop. Default 2,000. */
   graceMs?: number;
+  /**
+   * Where the protocol era of this digest is remembered (the invocation: `projects/<p>/cache/eras/<digest>.json`).
+   * With it, the first start negotiates in place and remembers the verdict, later starts connect in that
+   * era without a probe. Without it, every start negotiates in place.
+   */
+  eraMemory?: EraMemory;
 }
 
 /** Who `spec` is, for its errors: the launch line starts with the command as given. */

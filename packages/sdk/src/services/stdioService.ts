@@ -5,9 +5,10 @@
  * group, SIGKILL after the grace, sweep for marked strays) so that nothing of it survives.
  */
 import type { ChildProcess } from 'node:child_process';
-import type { Client } from '@modelcontextprotocol/client';
+import type { Client, PriorDiscovery } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { BaseSession } from './baseSession.js';
+import { verdictOf } from './eraCache.js';
 import { mcpCode } from './forwarding.js';
 import { newServiceClient } from './mcpCatalog.js';
 import { type CollectResult, SupervisedGroup } from './processGroup.js';
@@ -38,7 +39,16 @@ export interface StartServiceOptions extends SessionStartOptions {
   stderrCapBytes?: number;
   /** Milliseconds to wait after SIGKILL for the processes to go. Default 5,000. */
   killWaitMs?: number;
+  /**
+   * Milliseconds the era probe (`server/discover`, sent only when no era is remembered for the digest)
+   * waits for an answer before counting the service as 2025-era and sending `initialize`. Default 5,000
+   * (never more than the start budget left).
+   */
+  eraProbeTimeoutMs?: number;
 }
+
+/** Default of {@link StartServiceOptions.eraProbeTimeoutMs}: 5,000 ms. */
+export const DEFAULT_ERA_PROBE_TIMEOUT_MS = 5_000;
 
 /**
  * Launches a project service and resolves once it is initialized and listed (`ready`). On any failure the
@@ -79,6 +89,8 @@ class StdioService extends BaseSession implements StdioServiceSession {
   private log: StderrLog | undefined;
   private transport: ServiceStdioTransport | undefined;
   private client: Client | undefined;
+  private eraSource: 'remembered' | 'negotiated' | 'damaged_cache' | undefined;
+  private eraPriorUsed = false;
   private failed: SdkError | undefined;
   private exitStatus: ExitStatus | undefined;
   private markExited: () => void = () => {};
@@ -118,15 +130,13 @@ class StdioService extends BaseSession implements StdioServiceSession {
       const client = this.client!;
       const transport = this.transport!;
       this.transition('initializing');
-      await this.untilDeath(
-        client.connect(transport, { signal: budget.signal, timeout: budget.remainingMs() }),
-        budget,
-      );
+      await this.connectInEra(client, transport, budget);
       this.transition('listing');
       await this.untilDeath(this.listWithin(client, budget), budget);
       transport.endSetup();
       this.becomeReady(this.startedAt);
     } catch (error) {
+      await this.learnEraFromFailure(error, budget);
       const failure = await this.classifyStartError(error, budget);
       this.fail(failure);
       await this.collect();
@@ -161,6 +171,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
     this.log.attach(child.stderr!);
 
     this.transport = new ServiceStdioTransport(child.stdout!, child.stdin!, {
+      ...(child.pid === undefined ? {} : { pid: child.pid }),
       onFirstPollution: () => this.emit({ type: 'service.protocol_pollution', phase: 'first', ...this.lineCounts() }),
     });
     // The service's cwd is the invocation's workspace (in Git-on, the role's worktree): its one root.
@@ -168,6 +179,56 @@ class StdioService extends BaseSession implements StdioServiceSession {
     this.client.onclose = () => this.onConnectionClosed();
     // Transport reports (stray and invalid lines) are counted by the transport and reported as events.
     this.client.onerror = () => {};
+  }
+
+  /**
+   * Connects in the era remembered for the digest, or negotiates in place (`server/discover`, then
+   * `initialize` for a 2025-era service; on this transport the official client probes the one process it
+   * has, never a second one) and remembers the verdict. A damaged record is ignored and rewritten.
+   */
+  private async connectInEra(client: Client, transport: ServiceStdioTransport, budget: StartBudget): Promise<void> {
+    const memory = this.spec.eraMemory;
+    const lookup = memory === undefined ? undefined : await memory.read();
+    const prior = lookup?.found;
+    this.eraPriorUsed = prior !== undefined;
+    if (prior === undefined) {
+      const probeMs = Math.min(this.options.eraProbeTimeoutMs ?? DEFAULT_ERA_PROBE_TIMEOUT_MS, budget.remainingMs());
+      client.setVersionNegotiation({ mode: 'auto', probe: { timeoutMs: Math.max(1, probeMs) } });
+    }
+    await this.untilDeath(
+      client.connect(transport, {
+        signal: budget.signal,
+        timeout: budget.remainingMs(),
+        ...(prior === undefined ? {} : { prior: prior as PriorDiscovery }),
+      }),
+      budget,
+    );
+    this.eraSource = prior !== undefined ? 'remembered' : lookup?.damaged === true ? 'damaged_cache' : 'negotiated';
+    const verdict = verdictOf(client);
+    if (memory !== undefined && prior === undefined && verdict !== undefined) {
+      // Best effort: a read-only data dir costs a probe at the next start, not this start.
+      await memory.remember(verdict).catch(() => {});
+    }
+  }
+
+  /**
+   * What a start that failed while connecting teaches about the era. A remembered verdict that did not
+   * connect is forgotten (the next start negotiates again). A service that closed its pipe at the probe
+   * (servers that exit on any request before `initialize` do) is remembered as 2025-era, so the next start
+   * sends `initialize` at once: this start has already spent its one process.
+   */
+  private async learnEraFromFailure(error: unknown, budget: StartBudget): Promise<void> {
+    const memory = this.spec.eraMemory;
+    // A start cut short (budget spent, or cancelled because another service failed) teaches nothing.
+    if (memory === undefined || this.state !== 'initializing' || budget.signal.aborted) return;
+    if (this.eraPriorUsed) {
+      await memory.forget().catch(() => {});
+      return;
+    }
+    const message = error instanceof Error ? error.message : '';
+    if (mcpCode(error) === 'ERA_NEGOTIATION_FAILED' && message.includes('closed during the server/discover probe')) {
+      await memory.remember({ kind: 'legacy' }).catch(() => {});
+    }
   }
 
   /**
@@ -237,6 +298,17 @@ class StdioService extends BaseSession implements StdioServiceSession {
   }
 
   // ---- serving ----------------------------------------------------------------------------------------
+
+  protected override eraFacts(): {
+    era?: 'legacy' | 'modern';
+    eraSource?: 'remembered' | 'negotiated' | 'damaged_cache';
+  } {
+    const era = this.client?.getProtocolEra();
+    return {
+      ...(era === undefined ? {} : { era }),
+      ...(this.eraSource === undefined ? {} : { eraSource: this.eraSource }),
+    };
+  }
 
   protected connectedClient(): Client {
     return this.client!;

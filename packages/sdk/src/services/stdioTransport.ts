@@ -29,6 +29,8 @@ export interface ServiceStdioTransportOptions {
   onInvalidLine?: (reason: string) => void;
   /** Longest accepted line in characters. Default {@link MAX_LINE_CHARS}. */
   maxLineChars?: number;
+  /** The leader's pid, shown as {@link ServiceStdioTransport.pid}. */
+  pid?: number;
 }
 
 /** A {@link Transport} over a child's stdout (read) and stdin (write). */
@@ -50,12 +52,21 @@ export class ServiceStdioTransport implements Transport {
   private polluted = 0;
   private invalid = 0;
   private fatal: string | undefined;
+  /**
+   * The leader's pid (or `null`). With {@link stderr}, it marks this as a stdio transport to the official
+   * client's era negotiation, which then probes in place (never a sibling process) and counts a probe that
+   * times out or whose process closes the pipe as a 2025-era server.
+   */
+  readonly pid: number | null;
+  /** Always `null`: the service's stderr goes to its log, never through the transport. */
+  readonly stderr = null;
 
   constructor(stdout: Readable, stdin: Writable, options: ServiceStdioTransportOptions = {}) {
     this.stdout = stdout;
     this.stdin = stdin;
     this.options = options;
     this.maxLineChars = options.maxLineChars ?? MAX_LINE_CHARS;
+    this.pid = options.pid ?? null;
     // A service that exits closes its stdin pipe; a write then fails with EPIPE. Without a listener that
     // error would be thrown as an uncaught exception; the exit itself is reported by the service.
     this.stdin.on('error', () => {});

@@ -1,0 +1,172 @@
+/**
+ * Both protocol eras (SPEC §7): a service written with the v2 SDK that speaks only 2026-07-28 lists and
+ * calls through the stdio and HTTP faces; the era of a digest is negotiated once, remembered in the data
+ * dir, and later starts connect in it without a probe; a damaged cache file is ignored and rewritten.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { createSurface } from '../../../packages/sdk/src/bridge/surface.js';
+import { fileEraMemory } from '../../../packages/sdk/src/invocation/eraFile.js';
+import type { ServiceEvent } from '../../../packages/sdk/src/services/serviceEvents.js';
+import type { StdioServiceSpec } from '../../../packages/sdk/src/services/stdioLaunch.js';
+import { faceClient } from '../bridge/faceClients.js';
+import { assertAllGone, fixture, fixtureSpec, startMustFail, startService, tempDir } from './helpers.js';
+
+/** `spec` with its era remembered in the file `path`. */
+function remembering(spec: StdioServiceSpec, path: string): StdioServiceSpec & { eraPath: string } {
+  return { ...spec, eraMemory: fileEraMemory(path, spec.digest), eraPath: path };
+}
+
+/** A spec whose entry imports the v2 server and zod by absolute path and serves the modern fixture. */
+function modernSpec(t: TestContext): { spec: StdioServiceSpec & { eraPath: string }; log: string } {
+  const dir = tempDir(t);
+  const entry = join(dir, 'entry.mjs');
+  const log = join(dir, 'starts.log');
+  writeFileSync(log, '');
+  writeFileSync(
+    entry,
+    [
+      `import { McpServer } from ${JSON.stringify(import.meta.resolve('@modelcontextprotocol/server'))};`,
+      `import { serveStdio } from ${JSON.stringify(import.meta.resolve('@modelcontextprotocol/server/stdio'))};`,
+      `import { z } from ${JSON.stringify(import.meta.resolve('zod'))};`,
+      `import { serveModern } from ${JSON.stringify(new URL(`file://${fixture('speaksModernEra.mjs')}`).href)};`,
+      'serveModern({ McpServer, serveStdio, z });',
+      '',
+    ].join('\n'),
+  );
+  const base = fixtureSpec(t, 'plain.cjs', { serviceName: 'modern', args: [log] });
+  return {
+    spec: remembering({ ...base, entrypointPath: entry }, join(dir, 'cache', 'eras', `${base.digest}.json`)),
+    log,
+  };
+}
+
+function readyOf(events: ServiceEvent[]): Extract<ServiceEvent, { type: 'service.ready' }> {
+  const ready = events.find((e) => e.type === 'service.ready');
+  assert.ok(ready, 'a service.ready event');
+  return ready as Extract<ServiceEvent, { type: 'service.ready' }>;
+}
+
+function textOf(result: { content?: unknown }): string {
+  const block = (result.content as { type: string; text?: string }[] | undefined)?.[0];
+  return block?.type === 'text' ? (block.text ?? '') : '';
+}
+
+test('a 2026-07-28 service lists and calls through both faces; its second start connects without a probe', async (t) => {
+  const { spec, log } = modernSpec(t);
+  const first = await startService(t, spec);
+  assert.equal(first.session.catalog.protocolVersion, '2026-07-28');
+  assert.deepEqual(
+    first.session.catalog.tools.map((tool) => tool.name),
+    ['echo'],
+  );
+  assert.equal(readyOf(first.events).era, 'modern');
+  assert.equal(readyOf(first.events).eraSource, 'negotiated');
+  const cached = JSON.parse(readFileSync(spec.eraPath, 'utf8'));
+  assert.equal(cached.era, 'modern');
+  assert.equal(cached.digest, spec.digest);
+
+  const surface = createSurface([first.session]);
+  for (const kind of ['stdio 2025-11-25', 'stdio 2026-07-28', 'http 2026-07-28'] as const) {
+    const client = await faceClient(t, surface, kind);
+    const { tools } = await client.listTools();
+    assert.deepEqual(
+      tools.map((tool) => [tool.name, tool.title]),
+      [['modern__echo', 'Echo']],
+      kind,
+    );
+    const result = await client.callTool({ name: 'modern__echo', arguments: { text: kind } });
+    assert.equal(textOf(result), `echo: ${kind}`, kind);
+    await client.close();
+  }
+  await first.session.close();
+  await assertAllGone([first.session.pid]);
+  assert.deepEqual(readFileSync(log, 'utf8').split('\n').filter(Boolean), ['start', 'discover']);
+
+  const second = await startService(t, spec);
+  assert.equal(readyOf(second.events).era, 'modern');
+  assert.equal(readyOf(second.events).eraSource, 'remembered');
+  const called = await second.session.callTool('echo', { text: 'again' });
+  assert.equal(textOf(called as { content?: unknown }), 'echo: again');
+  await second.session.close();
+  await assertAllGone([second.session.pid]);
+  // One spawn per start and no second probe: the remembered verdict was adopted.
+  assert.deepEqual(readFileSync(log, 'utf8').split('\n').filter(Boolean), ['start', 'discover', 'start']);
+});
+
+test('a 2025-11-25 service is negotiated once, then started in the legacy era without a probe', async (t) => {
+  const base = fixtureSpec(t, 'plain.cjs');
+  const spec = remembering(base, join(tempDir(t), 'eras', `${base.digest}.json`));
+  const first = await startService(t, spec);
+  assert.equal(first.session.catalog.protocolVersion, '2025-11-25');
+  assert.equal(readyOf(first.events).era, 'legacy');
+  assert.equal(readyOf(first.events).eraSource, 'negotiated');
+  assert.equal(JSON.parse(readFileSync(spec.eraPath, 'utf8')).era, 'legacy');
+  await first.session.close();
+
+  const second = await startService(t, spec);
+  assert.equal(readyOf(second.events).eraSource, 'remembered');
+  assert.equal(second.session.catalog.protocolVersion, '2025-11-25');
+  await second.session.close();
+  await assertAllGone([first.session.pid, second.session.pid]);
+});
+
+test('a damaged era file is ignored, noted in service.ready, and rewritten', async (t) => {
+  const { spec } = modernSpec(t);
+  mkdirSync(dirname(spec.eraPath), { recursive: true });
+  for (const damage of ['{"format":1,', JSON.stringify({ format: 1, digest: spec.digest, era: 'modern' })]) {
+    writeFileSync(spec.eraPath, damage);
+    const { session, events } = await startService(t, spec);
+    assert.equal(readyOf(events).eraSource, 'damaged_cache');
+    assert.equal(readyOf(events).era, 'modern');
+    assert.equal(JSON.parse(readFileSync(spec.eraPath, 'utf8')).era, 'modern');
+    await session.close();
+    await assertAllGone([session.pid]);
+  }
+});
+
+test('a 2025-11-25 service that never answers the probe is started in the legacy era after the probe timeout', async (t) => {
+  const log = join(tempDir(t), 'starts.log');
+  const base = fixtureSpec(t, 'reactsToDiscover.cjs', { args: ['silent', log] });
+  const spec = remembering(base, join(tempDir(t), 'eras', `${base.digest}.json`));
+  const first = await startService(t, spec, { eraProbeTimeoutMs: 300 });
+  assert.equal(readyOf(first.events).era, 'legacy');
+  assert.equal(first.session.catalog.protocolVersion, '2025-11-25');
+  assert.equal(JSON.parse(readFileSync(spec.eraPath, 'utf8')).era, 'legacy');
+  await first.session.close();
+  await assertAllGone([first.session.pid]);
+});
+
+test('a service that exits at the probe fails its first start coded, then starts in the legacy era', async (t) => {
+  const log = join(tempDir(t), 'starts.log');
+  const base = fixtureSpec(t, 'reactsToDiscover.cjs', { args: ['exit', log] });
+  const spec = remembering(base, join(tempDir(t), 'eras', `${base.digest}.json`));
+  const { error } = await startMustFail(spec);
+  assert.equal(error.code, 'service_exited');
+  await assertAllGone([(error.data as { pid: number }).pid]);
+  assert.equal(JSON.parse(readFileSync(spec.eraPath, 'utf8')).era, 'legacy');
+
+  const second = await startService(t, spec);
+  assert.equal(readyOf(second.events).eraSource, 'remembered');
+  assert.equal(second.session.catalog.protocolVersion, '2025-11-25');
+  await second.session.close();
+  await assertAllGone([second.session.pid]);
+  assert.deepEqual(readFileSync(log, 'utf8').split('\n').filter(Boolean), ['start', 'start']);
+});
+
+test('a remembered era that no longer connects is forgotten', async (t) => {
+  const { spec } = modernSpec(t);
+  mkdirSync(dirname(spec.eraPath), { recursive: true });
+  // A wrong verdict (the service refuses a 2025-era opening): this start fails, the next negotiates.
+  writeFileSync(spec.eraPath, JSON.stringify({ format: 1, digest: spec.digest, era: 'legacy' }));
+  const { error } = await startMustFail(spec);
+  await assertAllGone([(error.data as { pid: number }).pid]);
+  assert.equal(existsSync(spec.eraPath), false);
+  const { session, events } = await startService(t, spec);
+  assert.equal(readyOf(events).eraSource, 'negotiated');
+  assert.equal(readyOf(events).era, 'modern');
+  await session.close();
+  await assertAllGone([session.pid]);
+});
