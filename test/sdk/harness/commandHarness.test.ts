@@ -128,6 +128,25 @@ test('envFrom or apiKeyEnv naming an unset host variable: missing_env before any
   await assertNothingLeft(box.project, result.events);
 });
 
+test('an apiKeyEnv whose host variable is empty: missing_env, as for the model loops', {
+  timeout: 60_000,
+}, async (t) => {
+  const box = await sandbox(t);
+  const result = await startRun({
+    ...box,
+    workflow: workflow('call', { apiKeyEnv: 'SE_TEST_EMPTY_KEY' }),
+    requirement: addTask,
+    hostEnv: { PATH: process.env.PATH, SE_TEST_EMPTY_KEY: '' },
+    graceMs: 300,
+  }).result;
+  assert.equal(result.status, 'failed');
+  const error = ofType(result.events, 'invocation.finished')[0]?.error as { code: string; message: string };
+  assert.equal(error?.code, 'missing_env');
+  assert.match(error.message, /SE_TEST_EMPTY_KEY \(for apiKeyEnv\) is not set \(or empty, for the API key\)/);
+  assert.ok(!existsSync(join(box.workspace, 'agent.pid')), 'the CLI never started');
+  await assertNothingLeft(box.project, result.events);
+});
+
 test('a grandchild the CLI left behind (setsid, ignores SIGTERM) is collected', { timeout: 60_000 }, async (t) => {
   const box = await sandbox(t);
   const pidsFile = join(box.base, 'pids.json');

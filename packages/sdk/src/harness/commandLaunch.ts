@@ -66,13 +66,17 @@ export function cliEnv(
   let apiKey: string | undefined;
   if (config.apiKeyEnv !== undefined) {
     apiKey = Object.hasOwn(input.hostEnv, config.apiKeyEnv) ? input.hostEnv[config.apiKeyEnv] : undefined;
-    if (apiKey === undefined) missing.push({ variable: 'apiKeyEnv', hostVariable: config.apiKeyEnv });
+    // An empty key is no key, as for the model loops: the CLI would fail later with its provider's 401.
+    if (apiKey === undefined || apiKey === '') {
+      apiKey = undefined;
+      missing.push({ variable: 'apiKeyEnv', hostVariable: config.apiKeyEnv });
+    }
   }
   if (missing.length > 0) {
     const names = missing.map((m) => `${m.hostVariable} (for ${m.variable})`).join(', ');
     throw new SdkError(
       'missing_env',
-      `agent "${agent}" cannot start its CLI: host variable${missing.length > 1 ? 's' : ''} ${names} ${missing.length > 1 ? 'are' : 'is'} not set`,
+      `agent "${agent}" cannot start its CLI: host variable${missing.length > 1 ? 's' : ''} ${names} ${missing.length > 1 ? 'are' : 'is'} not set (or empty, for the API key)`,
       {
         remedy: `set ${missing.map((m) => m.hostVariable).join(', ')} in the environment that runs ScienceEvolve, or change agents.${agent}.harness`,
         data: { agent, variables: missing },
