@@ -17,6 +17,8 @@ interface Case {
   workflow?: Record<string, unknown>;
   /** A document, or raw text written to a file. */
   script?: unknown;
+  /** Engine options beside the workflow and script. */
+  options?: Record<string, unknown>;
   code: string;
   message: RegExp;
 }
@@ -52,6 +54,27 @@ const cases: Case[] = [
     code: 'invalid_workflow',
     message: /no agent named "main"/,
   },
+  {
+    name: 'a startup budget past the timer ceiling (2^31 ms would fire at once)',
+    script: { agents: {} },
+    options: { startupBudgetMs: 2 ** 31 },
+    code: 'usage',
+    message: /startupBudgetMs must be a whole number of milliseconds from 1 to 2147483647/,
+  },
+  {
+    name: 'a grace that is not a whole number',
+    script: { agents: {} },
+    options: { graceMs: 1.5 },
+    code: 'usage',
+    message: /graceMs must be a whole number/,
+  },
+  {
+    name: 'a forwarding timeout of 0',
+    script: { agents: {} },
+    options: { forwardTimeoutMs: 0 },
+    code: 'usage',
+    message: /forwardTimeoutMs must be a whole number of milliseconds from 1/,
+  },
 ];
 
 for (const c of cases) {
@@ -63,7 +86,7 @@ for (const c of cases) {
       await writeFile(script, c.script);
     } else script = c.script as Record<string, unknown> | undefined;
     await assert.rejects(
-      runWorkflow({ ...box, workflow: c.workflow ?? plain, script, requirement: 'r' }),
+      runWorkflow({ ...box, ...c.options, workflow: c.workflow ?? plain, script, requirement: 'r' }),
       (error: { code: string; message: string; remedy?: string }) => {
         assert.equal(error.code, c.code, error.message);
         assert.match(error.message, c.message);

@@ -1,6 +1,8 @@
 /** The options of the engine's entry points and what a run reports (shared by runs.ts, runLoop.ts and attempt.ts). */
+import { SdkError } from '../errors.js';
 import type { ErrorRecord, RunEvent, RunStatus } from '../events/runEvents.js';
 import type { HarnessFactories } from '../harness/harnessFor.js';
+import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
 /** Options shared by `startRun` and `resumeRuns`. */
 export interface EngineOptions {
@@ -24,6 +26,32 @@ export interface EngineOptions {
    * embedder's own harness behind a type of the workflow schema. Default none.
    */
   harnessFactories?: HarnessFactories;
+}
+
+/**
+ * Refuses, with `usage` naming the option, a duration of `options` that is not an integer from its floor to
+ * {@link MAX_DURATION_MS} (2^31 − 1 ms: a longer `setTimeout` fires at once). Run and resume check this
+ * before anything is written or started.
+ */
+export function checkEngineDurations(options: EngineOptions): void {
+  const durations: [keyof EngineOptions, number | undefined, number][] = [
+    ['startupBudgetMs', options.startupBudgetMs, 1],
+    ['graceMs', options.graceMs, 0],
+    ['forwardTimeoutMs', options.forwardTimeoutMs, 1],
+  ];
+  for (const [name, value, floor] of durations) {
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || value < floor || value > MAX_DURATION_MS) {
+      throw new SdkError(
+        'usage',
+        `${name} must be a whole number of milliseconds from ${floor} to ${MAX_DURATION_MS}`,
+        {
+          remedy: `pass ${name} as an integer in that range, or leave it out for its default`,
+          data: { option: name },
+        },
+      );
+    }
+  }
 }
 
 /** What a finished (or stopped) run reports: the shape of `run --json` plus where things are. */

@@ -29,6 +29,7 @@ import {
   thisHost,
 } from './runRecord.js';
 import { type EngineOptions, RunEngine, type RunResult, finishedResult } from './runLoop.js';
+import { checkEngineDurations } from './engineOptions.js';
 import { checkGitWorkspace } from './worktrees.js';
 
 export type { EngineOptions, RunResult } from './runLoop.js';
@@ -74,6 +75,7 @@ export function runWorkflow(options: RunOptions): Promise<RunResult> {
 }
 
 async function beginRun(runId: string, options: RunOptions, stream: EventStream): Promise<RunResult> {
+  checkEngineDurations(options);
   const workspace = resolve(options.workspace);
   // Everything that can be refused is checked before the workflow is accepted or anything is written.
   const workflow =
@@ -149,6 +151,7 @@ function resumable(record: RunRecord): boolean {
  * same task again. A run named by `run` that already finished is returned as it is.
  */
 export async function resumeRuns(options: ResumeOptions): Promise<RunResult[]> {
+  checkEngineDurations(options);
   if (!existsSync(new ProjectPaths(resolve(options.dataDir), options.project).root)) {
     throw new SdkError(
       'unknown_project',
