@@ -2,47 +2,29 @@
 // header) is bridged to stdio by the http-to-stdio fixture process, which the official v2 client drives
 // in both eras. Spawns take about a second each under tsx, hence the 30 s timeouts.
 import assert from 'node:assert/strict';
-import { type Server as HttpServer, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { httpToStdio } from '../../../packages/sdk/src/bridge/httpToStdio.js';
 import { connectSession, createLabServer } from '../../fixtures/bridge/labService.js';
 import { killIfAlive, waitUntilGone } from '../../fixtures/bridge/processGone.js';
+import { serveStatelessMcp } from '../../fixtures/remote/statelessServer.js';
 
 const fixture = fileURLToPath(new URL('../../fixtures/bridge/runsHttpToStdio.ts', import.meta.url));
 const API_KEY = 'k-123456789';
 
 async function startRemote(t: { after: (fn: () => unknown) => void }): Promise<string> {
-  const server: HttpServer = createServer((req, res) => {
-    if (req.headers['x-api-key'] !== API_KEY) {
+  return serveStatelessMcp(
+    t,
+    () => createLabServer('remote'),
+    (req, res) => {
+      if (req.headers['x-api-key'] === API_KEY) return true;
       res.writeHead(401).end();
-      return;
-    }
-    const mcp = createLabServer('remote');
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => {
-      void transport.close();
-      void mcp.close();
-    });
-    mcp
-      .connect(transport)
-      .then(() => transport.handleRequest(req, res))
-      .catch(() => res.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+      return false;
+    },
   );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
 }
 
 for (const mode of ['legacy', { pin: '2026-07-28' }] as const) {

@@ -4,20 +4,18 @@
  * workspace; JSON-RPC errors counted towards a rest. Through real service starts and the HTTP face.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { type TestContext, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ListResourcesRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createBridgeToken, serveHttp } from '../../../packages/sdk/src/bridge/httpFace.js';
 import { createSurface } from '../../../packages/sdk/src/bridge/surface.js';
 import { ERROR_META_KEY } from '../../../packages/sdk/src/bridge/surfaceDispatch.js';
 import type { ServiceSession } from '../../../packages/sdk/src/services/serviceSession.js';
 import { connectRemoteService } from '../../../packages/sdk/src/services/remoteService.js';
+import { serveStatelessMcp } from '../../fixtures/remote/statelessServer.js';
 import { assertAllGone, fixtureSpec, startMustFail, startService } from './helpers.js';
 
 /** Serves `session` through the HTTP face and connects a v2 client to it. */
@@ -152,7 +150,7 @@ test('a handler that throws fails its call and three in a row rest the service; 
 
 /** A remote (stateless Streamable HTTP) low-level server: 3 pages of tools, resources without templates/list. */
 async function startPagingRemote(t: TestContext): Promise<string> {
-  const http: HttpServer = createServer((req: IncomingMessage, res) => {
+  return serveStatelessMcp(t, () => {
     const server = new Server(
       { name: 'remote-pages', version: '1.0.0' },
       { capabilities: { tools: {}, resources: {} } },
@@ -163,27 +161,8 @@ async function startPagingRemote(t: TestContext): Promise<string> {
       return { tools, ...(page < 3 ? { nextCursor: String(page + 1) } : {}) };
     });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [] }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    server
-      .connect(transport)
-      .then(() => transport.handleRequest(req, res))
-      .catch(() => {
-        if (!res.headersSent) res.writeHead(500).end();
-      });
+    return server;
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        http.closeAllConnections();
-        http.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
 }
 
 test('a remote service is listed page by page, and its missing templates/list is counted empty', async (t) => {

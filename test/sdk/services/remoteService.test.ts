@@ -4,59 +4,46 @@
  * closes our client, and `remote_unreachable` for a URL nobody answers.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type TestContext, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import { isSdkError } from '../../../packages/sdk/src/errors.js';
 import { connectRemoteService } from '../../../packages/sdk/src/services/remoteService.js';
 import type { ServiceEvent } from '../../../packages/sdk/src/services/serviceEvents.js';
+import { serveStatelessMcp } from '../../fixtures/remote/statelessServer.js';
 import { eventTypes, states } from './helpers.js';
 
 /** A stateless MCP server on 127.0.0.1:<random>/mcp; `seen` collects the Authorization headers. */
 async function startHttpServer(t: TestContext): Promise<{ url: string; seen: (string | undefined)[] }> {
   const seen: (string | undefined)[] = [];
-  const http: Server = createServer((req: IncomingMessage, res) => {
+  const admit = (req: IncomingMessage, res: ServerResponse): boolean => {
     if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/mcp') {
       res.writeHead(404).end('not here');
-      return;
+      return false;
     }
     seen.push(req.headers.authorization);
-    const server = new McpServer({ name: 'remote-fixture', version: '1.0.0' });
-    server.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
-      content: [{ type: 'text', text }],
-    }));
-    server.registerTool('sleep', { inputSchema: { ms: z.number() } }, async ({ ms }) => {
-      await new Promise((r) => setTimeout(r, ms));
-      return { content: [{ type: 'text', text: 'slept' }] };
-    });
-    server.registerPrompt('greet', { argsSchema: { who: z.string() } }, ({ who }) => ({
-      messages: [{ role: 'user', content: { type: 'text', text: `Hello ${who}` } }],
-    }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    server
-      .connect(transport)
-      .then(() => transport.handleRequest(req, res))
-      .catch(() => {
-        if (!res.headersSent) res.writeHead(500).end();
+    return true;
+  };
+  const url = await serveStatelessMcp(
+    t,
+    () => {
+      const server = new McpServer({ name: 'remote-fixture', version: '1.0.0' });
+      server.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
+        content: [{ type: 'text', text }],
+      }));
+      server.registerTool('sleep', { inputSchema: { ms: z.number() } }, async ({ ms }) => {
+        await new Promise((r) => setTimeout(r, ms));
+        return { content: [{ type: 'text', text: 'slept' }] };
       });
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        http.closeAllConnections();
-        http.close(() => resolve());
-      }),
+      server.registerPrompt('greet', { argsSchema: { who: z.string() } }, ({ who }) => ({
+        messages: [{ role: 'user', content: { type: 'text', text: `Hello ${who}` } }],
+      }));
+      return server;
+    },
+    admit,
   );
-  const { port } = http.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/mcp`, seen };
+  return { url, seen };
 }
 
 test('a remote service is connected, listed, called with its headers, and close only closes the client', async (t) => {
