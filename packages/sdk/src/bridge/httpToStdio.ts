@@ -77,7 +77,7 @@ export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToSt
   const connectTimeout = options.connectTimeoutMs ?? 30_000;
   const shownUrl = publicUrl(options.url);
   const unreachable = (what: string, error: unknown) =>
-    new SdkError('remote_unreachable', `${what.replace('{url}', shownUrl)}: ${networkMessage(error)}`, {
+    new SdkError('remote_unreachable', `${what.replace('{url}', shownUrl)}: ${networkMessage(error, options.url)}`, {
       remedy:
         'Check that the server is running and speaks Streamable HTTP at that URL (not SSE), and its headers/token.',
       data: { url: shownUrl },

@@ -48,12 +48,27 @@ export function isNetworkFailure(error: unknown): boolean {
   return error instanceof TypeError && /fetch failed/i.test(error.message);
 }
 
-/** `error`'s message with its cause's code when it has one (`fetch failed (ECONNREFUSED)`). */
-export function networkMessage(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  const causeCode = (cause as { code?: unknown } | undefined)?.code;
-  return typeof causeCode === 'string' ? `${error.message} (${causeCode})` : error.message;
+/**
+ * `error`'s message with its cause's code when it has one (`fetch failed (ECONNREFUSED)`), and every
+ * spelling of `url` in it (as given, and as `URL` writes it) replaced by its public form ({@link publicUrl}):
+ * fetch and the transports repeat the URL, whose query may hold a token. Every message about a remote
+ * that quotes an underlying error goes through here.
+ */
+export function networkMessage(error: unknown, url: string): string {
+  let text: string;
+  if (error instanceof Error) {
+    const causeCode = ((error as { cause?: unknown }).cause as { code?: unknown } | undefined)?.code;
+    text = typeof causeCode === 'string' ? `${error.message} (${causeCode})` : error.message;
+  } else text = String(error);
+  const shown = publicUrl(url);
+  const spellings = [url];
+  try {
+    spellings.push(new URL(url).href);
+  } catch {
+    // An invalid URL has only the spelling it was given.
+  }
+  for (const spelling of spellings) if (spelling !== '' && spelling !== shown) text = text.split(spelling).join(shown);
+  return text;
 }
 
 /**

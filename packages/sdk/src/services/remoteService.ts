@@ -232,7 +232,7 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
           await client.close().catch(() => {});
           throw this.describe(
             'remote_unreachable',
-            `forgot our session and a new one could not be started for ${what}: ${networkMessage(error)}`,
+            `forgot our session and a new one could not be started for ${what}: ${networkMessage(error, this.spec.url)}`,
             { cause: error },
           );
         }
@@ -252,7 +252,7 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
     if (isNetworkFailure(error) || code === 'CONNECTION_CLOSED' || code === 'NOT_CONNECTED') {
       return this.describe(
         'remote_unreachable',
-        `could not be reached for ${what}: ${this.hideUrl(networkMessage(error))}`,
+        `could not be reached for ${what}: ${networkMessage(error, this.spec.url)}`,
         { cause: error },
       );
     }
@@ -269,26 +269,17 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
     // Our own listing errors (`list_too_long`, `list_cursor_repeated`) already name the service and list.
     if (isSdkError(error)) return error as SdkError;
     if (phase === 'connect') {
-      return this.describe('remote_unreachable', `could not be reached: ${this.hideUrl(networkMessage(error))}`, {
+      return this.describe('remote_unreachable', `could not be reached: ${networkMessage(error, this.spec.url)}`, {
         cause: error,
       });
     }
-    return this.describe('initialize_failed', `failed to list what it offers: ${this.hideUrl(networkMessage(error))}`, {
-      cause: error,
-    });
-  }
-
-  /** `text` with the full URL (its query may hold a token) replaced by the public one. */
-  private hideUrl(text: string): string {
-    let href: string | undefined;
-    try {
-      href = new URL(this.spec.url).href;
-    } catch {
-      href = undefined;
-    }
-    let out = text.split(this.spec.url).join(this.url);
-    if (href !== undefined && href !== this.url) out = out.split(href).join(this.url);
-    return out;
+    return this.describe(
+      'initialize_failed',
+      `failed to list what it offers: ${networkMessage(error, this.spec.url)}`,
+      {
+        cause: error,
+      },
+    );
   }
 
   protected describe(code: ErrorCode, what: string, facts: FailureFacts = {}): SdkError {
