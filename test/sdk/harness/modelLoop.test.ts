@@ -369,7 +369,7 @@ test('resume continues from the checkpoint: recorded tool calls are not run agai
   const first = harnessInput(surface, { signal: abort.signal });
   const running = createModelLoopHarness('main', config, FAST).run(first);
   await slowStarted;
-  while (!first.recorder.checkpoints.some((c) => Object.keys(c.results ?? {}).length === 1)) await sleep(5);
+  while (!first.recorder.checkpoints.some((c) => (c.results ?? []).length === 1)) await sleep(5);
   abort.abort();
   await assert.rejects(running, { code: 'cancelled' });
   assert.deepEqual(Object.fromEntries(calls), { fast: 2, slow: 1 });
@@ -392,6 +392,59 @@ test('resume continues from the checkpoint: recorded tool calls are not run agai
   assert.equal(third.output, result.output);
   assert.equal(model.requests.length, 3);
   assert.deepEqual(Object.fromEntries(calls), { fast: 2, slow: 2 });
+});
+
+test('a recorded result survives the checkpoint whatever its call id (`__proto__`, `constructor`)', async (t) => {
+  const model = await server(t, { respond: scriptedPolicy([]) });
+  const { service, calls } = countingService();
+  const surface = createSurface([service]);
+  const config = PROTOCOLS[2]!.config(model.url);
+  // A step cut after the result of the call the model named `__proto__` was recorded: call ids are the
+  // model's, and an object keyed by them would lose that one (zod and JSON drop a `__proto__` key).
+  const call = (toolCallId: string) => ({ type: 'tool-call', toolCallId, toolName: 'counter__fast', input: {} });
+  const checkpoint: ModelLoopCheckpoint = {
+    kind: 'model-loop',
+    version: 1,
+    messages: [
+      { role: 'user', content: 'Use the counter.' },
+      { role: 'assistant', content: [call('__proto__'), call('constructor')] },
+    ],
+    turn: 1,
+    usage: {},
+    results: [{ toolCallId: '__proto__', text: 'recorded before the cut', isError: false }],
+  };
+  const input = harnessInput(surface, { checkpoint: JSON.parse(JSON.stringify(checkpoint)) });
+  const result = await createModelLoopHarness('main', config, FAST).run(input);
+  assert.deepEqual(Object.fromEntries(calls), { fast: 1 }, 'only the unrecorded call runs');
+  assert.equal(result.output, 'final: recorded before the cut | fast #1');
+  // Every checkpoint written on the way kept the `__proto__` result.
+  const mid = input.recorder.checkpoints.find((c) => (c.results ?? []).length === 2);
+  assert.deepEqual(
+    JSON.parse(JSON.stringify(mid?.results)).map((r: { toolCallId: string }) => r.toolCallId),
+    ['__proto__', 'constructor'],
+  );
+});
+
+test('a checkpoint of the earlier form (results keyed by call id) still resumes', async (t) => {
+  const model = await server(t, { respond: scriptedPolicy([]) });
+  const { service, calls } = countingService();
+  const config = PROTOCOLS[2]!.config(model.url);
+  const call = (toolCallId: string) => ({ type: 'tool-call', toolCallId, toolName: 'counter__fast', input: {} });
+  const earlier = {
+    kind: 'model-loop',
+    version: 1,
+    messages: [
+      { role: 'user', content: 'Use the counter.' },
+      { role: 'assistant', content: [call('call_a'), call('call_b')] },
+    ],
+    turn: 1,
+    usage: {},
+    results: { call_a: { text: 'recorded earlier', isError: false } },
+  };
+  const input = harnessInput(createSurface([service]), { checkpoint: earlier });
+  const result = await createModelLoopHarness('main', config, FAST).run(input);
+  assert.deepEqual(Object.fromEntries(calls), { fast: 1 });
+  assert.equal(result.output, 'final: recorded earlier | fast #1');
 });
 
 test('a checkpoint that is not a model-loop checkpoint is refused with invalid_checkpoint', async (t) => {

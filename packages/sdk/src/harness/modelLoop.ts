@@ -21,6 +21,8 @@ import {
   lastAssistantCalls,
   lastAssistantIndex,
   pendingCalls,
+  recordedResults,
+  storeResults,
   restoreCheckpoint,
 } from './modelLoopCheckpoint.js';
 import { PerKeyLimiter, callTool, toolResultPart, toolSet } from './modelTools.js';
@@ -88,23 +90,23 @@ async function runModelLoop(
     // A step whose tool calls are not all answered yet (a checkpoint taken mid-step) completes first.
     const pending = pendingCalls(state.messages);
     if (pending.length > 0) {
-      const recorded = state.results ?? {};
-      state.results = recorded;
+      const recorded = recordedResults(state);
       // Every call settles before the harness does (a cancelled run cancels them all): no checkpoint is
       // written after `run` has returned.
       const settled = await Promise.allSettled(
         pending.map(async (call) => {
-          if (Object.hasOwn(recorded, call.toolCallId)) return;
+          if (recorded.has(call.toolCallId)) return;
           const result = await limiter.run(serviceOf.get(call.toolName) ?? call.toolName, () =>
             callTool(input, call.toolName, call.input),
           );
-          recorded[call.toolCallId] = result;
+          recorded.set(call.toolCallId, result);
+          storeResults(state, recorded);
           await saver.save(state);
         }),
       );
       const failed = settled.find((outcome) => outcome.status === 'rejected');
       if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
-      const parts = pending.map((call) => toolResultPart(call, recorded[call.toolCallId] as RecordedResult));
+      const parts = pending.map((call) => toolResultPart(call, recorded.get(call.toolCallId) as RecordedResult));
       const last = state.messages.at(-1) as ModelMessage;
       if (last.role === 'tool') {
         // Calls the AI SDK already answered (unknown tool, arguments not JSON) left a tool message: join

@@ -27,7 +27,8 @@ export const ModelLoopCheckpointSchema = z.strictObject({
     reasoningTokens: z.number().optional(),
     totalTokens: z.number().optional(),
   }),
-  results: z.record(z.string(), RecordedResultSchema).optional(),
+  // An array, not an object keyed by call id: a call id comes from the model and may be `__proto__`.
+  results: z.array(z.strictObject({ toolCallId: z.string(), text: z.string(), isError: z.boolean() })).optional(),
   final: z.string().optional(),
 });
 /** A model loop's checkpoint (JSON). */
@@ -42,6 +43,16 @@ export interface PendingCall {
 
 /** A recorded tool result. */
 export type RecordedResult = z.infer<typeof RecordedResultSchema>;
+
+/** The recorded results of a checkpoint, by tool call id. */
+export function recordedResults(state: ModelLoopCheckpoint): Map<string, RecordedResult> {
+  return new Map((state.results ?? []).map(({ toolCallId, text, isError }) => [toolCallId, { text, isError }]));
+}
+
+/** Stores `recorded` in the checkpoint, in a form any call id survives (ids are model-chosen). */
+export function storeResults(state: ModelLoopCheckpoint, recorded: ReadonlyMap<string, RecordedResult>): void {
+  state.results = [...recorded].map(([toolCallId, result]) => ({ toolCallId, ...result }));
+}
 
 /** The index of the last assistant message, or -1. */
 export function lastAssistantIndex(messages: ModelLoopCheckpoint['messages']): number {
@@ -86,7 +97,7 @@ export function restoreCheckpoint(agent: string, checkpoint: unknown): ModelLoop
   if (checkpoint === undefined || checkpoint === null) {
     return { kind: 'model-loop', version: 1, messages: [], turn: 0, usage: {} };
   }
-  const parsed = ModelLoopCheckpointSchema.safeParse(checkpoint);
+  const parsed = ModelLoopCheckpointSchema.safeParse(withResultsArray(checkpoint));
   // Each message is checked as the AI SDK's model message too: the file can be edited by anything running
   // as the user, and a message of the wrong shape would otherwise fail the loop as `internal`.
   const problems = parsed.success
@@ -108,6 +119,20 @@ export function restoreCheckpoint(agent: string, checkpoint: unknown): ModelLoop
     );
   }
   return parsed.data!;
+}
+
+/**
+ * A checkpoint written before results became an array (an object keyed by call id) in today's form, so a
+ * run cut mid-step by an older version still resumes.
+ */
+function withResultsArray(checkpoint: unknown): unknown {
+  if (typeof checkpoint !== 'object' || checkpoint === null || !Object.hasOwn(checkpoint, 'results')) return checkpoint;
+  const { results } = checkpoint as { results: unknown };
+  if (typeof results !== 'object' || results === null || Array.isArray(results)) return checkpoint;
+  const entries = Object.entries(results).map(([toolCallId, result]) =>
+    typeof result === 'object' && result !== null ? { toolCallId, ...result } : result,
+  );
+  return { ...checkpoint, results: entries };
 }
 
 /**
