@@ -4,7 +4,8 @@
  * returned as results, retries (429 with retry-after, 500), coded refusals (401), a missing key variable,
  * maxTurns, the request timeout, checkpoints and resume without repeating recorded calls, cancellation.
  * The surfaces are real: a v1 MCP server and client in memory (the lab service), or in-process tools that
- * count their calls. Nothing here starts a process.
+ * count their calls. One test starts a real service process (a tool added while the loop runs) and proves
+ * it gone afterwards.
  */
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
@@ -20,6 +21,7 @@ import {
 } from '../../../packages/sdk/src/harness/modelLoop.js';
 import type { ProcessRegistry } from '../../../packages/sdk/src/services/processRegistry.js';
 import { connectSession, createLabServer, createNamedToolsServer } from '../../fixtures/bridge/labService.js';
+import { assertAllGone, fixtureSpec, startService } from '../services/helpers.js';
 import {
   type ModelServer,
   type ModelServerOptions,
@@ -588,4 +590,37 @@ test('parallel calls run at once, up to 4 a service at a time', { timeout: 20_00
   );
   assert.equal(result.output, `final: ${Array(6).fill('passed').join(' | ')}`);
   assert.equal(most, 4, 'four at once, never five');
+});
+
+test('a tool a service adds while the loop runs is offered to the model at a later turn', {
+  timeout: 20_000,
+}, async (t) => {
+  const { session } = await startService(t, fixtureSpec(t, 'addsToolsLater.cjs'), { listChangeDebounceMs: 0 });
+  const pid = session.pid!;
+  t.after(() => assertAllGone([pid]));
+  const surface = createSurface([session]);
+  t.after(() => surface.close());
+  const offeredTools = (request: { tools: { name: string }[] }) => request.tools.map((tool) => tool.name);
+  // Turn 1 asks the service to add `late`; later turns call `echo` until `late` is offered (the service's
+  // list change travels on its own), then call it; the final answer follows.
+  const model = await server(t, {
+    respond: (request) => {
+      const names = offeredTools(request);
+      const results = request.messages.flatMap((m) => m.toolResults ?? []).map((r) => r.text);
+      if (request.index === 0)
+        return { toolCalls: [{ name: 'addsToolsLater__add_tool', arguments: { name: 'late' } }] };
+      if (results.some((text) => text.includes('I am late'))) return { text: 'final: late answered' };
+      if (names.includes('addsToolsLater__late'))
+        return { toolCalls: [{ name: 'addsToolsLater__late', arguments: {} }] };
+      if (request.index > 40) return { text: 'final: late was never offered' };
+      return { toolCalls: [{ name: 'addsToolsLater__echo', arguments: { text: 'waiting' } }] };
+    },
+  });
+  const input = harnessInput(surface);
+  const result = await createModelLoopHarness('main', PROTOCOLS[0]!.config(model.url), FAST).run(input);
+  assert.equal(result.output, 'final: late answered');
+  assert.ok(!offeredTools(model.requests[0]!).includes('addsToolsLater__late'), 'not offered before it existed');
+  assert.ok(offeredTools(model.requests.at(-1)!).includes('addsToolsLater__late'));
+  await surface.close();
+  await session.close();
 });

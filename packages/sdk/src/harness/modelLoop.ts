@@ -9,7 +9,8 @@
  * This file is the loop; one model call is `modelTurn.ts`, the tool runner `modelTools.ts`, and the
  * checkpoint `modelLoopCheckpoint.ts`.
  */
-import type { ModelMessage } from 'ai';
+import type { ModelMessage, ToolSet } from 'ai';
+import type { Surface } from '../bridge/surface.js';
 import { DEFAULT_FORWARD_LIMITS } from '../bridge/serviceGate.js';
 import { SdkError } from '../errors.js';
 import type { AgentHarness, HarnessInput, HarnessOutput } from './harness.js';
@@ -79,8 +80,19 @@ async function runModelLoop(
   const state = restoreCheckpoint(agent, input.checkpoint);
   if (state.final !== undefined) return { output: state.final };
 
-  const tools = toolSet(input);
-  const serviceOf = new Map(input.surface.routes.filter((r) => r.kind === 'tool').map((r) => [r.name, r.service]));
+  // The tools offered follow the surface: a service's list change (a tool added or taken away while the
+  // invocation runs) reaches the model at its next turn. Rebuilt only when the surface's catalog changed.
+  let offered: { from: Surface['tools']; tools: ToolSet; serviceOf: Map<string, string> } | undefined;
+  const current = () => {
+    if (offered?.from !== input.surface.tools) {
+      offered = {
+        from: input.surface.tools,
+        tools: toolSet(input),
+        serviceOf: new Map(input.surface.routes.filter((r) => r.kind === 'tool').map((r) => [r.name, r.service])),
+      };
+    }
+    return offered;
+  };
   const limiter = new PerKeyLimiter(settings.maxParallelCallsPerService);
   const system = [input.instructions, config.system ?? ''].filter((text) => text.trim() !== '').join('\n\n');
   const saver = new CheckpointSaver(input);
@@ -96,7 +108,7 @@ async function runModelLoop(
       const settled = await Promise.allSettled(
         pending.map(async (call) => {
           if (recorded.has(call.toolCallId)) return;
-          const result = await limiter.run(serviceOf.get(call.toolName) ?? call.toolName, () =>
+          const result = await limiter.run(current().serviceOf.get(call.toolName) ?? call.toolName, () =>
             callTool(input, call.toolName, call.input),
           );
           recorded.set(call.toolCallId, result);
@@ -137,7 +149,7 @@ async function runModelLoop(
     const result = await callModel(agent, config, settings, endpoint, failure, input, {
       system,
       messages: [{ role: 'user', content: input.task }, ...(state.messages as ModelMessage[])],
-      tools,
+      tools: current().tools,
       turn: state.turn,
     });
     addUsage(state.usage, result.usage);
