@@ -139,21 +139,30 @@ test('a 2025-11-25 service that never answers the probe is started in the legacy
   await assertAllGone([first.session.pid]);
 });
 
-test('a service that exits at the probe fails its first start coded, then starts in the legacy era', async (t) => {
+test('a service that exits at the probe is started again in the legacy era within the same start', async (t) => {
   const log = join(tempDir(t), 'starts.log');
   const base = fixtureSpec(t, 'reactsToDiscover.cjs', { args: ['exit', log] });
   const spec = remembering(base, join(tempDir(t), 'eras', `${base.digest}.json`));
-  const { error } = await startMustFail(spec);
-  assert.equal(error.code, 'service_exited');
-  await assertAllGone([(error.data as { pid: number }).pid]);
+  const first = await startService(t, spec);
+  // Two processes in one start: the first exited at `server/discover`, the second got `initialize`.
+  assert.deepEqual(readFileSync(log, 'utf8').split('\n').filter(Boolean), ['start', 'start']);
+  assert.equal(first.session.catalog.protocolVersion, '2025-11-25');
+  assert.equal(readyOf(first.events).era, 'legacy');
+  assert.equal(readyOf(first.events).eraSource, 'negotiated');
   assert.equal(JSON.parse(readFileSync(spec.eraPath, 'utf8')).era, 'legacy');
+  const exited = first.events.filter((e) => e.type === 'service.exited');
+  assert.equal(exited.length, 1, 'the first process is journaled as exited');
+  const firstPid = exited[0]!.pid!;
+  assert.notEqual(firstPid, first.session.pid);
+  await first.session.close();
+  await assertAllGone([firstPid, first.session.pid]);
 
+  // The next start sends `initialize` at once: one process.
   const second = await startService(t, spec);
   assert.equal(readyOf(second.events).eraSource, 'remembered');
-  assert.equal(second.session.catalog.protocolVersion, '2025-11-25');
   await second.session.close();
   await assertAllGone([second.session.pid]);
-  assert.deepEqual(readFileSync(log, 'utf8').split('\n').filter(Boolean), ['start', 'start']);
+  assert.deepEqual(readFileSync(log, 'utf8').split('\n').filter(Boolean), ['start', 'start', 'start']);
 });
 
 test('a remembered era that no longer connects is forgotten', async (t) => {

@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { Client, PriorDiscovery } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { BaseSession } from './baseSession.js';
-import { verdictOf } from './eraCache.js';
+import { type EraVerdict, verdictOf } from './eraCache.js';
 import { mcpCode } from './forwarding.js';
 import { newServiceClient } from './mcpCatalog.js';
 import { type CollectResult, SupervisedGroup } from './processGroup.js';
@@ -62,8 +62,17 @@ export async function startStdioService(
   options: StartServiceOptions = {},
 ): Promise<StdioServiceSession> {
   const service = new StdioService(spec, options);
-  await service.start();
-  return service;
+  try {
+    await service.start();
+    return service;
+  } catch (error) {
+    // A 2025-only server that exits at the era probe (`server/discover`) has spent its process; it starts
+    // again at once in the 2025-11-25 era, within the same start budget (the deadline is absolute).
+    if (!service.exitedAtEraProbe) throw error;
+    const again = new StdioService(spec, options, { kind: 'legacy' });
+    await again.start();
+    return again;
+  }
 }
 
 type ExitStatus = { code: number | null; signal: NodeJS.Signals | null };
@@ -98,7 +107,18 @@ class StdioService extends BaseSession implements StdioServiceSession {
     this.markExited = resolve;
   });
 
-  constructor(spec: StdioServiceSpec, options: StartServiceOptions) {
+  /** True when this start failed because the service closed its pipe at the era probe (no era known). */
+  exitedAtEraProbe = false;
+
+  /**
+   * @param eraOverride - the era to connect in whatever the memory says: set for the second process of a
+   *   start whose first process exited at the era probe
+   */
+  constructor(
+    spec: StdioServiceSpec,
+    options: StartServiceOptions,
+    private readonly eraOverride?: EraVerdict,
+  ) {
     super(spec.serviceName, spec.aliases, options.onEvent, options.listChangeDebounceMs);
     this.spec = spec;
     this.options = options;
@@ -188,9 +208,9 @@ class StdioService extends BaseSession implements StdioServiceSession {
    */
   private async connectInEra(client: Client, transport: ServiceStdioTransport, budget: StartBudget): Promise<void> {
     const memory = this.spec.eraMemory;
-    const lookup = memory === undefined ? undefined : await memory.read();
-    const prior = lookup?.found;
-    this.eraPriorUsed = prior !== undefined;
+    const lookup = memory === undefined || this.eraOverride !== undefined ? undefined : await memory.read();
+    const prior = this.eraOverride ?? lookup?.found;
+    this.eraPriorUsed = prior !== undefined && this.eraOverride === undefined;
     if (prior === undefined) {
       const probeMs = Math.min(this.options.eraProbeTimeoutMs ?? DEFAULT_ERA_PROBE_TIMEOUT_MS, budget.remainingMs());
       client.setVersionNegotiation({ mode: 'auto', probe: { timeoutMs: Math.max(1, probeMs) } });
@@ -203,7 +223,8 @@ class StdioService extends BaseSession implements StdioServiceSession {
       }),
       budget,
     );
-    this.eraSource = prior !== undefined ? 'remembered' : lookup?.damaged === true ? 'damaged_cache' : 'negotiated';
+    const damaged = lookup !== undefined && 'damaged' in lookup && lookup.damaged;
+    this.eraSource = this.eraPriorUsed ? 'remembered' : damaged ? 'damaged_cache' : 'negotiated';
     const verdict = verdictOf(client);
     if (memory !== undefined && prior === undefined && verdict !== undefined) {
       // Best effort: a read-only data dir costs a probe at the next start, not this start.
@@ -214,8 +235,8 @@ class StdioService extends BaseSession implements StdioServiceSession {
   /**
    * What a start that failed while connecting teaches about the era. A remembered verdict that did not
    * connect is forgotten (the next start negotiates again). A service that closed its pipe at the probe
-   * (servers that exit on any request before `initialize` do) is remembered as 2025-era, so the next start
-   * sends `initialize` at once: this start has already spent its one process.
+   * (servers that exit on any request before `initialize` do) is remembered as 2025-era, and the start
+   * launches a second process that sends `initialize` at once (see {@link startStdioService}).
    */
   private async learnEraFromFailure(error: unknown, budget: StartBudget): Promise<void> {
     const memory = this.spec.eraMemory;
@@ -227,6 +248,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
     }
     const message = error instanceof Error ? error.message : '';
     if (mcpCode(error) === 'ERA_NEGOTIATION_FAILED' && message.includes('closed during the server/discover probe')) {
+      this.exitedAtEraProbe = this.eraOverride === undefined;
       await memory.remember({ kind: 'legacy' }).catch(() => {});
     }
   }
