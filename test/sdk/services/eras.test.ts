@@ -12,7 +12,7 @@ import { fileEraMemory } from '../../../packages/sdk/src/invocation/eraFile.js';
 import type { ServiceEvent } from '../../../packages/sdk/src/services/serviceEvents.js';
 import type { StdioServiceSpec } from '../../../packages/sdk/src/services/stdioLaunch.js';
 import { faceClient } from '../bridge/faceClients.js';
-import { assertAllGone, fixture, fixtureSpec, startMustFail, startService, tempDir } from './helpers.js';
+import { assertAllGone, fixture, fixtureSpec, startMustFail, startService, tempDir, waitFor } from './helpers.js';
 
 /** `spec` with its era remembered in the file `path`. */
 function remembering(spec: StdioServiceSpec, path: string): StdioServiceSpec & { eraPath: string } {
@@ -60,7 +60,7 @@ test('a 2026-07-28 service lists and calls through both faces; its second start 
   assert.equal(first.session.catalog.protocolVersion, '2026-07-28');
   assert.deepEqual(
     first.session.catalog.tools.map((tool) => tool.name),
-    ['echo'],
+    ['echo', 'add_tool'],
   );
   assert.equal(readyOf(first.events).era, 'modern');
   assert.equal(readyOf(first.events).eraSource, 'negotiated');
@@ -74,7 +74,10 @@ test('a 2026-07-28 service lists and calls through both faces; its second start 
     const { tools } = await client.listTools();
     assert.deepEqual(
       tools.map((tool) => [tool.name, tool.title]),
-      [['modern__echo', 'Echo']],
+      [
+        ['modern__echo', 'Echo'],
+        ['modern__add_tool', undefined],
+      ],
       kind,
     );
     const result = await client.callTool({ name: 'modern__echo', arguments: { text: kind } });
@@ -94,6 +97,33 @@ test('a 2026-07-28 service lists and calls through both faces; its second start 
   await assertAllGone([second.session.pid]);
   // One spawn per start and no second probe: the remembered verdict was adopted.
   assert.deepEqual(readFileSync(log, 'utf8').split('\n').filter(Boolean), ['start', 'discover', 'start']);
+});
+
+test('a 2026-07-28 service that adds a tool is heard on its subscriptions/listen stream', async (t) => {
+  const { spec } = modernSpec(t);
+  const { session, events } = await startService(t, spec, { listChangeDebounceMs: 0 });
+  assert.equal(session.catalog.protocolVersion, '2026-07-28');
+  assert.equal(
+    events.some((e) => e.type === 'service.catalog_refresh_failed'),
+    false,
+    'the listen stream was accepted',
+  );
+  const surface = createSurface([session]);
+  t.after(() => surface.close());
+  const added = await session.callTool('add_tool', { name: 'late' });
+  assert.equal(textOf(added as { content?: unknown }), 'added late');
+  const change = await waitFor(() =>
+    events.find(
+      (e): e is Extract<ServiceEvent, { type: 'service.catalog_changed' }> => e.type === 'service.catalog_changed',
+    ),
+  );
+  assert.deepEqual(change.added.tools, ['late']);
+  assert.ok(surface.tools.some((tool) => tool.name === 'modern__late'));
+  const called = await surface.callTool('modern__late', {});
+  assert.equal(textOf(called), 'I am late');
+  await surface.close();
+  await session.close();
+  await assertAllGone([session.pid]);
 });
 
 test('a 2025-11-25 service is negotiated once, then started in the legacy era without a probe', async (t) => {

@@ -26,6 +26,9 @@ export type ServiceEventBody = DistributiveOmit<ServiceEvent, keyof ServiceEvent
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
+/** Milliseconds a 2026-07-28 server has to acknowledge the `subscriptions/listen` stream: 10,000. */
+const LISTEN_ACK_TIMEOUT_MS = 10_000;
+
 /** The longest a timer can wait: 2^31 − 1 ms (a longer one would fire at once). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -163,6 +166,7 @@ export abstract class BaseSession implements ServiceSession {
   protected async listWithin(client: Client, budget: StartBudget): Promise<ServiceCatalog> {
     // Heard from here on: a change announced while the start lists is listed again once ready.
     onListChanged(client, (list) => this.listChanged(client, list));
+    this.listenForChanges(client);
     try {
       this.listed = await listCatalog(client, { signal: budget.signal, timeoutMs: () => budget.remainingMs() });
     } catch (error) {
@@ -177,6 +181,34 @@ export abstract class BaseSession implements ServiceSession {
       throw error;
     }
     return this.listed;
+  }
+
+  /**
+   * On a 2026-07-28 connection a server's list changes travel only on a `subscriptions/listen` stream: one
+   * is opened, as listing starts, for every list the server says changes; its notifications reach the same
+   * debounced re-list as a 2025-era server's. It never holds up the start: a server that refuses the
+   * stream, or does not acknowledge it within {@link LISTEN_ACK_TIMEOUT_MS}, keeps the catalog listed at
+   * start (journaled as `service.catalog_refresh_failed` with code `listen_refused`).
+   */
+  private listenForChanges(client: Client): void {
+    if (client.getProtocolEra() !== 'modern') return;
+    const capabilities = client.getServerCapabilities() ?? {};
+    const lists = (['tools', 'resources', 'prompts'] as const).filter(
+      (list) => capabilities[list]?.listChanged === true,
+    );
+    if (lists.length === 0) return;
+    const filter = Object.fromEntries(lists.map((list) => [`${list}ListChanged`, true]));
+    client.listen(filter, { timeout: LISTEN_ACK_TIMEOUT_MS }).catch((error: unknown) => {
+      if (this.isClosing) return;
+      this.emit({
+        type: 'service.catalog_refresh_failed',
+        lists: [...lists],
+        error: {
+          code: 'listen_refused',
+          message: `the service did not open subscriptions/listen (${error instanceof Error ? error.message : String(error)}); its lists stay the ones listed at start`,
+        },
+      });
+    });
   }
 
   /** Enters `ready` and reports it with what the catalog holds. */
