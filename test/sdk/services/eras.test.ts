@@ -20,7 +20,10 @@ function remembering(spec: StdioServiceSpec, path: string): StdioServiceSpec & {
 }
 
 /** A spec whose entry imports the v2 server and zod by absolute path and serves the modern fixture. */
-function modernSpec(t: TestContext): { spec: StdioServiceSpec & { eraPath: string }; log: string } {
+function modernSpec(
+  t: TestContext,
+  extraArgs: string[] = [],
+): { spec: StdioServiceSpec & { eraPath: string }; log: string } {
   const dir = tempDir(t);
   const entry = join(dir, 'entry.mjs');
   const log = join(dir, 'starts.log');
@@ -36,7 +39,7 @@ function modernSpec(t: TestContext): { spec: StdioServiceSpec & { eraPath: strin
       '',
     ].join('\n'),
   );
-  const base = fixtureSpec(t, 'plain.cjs', { serviceName: 'modern', args: [log] });
+  const base = fixtureSpec(t, 'plain.cjs', { serviceName: 'modern', args: [log, ...extraArgs] });
   return {
     spec: remembering({ ...base, entrypointPath: entry }, join(dir, 'cache', 'eras', `${base.digest}.json`)),
     log,
@@ -122,6 +125,20 @@ test('a 2026-07-28 service that adds a tool is heard on its subscriptions/listen
   const called = await surface.callTool('modern__late', {});
   assert.equal(textOf(called), 'I am late');
   await surface.close();
+  await session.close();
+  await assertAllGone([session.pid]);
+});
+
+test("a 2026-07-28 service's lists are listed again when their ttlMs has passed", async (t) => {
+  const { spec, log } = modernSpec(t, ['200']);
+  const { session } = await startService(t, spec, { listTtlFloorMs: 50 });
+  assert.deepEqual(session.catalog.freshness?.tools, { ttlMs: 200, cacheScope: 'private' });
+  const lists = () =>
+    readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((line) => line === 'tools/list').length;
+  // Listed at start, then again each time the 200 ms have passed.
+  await waitFor(() => (lists() >= 3 ? true : undefined), 5000);
   await session.close();
   await assertAllGone([session.pid]);
 });

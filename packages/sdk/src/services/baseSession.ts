@@ -26,6 +26,12 @@ export type ServiceEventBody = DistributiveOmit<ServiceEvent, keyof ServiceEvent
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
+/** Default of {@link StartServiceOptions.listTtlFloorMs}: 1,000 ms. */
+export const DEFAULT_LIST_TTL_FLOOR_MS = 1000;
+
+/** The longest `ttlMs` honoured: 24 h (a server cannot pin a list for ever). */
+const MAX_LIST_TTL_MS = 86_400_000;
+
 /** Milliseconds a 2026-07-28 server has to acknowledge the `subscriptions/listen` stream: 10,000. */
 const LISTEN_ACK_TIMEOUT_MS = 10_000;
 
@@ -51,6 +57,9 @@ export abstract class BaseSession implements ServiceSession {
   /** Lists announced as changed and not listed again yet, in the order heard. */
   private readonly pendingLists = new Set<ChangedList>();
   private relistTimer: NodeJS.Timeout | undefined;
+  /** Lists the service again when its lists' shortest `ttlMs` has passed (2026-07-28). */
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private readonly listTtlFloorMs: number;
   private relisting: Promise<void> | undefined;
   /** Aborts a re-listing in flight when the session closes. */
   private readonly relistAbort = new AbortController();
@@ -63,7 +72,9 @@ export abstract class BaseSession implements ServiceSession {
     aliases: readonly string[] | undefined,
     onEvent: ServiceEventListener | undefined,
     listChangeDebounceMs: number = DEFAULT_LIST_CHANGE_DEBOUNCE_MS,
+    listTtlFloorMs: number = DEFAULT_LIST_TTL_FLOOR_MS,
   ) {
+    this.listTtlFloorMs = Math.min(Math.max(0, Math.trunc(listTtlFloorMs) || 0), MAX_TIMER_MS);
     this.name = name;
     this.aliases = aliases && aliases.length > 0 ? [...aliases] : [name];
     this.listener = onEvent;
@@ -135,6 +146,8 @@ export abstract class BaseSession implements ServiceSession {
     if (this.closing === undefined) {
       clearTimeout(this.relistTimer);
       this.relistTimer = undefined;
+      clearTimeout(this.expiryTimer);
+      this.expiryTimer = undefined;
       this.relistAbort.abort();
       this.catalogListeners.clear();
     }
@@ -180,7 +193,30 @@ export abstract class BaseSession implements ServiceSession {
       }
       throw error;
     }
+    this.scheduleExpiry(client, this.listed);
     return this.listed;
+  }
+
+  /**
+   * Honours the lists' `ttlMs` (2026-07-28): when the shortest positive one has passed (at least
+   * `listTtlFloorMs`, at most 24 h), every list with a `ttlMs` is listed again through the same path as
+   * an announced change (a change found is journaled as `service.catalog_changed`). A `ttlMs` of 0 or none
+   * means the catalog is served until the service announces a change.
+   */
+  private scheduleExpiry(client: Client, catalog: ServiceCatalog): void {
+    clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    if (this.isClosing) return;
+    const timed = Object.entries(catalog.freshness ?? {}).filter(([, hints]) => (hints?.ttlMs ?? 0) > 0);
+    if (timed.length === 0) return;
+    const soonest = Math.min(...timed.map(([, hints]) => hints!.ttlMs!));
+    const wait = Math.min(Math.max(soonest, this.listTtlFloorMs), MAX_LIST_TTL_MS);
+    const lists = new Set(timed.map(([key]) => (key === 'resourceTemplates' ? 'resources' : key) as ChangedList));
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = undefined;
+      for (const list of lists) this.listChanged(client, list);
+    }, wait);
+    this.expiryTimer.unref();
   }
 
   /**
@@ -406,7 +442,7 @@ export abstract class BaseSession implements ServiceSession {
         lists,
         error: {
           code: failure?.code ?? 'protocol_error',
-          message: `listing service "${this.name}" again after it announced a change failed: ${message}`,
+          message: `listing service "${this.name}" again (a change announced, or its lists' ttlMs passed) failed: ${message}`,
         },
       });
       return;
@@ -414,6 +450,7 @@ export abstract class BaseSession implements ServiceSession {
     if (this.isClosing || this.state !== 'ready') return;
     const change = diffCatalogs(before, after, lists);
     this.listed = after;
+    this.scheduleExpiry(client, after);
     if (!hasChanges(change)) return;
     this.emit({ type: 'service.catalog_changed', ...change });
     for (const listener of [...this.catalogListeners]) {

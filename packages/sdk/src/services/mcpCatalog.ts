@@ -10,7 +10,7 @@
 import { pathToFileURL } from 'node:url';
 import { Client, type ClientOptions, type Implementation } from '@modelcontextprotocol/client';
 import { SdkError } from '../errors.js';
-import type { ServiceCatalog } from './serviceSession.js';
+import type { ListFreshness, ServiceCatalog } from './serviceSession.js';
 
 /** The client identity the SDK gives in `initialize`. */
 export const CLIENT_INFO: Implementation = { name: 'scienceevolve', version: '0.1.0' };
@@ -145,11 +145,14 @@ export async function listCatalog(
 ): Promise<ServiceCatalog> {
   const capabilities = client.getServerCapabilities() ?? {};
   const missing = new Set<ListMethod>();
+  const freshness: NonNullable<ServiceCatalog['freshness']> = {};
   const [tools, resources, resourceTemplates, prompts] = await Promise.all(
     LISTS.map(async ({ method, key, capability }) => {
       if (!capabilities[capability]) return [];
       try {
-        return await listAll(client, method, key, options);
+        const listed = await listAll(client, method, key, options);
+        if (listed.freshness !== undefined) freshness[key] = listed.freshness;
+        return listed.entries;
       } catch (error) {
         if (jsonRpcCode(error) !== METHOD_NOT_FOUND) throw error;
         missing.add(method);
@@ -166,6 +169,7 @@ export async function listCatalog(
     // In the fixed order of LISTS, whatever order the answers came in.
     missingLists: LISTS.map((l) => l.method).filter((m) => missing.has(m)),
   };
+  if (Object.keys(freshness).length > 0) catalog.freshness = freshness;
   const serverInfo = client.getServerVersion();
   if (serverInfo !== undefined) catalog.serverInfo = serverInfo;
   const protocolVersion = client.getNegotiatedProtocolVersion();
@@ -173,14 +177,15 @@ export async function listCatalog(
   return catalog;
 }
 
-/** Every page of one list, within the bounds. */
+/** Every page of one list, within the bounds, and the freshness hints of its first page. */
 async function listAll(
   client: Client,
   method: ListMethod,
   key: (typeof LISTS)[number]['key'],
   options: { signal: AbortSignal; timeoutMs: () => number },
-): Promise<unknown[]> {
+): Promise<{ entries: unknown[]; freshness?: ListFreshness }> {
   const entries: unknown[] = [];
+  let freshness: ListFreshness | undefined;
   const seen = new Set<string>();
   let cursor: string | undefined;
   for (let page = 1; ; page++) {
@@ -188,11 +193,12 @@ async function listAll(
       signal: options.signal,
       timeout: options.timeoutMs(),
     })) as Record<string, unknown>;
+    if (page === 1) freshness = freshnessOf(answer);
     const items = answer[key];
     if (Array.isArray(items)) entries.push(...items);
     if (entries.length > MAX_LIST_ENTRIES) throw tooLong(method, page, entries.length, 'entries');
     const next = answer.nextCursor;
-    if (typeof next !== 'string') return entries;
+    if (typeof next !== 'string') return freshness === undefined ? { entries } : { entries, freshness };
     if (seen.has(next) || next === cursor) {
       throw new SdkError('list_cursor_repeated', `${method} gave the cursor ${JSON.stringify(next)} a second time`, {
         remedy: "Fix the service's pagination: each nextCursor must lead to a new page, and the last page has none.",
@@ -203,6 +209,16 @@ async function listAll(
     seen.add(next);
     cursor = next;
   }
+}
+
+/** A list result's `ttlMs` (a non-negative finite number) and `cacheScope` (a string), when it has them. */
+function freshnessOf(answer: Record<string, unknown>): ListFreshness | undefined {
+  const { ttlMs, cacheScope } = answer;
+  const hints: ListFreshness = {
+    ...(typeof ttlMs === 'number' && Number.isFinite(ttlMs) && ttlMs >= 0 ? { ttlMs } : {}),
+    ...(typeof cacheScope === 'string' ? { cacheScope } : {}),
+  };
+  return Object.keys(hints).length > 0 ? hints : undefined;
 }
 
 function tooLong(method: ListMethod, pages: number, entries: number, bound: 'pages' | 'entries'): SdkError {

@@ -81,7 +81,7 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   private renewing: { from: Client; done: Promise<void> } | undefined;
 
   constructor(spec: RemoteServiceSpec, options: ConnectRemoteOptions) {
-    super(spec.name, spec.aliases, options.onEvent, options.listChangeDebounceMs);
+    super(spec.name, spec.aliases, options.onEvent, options.listChangeDebounceMs, options.listTtlFloorMs);
     this.spec = spec;
     this.options = options;
     this.url = publicUrl(spec.url);

@@ -33,6 +33,19 @@ export interface ServiceCatalog {
    * (-32601), e.g. `['resources/templates/list']`: each counts as an empty list. Empty or absent: none.
    */
   missingLists?: string[];
+  /**
+   * What a 2026-07-28 server said of each list's freshness (`ttlMs`, `cacheScope` of the list's first
+   * page): the session lists again when the shortest `ttlMs` has passed. Absent for 2025-era servers.
+   */
+  freshness?: Partial<Record<'tools' | 'resources' | 'resourceTemplates' | 'prompts', ListFreshness>>;
+}
+
+/** A list result's freshness hints (2026-07-28). */
+export interface ListFreshness {
+  /** Milliseconds the list stays fresh; 0 = stale at once (listed again only on a change announced). */
+  ttlMs?: number;
+  /** `public` or `private` (the server's word; the SDK shares no list across invocations either way). */
+  cacheScope?: string;
 }
 
 /** Options of one forwarded request. */
@@ -66,6 +79,11 @@ export interface SessionStartOptions {
    * notifications within it are listed once). Default 50.
    */
   listChangeDebounceMs?: number;
+  /**
+   * Milliseconds: the shortest wait before listing a 2026-07-28 service again when its lists' `ttlMs`
+   * has passed (a server's `ttlMs` of 5 ms does not make the SDK list 200 times a second). Default 1,000.
+   */
+  listTtlFloorMs?: number;
 }
 
 /** A started, initialized and listed service. */

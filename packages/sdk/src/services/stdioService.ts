@@ -119,7 +119,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
     options: StartServiceOptions,
     private readonly eraOverride?: EraVerdict,
   ) {
-    super(spec.serviceName, spec.aliases, options.onEvent, options.listChangeDebounceMs);
+    super(spec.serviceName, spec.aliases, options.onEvent, options.listChangeDebounceMs, options.listTtlFloorMs);
     this.spec = spec;
     this.options = options;
     this.stderrLogPath = spec.stderrLogPath;
