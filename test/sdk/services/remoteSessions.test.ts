@@ -2,7 +2,8 @@
  * Remote sessions kept honestly, against real Streamable HTTP servers written with the v2 SDK on
  * 127.0.0.1: closing ends the session (DELETE) so the remote frees it; a restarted remote's 404 starts a
  * new session once and the request is retried; a remote that is down is `remote_unreachable`; a modern
- * remote's serverInfo stamp is not passed on. Then the same through `bridge http-to-stdio`.
+ * remote's serverInfo stamp is not passed on; a tool a 2025-era remote adds is listed again and offered.
+ * Then the same through `bridge http-to-stdio`.
  */
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
@@ -10,7 +11,9 @@ import { type TestContext, test } from 'node:test';
 import { httpToStdio } from '../../../packages/sdk/src/bridge/httpToStdio.js';
 import { isSdkError } from '../../../packages/sdk/src/errors.js';
 import { connectRemoteService } from '../../../packages/sdk/src/services/remoteService.js';
+import type { ServiceEvent } from '../../../packages/sdk/src/services/serviceEvents.js';
 import { startSessionServer } from '../../fixtures/remote/sessionServer.js';
+import { waitFor } from './helpers.js';
 
 const after = (t: TestContext) => (fn: () => unknown) => t.after(fn);
 
@@ -54,6 +57,30 @@ test('a remote that is down answers remote_unreachable, not fetch failed', async
     assert.ok(error.remedy);
     return true;
   });
+});
+
+test('a tool a 2025-11-25 remote adds while connected is heard (list_changed) and offered', async (t) => {
+  const remote = await startSessionServer('stateful', after(t));
+  const events: ServiceEvent[] = [];
+  const session = await connectRemoteService(
+    { name: 'r', url: remote.url },
+    { deadline: Date.now() + 10_000, listChangeDebounceMs: 0, onEvent: (e) => events.push(e) },
+  );
+  t.after(() => session.close());
+  assert.ok(!session.catalog.tools.some((tool) => tool.name === 'late'));
+  assert.deepEqual((await session.callTool('add_tool', { name: 'late' })).content, [
+    { type: 'text', text: 'added late' },
+  ]);
+  const change = await waitFor(() =>
+    events.find(
+      (e): e is Extract<ServiceEvent, { type: 'service.catalog_changed' }> => e.type === 'service.catalog_changed',
+    ),
+  );
+  assert.deepEqual(change.added.tools, ['late']);
+  assert.ok(session.catalog.tools.some((tool) => tool.name === 'late'));
+  assert.deepEqual((await session.callTool('late', {})).content, [{ type: 'text', text: 'I am late' }]);
+  await session.close();
+  assert.equal(remote.sessions(), 0);
 });
 
 test("a modern remote's serverInfo stamp is not passed on; its other _meta is", async (t) => {
