@@ -3,7 +3,8 @@
 // (`scienceevolve workflow pack examples/workflows/demo`); script.json is Main's script, whose
 // apply_workflow step carries the complete proposed snapshot (SPEC §9): the packed workflow plus the
 // service folder proposal/charts, assigned to the reporter. Edit a service file, then run
-// `npm run build && node examples/workflows/demo/script.mjs`; a test checks that both files are current.
+// `npm run build && node examples/workflows/demo/script.mjs && npx biome format --write examples/workflows/demo`;
+// a test checks that both files are current.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { packFolder, packServiceFolder } from '@scienceevolve/sdk';

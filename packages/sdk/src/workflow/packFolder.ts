@@ -6,7 +6,7 @@
  */
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { type ErrorCode, SdkError } from '../errors.js';
 import {
   canonicalWorkflow,
@@ -151,7 +151,7 @@ function locator(
   definitions: Array<[string, Record<string, unknown>]>,
   folderOf: (name: string) => string,
 ): (jsonPath: string) => { path: string; at?: string } {
-  const prefixes: Array<{ prefix: string; path: string }> = [];
+  const prefixes: Array<{ prefix: string; path: string; whole?: string }> = [];
   for (const [name, def] of definitions) {
     const folder = folderOf(name);
     const files = def.files as Record<string, unknown>;
@@ -162,13 +162,18 @@ function locator(
       });
     }
     prefixes.push({ prefix: toJsonPath(['mcpDefinitions', name, 'files']), path: `${folder}/` });
-    prefixes.push({ prefix: toJsonPath(['mcpDefinitions', name]), path: `${folder}/${LAUNCH_FILE}` });
+    prefixes.push({
+      prefix: toJsonPath(['mcpDefinitions', name]),
+      path: `${folder}/${LAUNCH_FILE}`,
+      whole: `${folder}/`,
+    });
   }
   prefixes.push({ prefix: toJsonPath(['mcpDefinitions']), path: `${SERVICES_DIR}/` });
   prefixes.sort((a, b) => b.prefix.length - a.prefix.length);
   return (jsonPath) => {
     for (const p of prefixes) {
-      if (jsonPath === p.prefix) return { path: p.path };
+      // The definition itself (its name, say) is the service folder; a key inside it is in the launch file.
+      if (jsonPath === p.prefix) return { path: p.whole ?? p.path };
       const rest = jsonPath.slice(p.prefix.length);
       if (jsonPath.startsWith(p.prefix) && (rest.startsWith('.') || rest.startsWith('['))) {
         return { path: p.path, at: rest.replace(/^\./, '') };
@@ -207,10 +212,11 @@ class FolderReader {
     }
     let value: unknown;
     if (yamlText !== undefined) {
-      const doc = parseDocument(yamlText, { uniqueKeys: true, prettyErrors: false });
+      const lineCounter = new LineCounter();
+      const doc = parseDocument(yamlText, { uniqueKeys: true, prettyErrors: false, lineCounter });
       if (doc.errors.length > 0) {
         for (const error of doc.errors) {
-          const where = error.linePos?.[0];
+          const where = lineCounter.linePos(error.pos[0]);
           const at = where === undefined ? '' : `:${where.line}:${where.col}`;
           this.add(
             'invalid_folder',
