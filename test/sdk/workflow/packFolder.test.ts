@@ -331,7 +331,7 @@ const BAD: BadCase[] = [
       'workflow.yaml': BASE,
       'services/t/service.json': LAUNCH,
       'services/t/s.cjs': 'x',
-      'services/t/big.txt': 'x'.repeat(LIMITS.workflowJsonBytes + 1),
+      'services/t/big.txt': 'x'.repeat(LIMITS.definitionsJsonBytes + 1),
     },
     code: 'limit_exceeded',
     errors: [['limit_exceeded', 'services/t/big.txt']],

@@ -35,8 +35,8 @@ export interface PackedFolder {
   files: string[];
 }
 
-/** A file larger than this many bytes cannot hold {@link LIMITS.charsPerFile} UTF-16 code units or fewer. */
-const MAX_FILE_BYTES = LIMITS.charsPerFile * 3;
+/** No service file larger than this fits in `mcpDefinitions` (1 MiB as JSON, where its text is at least as many bytes). */
+const MAX_FILE_BYTES = LIMITS.definitionsJsonBytes;
 /** No file larger than this fits in a workflow: its text, as a JSON string, is at least as many bytes (2 MiB). */
 const MAX_READ_BYTES = LIMITS.workflowJsonBytes;
 /** Directory entries looked at in one service folder at most, files and folders together. */
@@ -394,7 +394,7 @@ class FolderReader {
         this.add(
           'limit_exceeded',
           path,
-          `${info.size} bytes; a file may hold at most ${LIMITS.charsPerFile} characters: split it or trim it`,
+          `${info.size} bytes; all service files together may be at most ${LIMITS.definitionsJsonBytes} bytes (1 MiB) as JSON: keep large data out of the service`,
         );
       } else {
         const text = await this.readTextIfPresent(path);

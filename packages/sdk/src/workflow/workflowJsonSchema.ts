@@ -15,7 +15,18 @@ export const WORKFLOW_JSON_SCHEMA_ID = 'https://scienceevolve.dev/schema/workflo
  * document as `@scienceevolve/sdk/workflow.schema.json`; `scienceevolve schema` prints it.
  */
 export function workflowJsonSchema(): Record<string, unknown> {
-  const generated = z.toJSONSchema(WorkflowSchema, { io: 'input', target: 'draft-2020-12' }) as Record<string, unknown>;
+  const generated = z.toJSONSchema(WorkflowSchema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    override: (ctx) => {
+      // zod renders z.url({ protocol }) as format "uri" alone: say the scheme too, so "ftp://…" is refused.
+      const def = ctx.zodSchema._zod.def as { format?: unknown; protocol?: unknown };
+      if (def.format === 'url' && def.protocol instanceof RegExp) {
+        const pattern = schemePattern(def.protocol);
+        if (pattern !== undefined) ctx.jsonSchema.pattern = pattern;
+      }
+    },
+  }) as Record<string, unknown>;
   const { $schema, ...rest } = generated;
   return {
     $schema,
@@ -30,4 +41,16 @@ export function workflowJsonSchema(): Record<string, unknown> {
 /** {@link workflowJsonSchema} as the text of `workflow.schema.json`: two-space JSON and a final newline. */
 export function workflowJsonSchemaText(): string {
   return `${JSON.stringify(workflowJsonSchema(), null, 2)}\n`;
+}
+
+/**
+ * A JSON Schema pattern for the start of a URL whose scheme matches `protocol` (a simple anchored regex of
+ * letters, `?`, `|` and groups, such as `/^https?$/`), case-insensitive as URL schemes are; undefined for
+ * any other regex.
+ */
+function schemePattern(protocol: RegExp): string | undefined {
+  const match = /^\^([a-z?|()+]+)\$$/.exec(protocol.source);
+  if (match === null || protocol.flags !== '') return undefined;
+  const caseless = match[1]!.replace(/[a-z]/g, (c) => `[${c.toUpperCase()}${c}]`);
+  return `^(?:${caseless})://`;
 }
