@@ -221,6 +221,15 @@ const BAD: BadCase[] = [
     errors: [['invalid_folder', 'workflow.yaml']],
   },
   {
+    title: 'workflow.yaml and a launch file that are folders',
+    files: { 'workflow.yaml/x': 'x', 'services/t/service.json/x': 'x', 'services/t/s.cjs': 'x' },
+    code: 'invalid_folder',
+    errors: [
+      ['invalid_folder', 'workflow.yaml'],
+      ['invalid_folder', 'services/t/service.json'],
+    ],
+  },
+  {
     title: 'both base files',
     files: { 'workflow.yaml': BASE, 'workflow.base.json': '{}' },
     code: 'invalid_folder',

@@ -201,6 +201,7 @@ function readme(harness: InitHarness, choice: { env: string[]; note: string }): 
 ${env}
 \`\`\`sh
 scienceevolve workflow pack . --out workflow.json     # check it and build workflow.json
+mkdir -p /tmp/ws
 scienceevolve run --data-dir ~/.scienceevolve --workflow . --workspace /tmp/ws${script} "How many words: the quick brown fox"
 scienceevolve status --data-dir ~/.scienceevolve
 \`\`\`

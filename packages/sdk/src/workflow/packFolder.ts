@@ -4,7 +4,8 @@
  * the folder is ever read), files that are not UTF-8 text are refused, and every rule and limit of the
  * workflow is reported with the folder's own file paths.
  */
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { type ErrorCode, SdkError } from '../errors.js';
@@ -437,6 +438,10 @@ class FolderReader {
   }
 
   private notRegular(path: string, info: import('node:fs').Stats, wanted: string): void {
+    if (info.isDirectory()) {
+      this.add('invalid_folder', path, `is a folder; ${wanted} is expected here`);
+      return;
+    }
     const what = info.isSymbolicLink()
       ? 'a symbolic link'
       : info.isFIFO()
@@ -483,9 +488,21 @@ class FolderReader {
     }
     let bytes: Buffer;
     try {
-      bytes = await readFile(join(this.dir, relative));
+      // O_NOFOLLOW: a file replaced by a link after the lstat above is refused (ELOOP), not followed.
+      const handle = await open(join(this.dir, relative), constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        const opened = await handle.stat();
+        if (!opened.isFile() || opened.size > MAX_READ_BYTES)
+          throw Object.assign(new Error('changed'), { code: 'ECHANGED' });
+        bytes = await handle.readFile();
+      } finally {
+        await handle.close();
+      }
     } catch (error) {
-      this.add('io_error', relative, `could not read it (${(error as NodeJS.ErrnoException).code})`);
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP' || code === 'ECHANGED') {
+        this.add('special_file', relative, 'changed into a link or special file while it was read: pack again');
+      } else this.add('io_error', relative, `could not read it (${code})`);
       return null;
     }
     let text: string;
