@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { WorkflowSchema, workflowJsonSchema } from '../../../packages/sdk/src/index.js';
 import { type Doc, fullWorkflow, minimalWorkflow } from '../../fixtures/workflows/documents.js';
@@ -18,7 +18,7 @@ import { type Doc, fullWorkflow, minimalWorkflow } from '../../fixtures/workflow
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 // ajv-formats is CommonJS: its default export arrives wrapped under tsx.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (
-  ajv: Ajv2020,
+  ajv: Ajv,
 ) => void;
 
 /**
@@ -36,7 +36,7 @@ const REFINEMENTS = [
 
 function validator() {
   // Lengths in code points, as zod 4 counts them (the astral-character mutation below holds it).
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  const ajv = new Ajv({ strict: false, allErrors: true });
   addFormats(ajv);
   return ajv.compile(workflowJsonSchema());
 }

@@ -93,9 +93,16 @@ export function canonicalWorkflowJson(document: unknown): string {
   return `${JSON.stringify(canonicalWorkflow(document), null, 2)}\n`;
 }
 
-/** The canonical text of `workflow.yaml` for a base document (no folding of long lines). */
+/**
+ * The canonical text of `workflow.yaml` for a base document (no folding of long lines). With a string
+ * `$schema`, a first line `# yaml-language-server: $schema=<it>` names the schema to YAML editors too
+ * (yaml-language-server reads that comment); `pack` ignores comments.
+ */
 export function workflowYamlText(base: Record<string, unknown>): string {
-  return stringify(base, { lineWidth: 0, minContentWidth: 0 });
+  const text = stringify(base, { lineWidth: 0, minContentWidth: 0 });
+  const schema = base.$schema;
+  if (typeof schema !== 'string' || /[\r\n\u2028\u2029\u0085]/.test(schema)) return text;
+  return `# yaml-language-server: $schema=${schema}\n${text}`;
 }
 
 /** The canonical text of a launch file or `workflow.base.json`: two-space JSON, a final newline. */

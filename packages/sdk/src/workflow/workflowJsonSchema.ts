@@ -11,13 +11,14 @@ import { WorkflowSchema } from './workflowSchema.js';
 export const WORKFLOW_JSON_SCHEMA_ID = 'https://scienceevolve.dev/schema/workflow.schema.json';
 
 /**
- * The JSON Schema (draft 2020-12) of `workflow.json`, as a plain object. The package ships the same
+ * The JSON Schema (draft 7) of `workflow.json`, as a plain object. The package ships the same
  * document as `@scienceevolve/sdk/workflow.schema.json`; `scienceevolve schema` prints it.
  */
 export function workflowJsonSchema(): Record<string, unknown> {
   const generated = z.toJSONSchema(WorkflowSchema, {
     io: 'input',
-    target: 'draft-2020-12',
+    // Draft 7: what yaml-language-server and most editors support in full.
+    target: 'draft-7',
     override: (ctx) => {
       // zod renders z.url({ protocol }) as format "uri" alone: say the scheme too, so "ftp://…" is refused.
       const def = ctx.zodSchema._zod.def as { format?: unknown; protocol?: unknown };
