@@ -30,13 +30,30 @@ export { definitionDigest, canonicalDefinitionJson } from './workflow/digest.js'
 export { diffWorkflows } from './workflow/diff.js';
 export type { WorkflowDiff } from './workflow/diff.js';
 
-export { openDataDir, migrateDataDir, defaultDataDir, DATA_DIR_FORMAT } from './store/dataDir.js';
+export { openDataDir, checkDataDir, defaultDataDir, DATA_DIR_FORMAT } from './store/dataDir.js';
+export { migrateDataDir } from './store/migrate.js';
+export type { MigrateResult } from './store/migrate.js';
 export { projectIdForWorkspace, resolveProjectId } from './store/projectId.js';
 export { ProjectPaths, openProject } from './store/projectStore.js';
 export { storeSource } from './store/sourceStore.js';
 export type { StoredSource } from './store/sourceStore.js';
-export { acceptWorkflow, readAccepted, requireAccepted, readVersion, listVersions } from './store/workflowVersions.js';
-export type { WorkflowVersion, AcceptResult, AcceptOptions, AcceptedBy } from './store/workflowVersions.js';
+export {
+  acceptWorkflow,
+  readAccepted,
+  requireAccepted,
+  readVersion,
+  readVersions,
+  listVersions,
+} from './store/workflowVersions.js';
+export type {
+  WorkflowVersion,
+  AcceptResult,
+  AcceptOptions,
+  AcceptedBy,
+  AcceptedPointer,
+} from './store/workflowVersions.js';
+export { verifyProjects } from './store/verify.js';
+export type { VerifyReport, ProjectVerification, VerifyProblem } from './store/verify.js';
 export { loadWorkflow, readWorkflowFile } from './store/workflowLoad.js';
 export type { LoadWorkflowOptions, LoadWorkflowResult } from './store/workflowLoad.js';
 

@@ -98,7 +98,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
   const runtimePath = paths.invocationDir(options.runId, invocationId);
   const plan = planServices(version, agent);
   await mkdir(join(runtimePath, 'mcp'), { recursive: true });
-  await mkdir(paths.privateDir, { recursive: true });
+  await mkdir(paths.serviceDataDir, { recursive: true });
 
   const marker = formatMarker({
     projectId: paths.projectId,
@@ -140,7 +140,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
           envFrom: planned.definition.envFrom,
           workspace: options.workspace,
           sourceDir,
-          projectRoot: paths.privateDir,
+          projectRoot: paths.serviceDataDir,
           marker,
         });
         const session = await startStdioService(
