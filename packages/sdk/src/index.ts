@@ -172,6 +172,7 @@ export type {
   RunStatusReport,
   InvocationStatus,
   LiveService,
+  DamagedStore,
 } from './engine/runStatus.js';
 export type {
   RunRecord,

@@ -4,7 +4,7 @@
  */
 import { mkdir, readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { SdkError } from '../errors.js';
 import { readJsonFile, writeJsonAtomic } from './atomicFile.js';
 
@@ -34,7 +34,7 @@ export async function openDataDir(dataDir: string): Promise<string> {
   const root = resolve(dataDir);
   await mkdir(root, { recursive: true });
   const path = join(root, 'format.json');
-  const found = await readJsonFile<FormatFile>(path);
+  const found = await readFormatFile(path);
   if (found === undefined) {
     if (await hasProjects(root)) {
       // Projects written before format.json existed: their stores predate the hash chain.
@@ -58,9 +58,22 @@ export async function openDataDir(dataDir: string): Promise<string> {
 export async function checkDataDir(dataDir: string): Promise<string> {
   const root = resolve(dataDir);
   const path = join(root, 'format.json');
-  const found = await readJsonFile<FormatFile>(path);
+  const found = await readFormatFile(path);
   if (found !== undefined) checkFormat(found, path);
   return root;
+}
+
+/** Reads `format.json`; `undefined` when it does not exist; a file that is not JSON is `io_error`. */
+export async function readFormatFile(path: string): Promise<FormatFile | undefined> {
+  try {
+    return await readJsonFile<FormatFile>(path);
+  } catch (error) {
+    throw new SdkError('io_error', `${path} is damaged: ${(error as Error).message}`, {
+      remedy: `if this is a ScienceEvolve data dir, write {"format": ${DATA_DIR_FORMAT}} into it; otherwise pass another --data-dir`,
+      data: { path },
+      cause: error,
+    });
+  }
 }
 
 async function hasProjects(root: string): Promise<boolean> {
@@ -89,7 +102,7 @@ export function checkFormat(found: FormatFile, path: string): void {
   if (found.format < DATA_DIR_FORMAT) {
     throw new SdkError(
       'data_dir_needs_migration',
-      `the data dir ${path} has the older format ${found.format}; this SDK reads format ${DATA_DIR_FORMAT}`,
+      `the data dir ${path} has the older format ${found.format}; this SDK reads format ${DATA_DIR_FORMAT}: run \`scienceevolve migrate --data-dir ${dirname(path)}\` once`,
       {
         remedy: 'run `scienceevolve migrate --data-dir <dir>` once (it writes the hash chain over the stored versions)',
         data: { path, format: found.format },

@@ -9,7 +9,7 @@ import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SdkError } from '../errors.js';
 import { readJsonFile, writeFileAtomic, writeJsonAtomic } from './atomicFile.js';
-import { DATA_DIR_FORMAT, type FormatFile, checkFormat, openDataDir } from './dataDir.js';
+import { DATA_DIR_FORMAT, type FormatFile, checkFormat, openDataDir, readFormatFile } from './dataDir.js';
 import { withFileLock } from './fileLock.js';
 import { PROJECT_ID_PATTERN } from './projectId.js';
 import { ProjectPaths } from './projectStore.js';
@@ -37,7 +37,7 @@ export interface MigrateResult {
 export async function migrateDataDir(dataDir: string): Promise<MigrateResult> {
   const root = resolve(dataDir);
   const path = join(root, 'format.json');
-  const found = await readJsonFile<FormatFile>(path);
+  const found = await readFormatFile(path);
   // A damaged or newer format.json is refused as openDataDir refuses it; an older one is what we upgrade.
   if (found !== undefined && !(typeof found.format === 'number' && found.format <= DATA_DIR_FORMAT)) {
     checkFormat(found, path);

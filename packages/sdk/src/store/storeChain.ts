@@ -307,7 +307,7 @@ export async function readChainFrom(
       throw tamperedError(
         paths,
         paths.versionPath(v),
-        `its digest is ${found.digest}, version ${v + 1} names ${current.record.previous} as its predecessor`,
+        `its digest is ${found.digest}, and ${paths.versionPath(v + 1)} names ${current.record.previous} as its predecessor`,
       );
     }
     records.push(found.record);

@@ -127,7 +127,7 @@ async function verifyProject(paths: ProjectPaths): Promise<ProjectVerification> 
       problems.push({
         file: paths.versionPath(n - 1),
         code: 'store_tampered',
-        message: `${paths.versionPath(n - 1)} has digest ${before.digest}, version ${n} names ${here.record.previous} as its predecessor`,
+        message: `${paths.versionPath(n - 1)} has digest ${before.digest}, and ${paths.versionPath(n)} names ${here.record.previous} as its predecessor`,
       });
     }
   }
@@ -141,9 +141,9 @@ async function verifyProject(paths: ProjectPaths): Promise<ProjectVerification> 
       });
     } else if (named !== undefined && named.digest !== pointer.digest) {
       problems.push({
-        file: paths.acceptedPath,
+        file: paths.versionPath(pointer.version),
         code: 'store_tampered',
-        message: `${paths.acceptedPath} names digest ${pointer.digest} for version ${pointer.version}, whose file has ${named.digest}`,
+        message: `${paths.versionPath(pointer.version)} has digest ${named.digest}, and ${paths.acceptedPath} names ${pointer.digest}`,
       });
     }
     for (const n of numbers.filter((v) => v > pointer.version)) {
