@@ -59,9 +59,12 @@ describe('scienceevolve workflow load', { concurrency: 2 }, () => {
       await readFile(join(project, 'mcp', digest, 'project-echo', 'server.cjs'), 'utf8'),
       'process.stdin.pipe(process.stdout);\n',
     );
+    // accepted.json names the version in force and the sha256 of its file's canonical bytes (docs/data-dir.md).
+    const versionText = await readFile(join(project, 'workflow', 'versions', '1.json'), 'utf8');
+    assert.equal(versionText, `${stableStringify(JSON.parse(versionText))}\n`);
     assert.equal(
       await readFile(join(project, 'workflow', 'accepted.json'), 'utf8'),
-      await readFile(join(project, 'workflow', 'versions', '1.json'), 'utf8'),
+      `{"digest":"${createHash('sha256').update(versionText.slice(0, -1)).digest('hex')}","version":1}\n`,
     );
   });
 
@@ -240,7 +243,7 @@ describe('scienceevolve migrate and help', { concurrency: 2 }, () => {
 
     const migrated = await runCli(['migrate', '--data-dir', dataDir, '--json']);
     assert.equal(migrated.code, 0, migrated.stderr);
-    assert.deepEqual(migrated.json, { from: 0, to: 1 });
+    assert.deepEqual(migrated.json, { from: 0, to: 2 });
     assert.equal((await runCli(['workflow', 'load', MINIMAL, '--data-dir', dataDir, '--project', 'p'])).code, 0);
   });
 

@@ -45,6 +45,7 @@ const EXPORTS = [
   'applyWorkflow',
   'buildServiceEnv',
   'canonicalDefinitionJson',
+  'checkDataDir',
   'closeHostSupervisor',
   'connectRemoteService',
   'createBridgeToken',
@@ -78,6 +79,7 @@ const EXPORTS = [
   'readEvents',
   'readScriptFile',
   'readVersion',
+  'readVersions',
   'readWorkflowFile',
   'relayPath',
   'requireAccepted',
@@ -101,6 +103,7 @@ const EXPORTS = [
   'toSdkError',
   'validateWorkflow',
   'validateWorkflowText',
+  'verifyProjects',
   'writeBridgeTokenFile',
 ];
 
