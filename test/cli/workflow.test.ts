@@ -59,13 +59,15 @@ describe('scienceevolve workflow load', { concurrency: 2 }, () => {
       await readFile(join(project, 'mcp', digest, 'project-echo', 'server.cjs'), 'utf8'),
       'process.stdin.pipe(process.stdout);\n',
     );
-    // accepted.json names the version in force and the sha256 of its file's canonical bytes (docs/data-dir.md).
+    // accepted.json names the version in force and the sha256 of its record's canonical JSON (docs/data-dir.md).
     const versionText = await readFile(join(project, 'workflow', 'versions', '1.json'), 'utf8');
-    assert.equal(versionText, `${stableStringify(JSON.parse(versionText))}\n`);
-    assert.equal(
-      await readFile(join(project, 'workflow', 'accepted.json'), 'utf8'),
-      `{"digest":"${createHash('sha256').update(versionText.slice(0, -1)).digest('hex')}","version":1}\n`,
-    );
+    const digest1 = createHash('sha256')
+      .update(stableStringify(JSON.parse(versionText)))
+      .digest('hex');
+    assert.deepEqual(JSON.parse(await readFile(join(project, 'workflow', 'accepted.json'), 'utf8')), {
+      version: 1,
+      digest: digest1,
+    });
   });
 
   test('a second identical load keeps the version; a changed one makes the next', async (t) => {

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import stableStringify from 'fast-json-stable-stringify';
 import {
   acceptWorkflow,
   migrateDataDir,
@@ -48,9 +47,9 @@ async function twoVersions(t: Parameters<typeof tempDir>[0]): Promise<ProjectPat
   return paths;
 }
 
-/** Writes `record` as the SDK would (canonical JSON and a newline): a forger who knows the format. */
-async function writeCanonical(path: string, record: unknown): Promise<void> {
-  await writeFile(path, `${stableStringify(record)}\n`);
+/** Writes `record` as the SDK would: a forger who knows the format. */
+async function writeLikeTheSdk(path: string, record: unknown): Promise<void> {
+  await writeFile(path, `${JSON.stringify(record, null, 2)}\n`);
 }
 
 describe('the hash chain', () => {
@@ -102,7 +101,7 @@ describe('the hash chain', () => {
 
   test('{"version": 2} as accepted.json is store_tampered, however it is written', async (t) => {
     const paths = await twoVersions(t);
-    for (const text of ['{"version": 2}', '{"version":2}\n']) {
+    for (const text of ['{"version":2}', '{\n  "version": 2\n}\n']) {
       await writeFile(paths.acceptedPath, text);
       await assert.rejects(readAccepted(paths), withCode('store_tampered', paths.acceptedPath));
       const report = await verifyProjects({ dataDir: paths.dataDir, project: 'p' });
@@ -115,7 +114,7 @@ describe('the hash chain', () => {
     const v2 = JSON.parse(await readFile(paths.versionPath(2), 'utf8'));
     v2.workflow.orchestration.allowMainReconfiguration = true;
     v2.workflowDigest = workflowDigest(v2.workflow);
-    await writeCanonical(paths.versionPath(2), v2);
+    await writeLikeTheSdk(paths.versionPath(2), v2);
     await assert.rejects(readAccepted(paths), withCode('store_tampered', paths.versionPath(2)));
   });
 
@@ -126,7 +125,7 @@ describe('the hash chain', () => {
       changed((d) => (d.agents.main.instructions = 'third')),
     );
     const v1 = JSON.parse(await readFile(paths.versionPath(1), 'utf8'));
-    await writeCanonical(paths.acceptedPath, { version: 1, digest: recordDigest(v1) });
+    await writeLikeTheSdk(paths.acceptedPath, { version: 1, digest: recordDigest(v1) });
     const report = await verifyProjects({ dataDir: paths.dataDir, project: 'p' });
     assert.equal(report.ok, false);
     assert.match(report.projects[0]!.problems.map((p) => p.message).join('\n'), /moved back/);
@@ -142,8 +141,8 @@ describe('the hash chain', () => {
     v2.digests = { '../../x': definitionDigest(definition) };
     v2.workflow.agents.main.mcpServers = [{ name: '../../x', project: '../../x' }];
     v2.workflowDigest = workflowDigest(v2.workflow);
-    await writeCanonical(paths.versionPath(2), v2);
-    await writeCanonical(paths.acceptedPath, { version: 2, digest: recordDigest(v2) });
+    await writeLikeTheSdk(paths.versionPath(2), v2);
+    await writeLikeTheSdk(paths.acceptedPath, { version: 2, digest: recordDigest(v2) });
     await assert.rejects(readAccepted(paths), (error: unknown) => {
       withCode('store_tampered', paths.versionPath(2))(error);
       assert.match((error as Error).message, /no longer validates/);
@@ -185,7 +184,7 @@ describe('the hash chain', () => {
     await rm(paths.versionPath(3));
     const v2 = JSON.parse(await readFile(paths.versionPath(2), 'utf8'));
     const v3 = { ...v2, version: 3, previous: recordDigest(v2) };
-    await writeCanonical(paths.versionPath(3), v3);
+    await writeLikeTheSdk(paths.versionPath(3), v3);
     const again = (await verifyProjects({ dataDir: paths.dataDir, project: 'p' })).projects[0]!;
     assert.deepEqual(again.problems, []);
     assert.match(again.notes.join('\n'), /never accepted/);
@@ -277,5 +276,27 @@ describe('damaged records in status and resume', () => {
     assert.equal(project.corruptRuns[0]?.run, 'run-abc');
     assert.match(project.corruptRuns[0]?.message ?? '', /run-abc/);
     assert.deepEqual(await readdir(paths.runsDir), ['run-abc']);
+  });
+
+  test('a run.json whose invocation entry is damaged is reported, not met as a crash', async (t) => {
+    const paths = await twoVersions(t);
+    const dir = paths.runDir('run-inv');
+    await mkdir(dir, { recursive: true });
+    const record = {
+      format: 1,
+      run: 'run-inv',
+      status: 'interrupted',
+      host: { pid: 1, start: '1' },
+      startedAt: new Date().toISOString(),
+      resumes: 0,
+      invocations: [null],
+    };
+    await writeFile(join(dir, 'run.json'), JSON.stringify(record));
+    await assert.rejects(readRunRecord(paths, 'run-inv'), withCode('store_tampered', 'invocation 1 of 1'));
+    const project = (await runStatus({ dataDir: paths.dataDir, project: 'p' })).projects[0]!;
+    assert.deepEqual(
+      project.corruptRuns.map((c) => c.run),
+      ['run-inv'],
+    );
   });
 });

@@ -55,7 +55,11 @@ describe('acceptWorkflow', () => {
     });
     const v1 = await readJson(paths.versionPath(1));
     const v1Text = await readFile(paths.versionPath(1), 'utf8');
-    assert.equal(v1Text, `${stableStringify(v1)}\n`, 'canonical JSON and one newline');
+    assert.equal(
+      v1Text,
+      `${JSON.stringify(v1, null, 2)}\n`,
+      'one spelling: JSON.stringify(record, null, 2) and a newline',
+    );
     const sha = (text: string) => createHash('sha256').update(text).digest('hex');
     assert.deepEqual(await readJson(paths.acceptedPath), { version: 1, digest: sha(stableStringify(v1)) });
     const record = v1 as Record<string, unknown>;

@@ -37,7 +37,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
         );
       }
     }
-    for (const c of p.corruptRuns) io.stdout(`  run ${c.run}: DAMAGED RECORD ${c.path} — ${c.message}\n`);
+    for (const c of p.corruptRuns) io.stdout(`  run ${c.run}: DAMAGED RECORD — ${c.message}\n`);
     for (const s of p.liveServices) {
       io.stdout(
         `  live service pid ${s.pid} (invocation ${s.invocation}, host ${s.hostPid}${s.hostAlive ? '' : ' — dead: a stray'})\n`,

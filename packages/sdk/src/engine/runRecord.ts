@@ -140,7 +140,7 @@ export async function readRunRecord(paths: ProjectPaths, runId: string): Promise
   try {
     record = JSON.parse(text);
   } catch (error) {
-    throw damaged(path, runId, `it is not valid JSON (${(error as Error).message}; ${text.length} characters)`);
+    throw damaged(path, runId, `is not valid JSON (${(error as Error).message}; ${text.length} characters)`);
   }
   const r = record as Partial<RunRecord>;
   const valid =
@@ -152,13 +152,40 @@ export async function readRunRecord(paths: ProjectPaths, runId: string): Promise
     STATUSES.includes(r.status) &&
     Array.isArray(r.invocations) &&
     typeof r.host === 'object' &&
-    r.host !== null;
-  if (!valid) throw damaged(path, runId, 'it is not the record of this run');
+    r.host !== null &&
+    typeof r.host.pid === 'number' &&
+    typeof r.startedAt === 'string' &&
+    typeof r.resumes === 'number';
+  if (!valid) throw damaged(path, runId, `is not the record of run ${runId}`);
+  // What status and resume read of each invocation: a damaged entry is reported here, not met as a crash.
+  const invocations = r.invocations as unknown[];
+  const bad = invocations.findIndex((i) => !validInvocation(i));
+  if (bad >= 0)
+    throw damaged(
+      path,
+      runId,
+      `is damaged: invocation ${bad + 1} of ${invocations.length} is not an invocation record`,
+    );
   return record as RunRecord;
 }
 
+const INVOCATION_STATES: readonly string[] = ['starting', 'running', 'succeeded', 'failed', 'interrupted'];
+
+function validInvocation(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const i = value as Partial<InvocationRecord>;
+  return (
+    typeof i.id === 'string' &&
+    typeof i.agent === 'string' &&
+    typeof i.state === 'string' &&
+    INVOCATION_STATES.includes(i.state) &&
+    Array.isArray(i.attempts) &&
+    i.attempts.every((a) => typeof a === 'object' && a !== null)
+  );
+}
+
 function damaged(path: string, runId: string, what: string): SdkError {
-  return new SdkError('store_tampered', `the record of run ${runId}, ${path}, is damaged: ${what}`, {
+  return new SdkError('store_tampered', `run ${runId}: ${path} ${what}`, {
     remedy: 'restore the file from a backup, or remove the run directory if the run is not needed',
     data: { path, run: runId },
   });

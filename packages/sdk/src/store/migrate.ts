@@ -1,7 +1,7 @@
 /**
  * `scienceevolve migrate` (SPEC §4): the explicit upgrade of a data dir's layout to {@link DATA_DIR_FORMAT}.
  * Format 1 → 2 writes the hash chain over each project's stored versions (every version file rewritten
- * as canonical JSON naming its predecessor's digest and its workflow's digest, `accepted.json` as the
+ * with its predecessor's digest and its workflow's digest, `accepted.json` as the
  * pointer to the version in force) and moves the services' data from `private/` to `service-data/`.
  * Every step is idempotent, and `format.json` is written last, so an interrupted migrate is run again.
  */
@@ -16,7 +16,7 @@ import { ProjectPaths } from './projectStore.js';
 import {
   type AcceptedPointer,
   type WorkflowVersion,
-  canonicalText,
+  storedText,
   checkVersionRecord,
   recordDigest,
   tamperedError,
@@ -89,7 +89,7 @@ async function migrateProject(paths: ProjectPaths): Promise<void> {
       record.previous = previous;
       record.workflowDigest = workflowDigest(old.workflow as WorkflowVersion['workflow']);
       last = checkVersionRecord(paths, file, record, v);
-      await writeFileAtomic(file, canonicalText(last));
+      await writeFileAtomic(file, storedText(last));
       previous = recordDigest(last);
     }
     // A format-1 accepted.json was a copy of its version file; the pointer of format 2 is checked as is.
@@ -110,7 +110,7 @@ async function migrateProject(paths: ProjectPaths): Promise<void> {
       if (Number.isInteger(n) && n > head) await rm(join(paths.versionsDir, name), { force: true });
     }
     const pointer: AcceptedPointer = { version: head, digest: previous as string };
-    await writeFileAtomic(paths.acceptedPath, canonicalText(pointer));
+    await writeFileAtomic(paths.acceptedPath, storedText(pointer));
   });
 }
 

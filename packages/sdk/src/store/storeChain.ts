@@ -1,8 +1,9 @@
 /**
  * The hash chain of a project's workflow store (docs/data-dir.md, "Tamper evidence"). Every control file
- * the store writes (`workflow/versions/<n>.json`, `workflow/accepted.json`) holds the canonical JSON of
- * its record (`fast-json-stable-stringify`: keys sorted, no white space) and one newline, nothing else;
- * its digest is the sha256 hex of those canonical bytes. A version names the digest of its predecessor's
+ * the store writes (`workflow/versions/<n>.json`, `workflow/accepted.json`) holds its record as
+ * `JSON.stringify(record, null, 2)` and one newline, nothing else (so a reader can tell any other bytes);
+ * its digest is the sha256 hex of the record's canonical JSON (`fast-json-stable-stringify`: keys
+ * sorted, no white space), which does not depend on key order. A version names the digest of its predecessor's
  * file (`previous`) and of its own workflow (`workflowDigest`); `accepted.json` names the version in force
  * and the digest of its file. Each read checks the bytes, the record's schema and the links it crosses,
  * and refuses anything else with `store_tampered` naming the file and what did not match.
@@ -31,7 +32,7 @@ export interface WorkflowVersion {
   /** What changed against the previous version. */
   changedMcps: string[];
   changedAgents: string[];
-  /** The digest of the previous version's file (sha256 hex of its canonical bytes); null for version 1. */
+  /** The digest of the previous version's record (sha256 hex of its canonical JSON); null for version 1. */
   previous: string | null;
   /** The sha256 hex of the canonical JSON of `workflow`. */
   workflowDigest: string;
@@ -42,7 +43,7 @@ export interface WorkflowVersion {
 /** `workflow/accepted.json`: the version in force and the digest of its file. */
 export interface AcceptedPointer {
   version: number;
-  /** sha256 hex of the canonical bytes of `workflow/versions/<version>.json`. */
+  /** sha256 hex of the canonical JSON of the record in `workflow/versions/<version>.json`. */
   digest: string;
 }
 
@@ -60,12 +61,12 @@ const VERSION_KEYS = [
 ];
 const POINTER_KEYS = ['digest', 'version'];
 
-/** The canonical text of a record: its stable JSON and a newline. */
-export function canonicalText(value: unknown): string {
-  return `${stableStringify(value)}\n`;
+/** The text a record is stored as: `JSON.stringify(value, null, 2)` and a newline (one spelling per record). */
+export function storedText(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-/** The digest of a record: sha256 hex of its canonical JSON (without the newline). */
+/** The digest of a record: sha256 hex of its canonical JSON. */
 export function recordDigest(value: unknown): string {
   return createHash('sha256').update(stableStringify(value), 'utf8').digest('hex');
 }
@@ -87,8 +88,8 @@ export function tamperedError(paths: ProjectPaths | undefined, file: string, wha
   });
 }
 
-/** A stored file read and checked to be exactly canonical JSON; `undefined` when it does not exist. */
-export async function readCanonical(paths: ProjectPaths | undefined, file: string): Promise<unknown> {
+/** A stored file read and checked to be exactly the text the SDK writes; `undefined` when it does not exist. */
+export async function readStored(paths: ProjectPaths | undefined, file: string): Promise<unknown> {
   let bytes: Buffer;
   try {
     bytes = await readFile(file);
@@ -108,11 +109,11 @@ export async function readCanonical(paths: ProjectPaths | undefined, file: strin
   } catch (error) {
     throw tamperedError(paths, file, `it is not valid JSON (${(error as Error).message})`);
   }
-  if (!Buffer.from(canonicalText(value), 'utf8').equals(bytes)) {
+  if (!Buffer.from(storedText(value), 'utf8').equals(bytes)) {
     throw tamperedError(
       paths,
       file,
-      'its bytes are not the canonical JSON the SDK writes (an edit by hand or by a program)',
+      'its bytes are not the JSON text the SDK writes (an edit by hand or by a program)',
     );
   }
   return value;
@@ -241,7 +242,7 @@ export function checkVersionRecord(
 
 /** Reads `accepted.json`; `undefined` when the project has none. */
 export async function readPointer(paths: ProjectPaths): Promise<AcceptedPointer | undefined> {
-  const value = await readCanonical(paths, paths.acceptedPath);
+  const value = await readStored(paths, paths.acceptedPath);
   if (value === undefined) return undefined;
   return checkPointer(paths, paths.acceptedPath, value);
 }
@@ -252,7 +253,7 @@ export async function readVersionFile(
   version: number,
 ): Promise<{ record: WorkflowVersion; digest: string } | undefined> {
   const file = paths.versionPath(version);
-  const value = await readCanonical(paths, file);
+  const value = await readStored(paths, file);
   if (value === undefined) return undefined;
   const record = checkVersionRecord(paths, file, value, version);
   return { record, digest: recordDigest(record) };

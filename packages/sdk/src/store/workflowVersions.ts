@@ -1,6 +1,6 @@
 /**
  * Accepted workflow versions (SPEC §4): `workflow/versions/<n>.json` for every version and
- * `workflow/accepted.json` naming the one in force, each written atomically as canonical JSON and linked
+ * `workflow/accepted.json` naming the one in force, each written atomically and linked
  * by digests into a hash chain (storeChain.ts), checked on every read. Sources are stored before a
  * version names them, and the version file before the accepted pointer, so a crash at any point leaves
  * the old version in force or the new one complete.
@@ -17,7 +17,7 @@ import {
   type AcceptedBy,
   type AcceptedPointer,
   type WorkflowVersion,
-  canonicalText,
+  storedText,
   readChainFrom,
   readHead,
   recordDigest,
@@ -142,9 +142,9 @@ export async function acceptWorkflow(
       };
       // A version file above the accepted one is a leftover of a crash before the pointer moved: it was
       // never in force, so writing over it is correct.
-      await writeFileAtomic(paths.versionPath(record.version), canonicalText(record));
+      await writeFileAtomic(paths.versionPath(record.version), storedText(record));
       const pointer: AcceptedPointer = { version: record.version, digest: recordDigest(record) };
-      await writeFileAtomic(paths.acceptedPath, canonicalText(pointer));
+      await writeFileAtomic(paths.acceptedPath, storedText(pointer));
       return { ...diff, version: record.version, previousVersion, digests };
     },
     { timeoutMs: options.lockTimeoutMs },
