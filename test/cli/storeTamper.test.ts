@@ -149,3 +149,35 @@ test('resume reports a damaged run.json with its error instead of "nothing to re
   );
   assert.deepEqual(await readdir(runDir), ['run.json'], 'the damaged record is left as it is');
 });
+
+test('a stored source edited under mcp/<digest>/ is refused before a service runs from it', async (t) => {
+  const box = await loaded(t);
+  const digest = (await readdir(box.paths.mcpDir)).find((d) => /^[0-9a-f]{64}$/.test(d))!;
+  const server = join(box.paths.sourceDir(digest, 'notes'), 'server.cjs');
+  await writeFile(server, `require('node:fs').writeFileSync('${join(box.base, 'ran')}', 'x');\n`);
+  const probe = await runCliToEnd(t, [
+    'services',
+    'probe',
+    '--data-dir',
+    box.dataDir,
+    '--project',
+    box.project,
+    '--workspace',
+    box.workspace,
+    '--agent',
+    'main',
+    '--grace-ms',
+    '300',
+    '--json',
+  ]);
+  assert.equal(probe.code, 1, probe.stderr);
+  const service = (
+    probe.json as { services: Array<{ state: string; pid: number | null; error: { code: string; message: string } }> }
+  ).services[0]!;
+  assert.equal(service.state, 'failed');
+  assert.equal(service.error.code, 'store_tampered');
+  assert.match(service.error.message, /server\.cjs differs/);
+  assert.equal(service.pid, null, 'never started');
+  await assert.rejects(readFile(join(box.base, 'ran')), { code: 'ENOENT' });
+  await assertNothingLeft(box.project, []);
+});

@@ -17,6 +17,7 @@ import type { ServiceEvent } from '../services/serviceEvents.js';
 import type { ServiceSession } from '../services/serviceSession.js';
 import { type StdioServiceSession, startStdioService } from '../services/stdioService.js';
 import type { ProjectPaths } from '../store/projectStore.js';
+import { checkSourceCopy } from '../store/sourceStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { copySource } from './copySource.js';
 import { eraFilePath, fileEraMemory } from './eraFile.js';
@@ -133,7 +134,10 @@ export async function startInvocationServices(options: InvocationOptions): Promi
           return { planned, session };
         }
         const sourceDir = join(runtimePath, 'mcp', planned.name);
-        await copySource(paths.sourceDir(planned.digest, planned.definitionName), sourceDir);
+        const storedDir = paths.sourceDir(planned.digest, planned.definitionName);
+        await copySource(storedDir, sourceDir);
+        // The copy is what runs: checked against the digest the accepted version names (docs/data-dir.md).
+        await checkSourceCopy(sourceDir, storedDir, planned.definition, planned.digest);
         const env = buildServiceEnv({
           serviceName: planned.name,
           hostEnv: options.hostEnv ?? process.env,

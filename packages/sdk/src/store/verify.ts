@@ -3,14 +3,15 @@
  * hash chain, `accepted.json`, and every persistent source under `mcp/<digest>/` recomputed against its
  * digest — and lists every problem found, not the first only. Reads only.
  */
-import { lstat, readFile, readdir } from 'node:fs/promises';
-import { join, relative, resolve, sep } from 'node:path';
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { SdkError, toSdkError } from '../errors.js';
 import { definitionDigest } from '../workflow/digest.js';
 import { NAME_PATTERN } from '../workflow/limits.js';
 import { checkDataDir } from './dataDir.js';
 import { checkProjectId } from './projectId.js';
 import { ProjectPaths } from './projectStore.js';
+import { readSourceFiles, sourceDifferences } from './sourceStore.js';
 import { type WorkflowVersion, readPointer, readVersionFile } from './storeChain.js';
 
 /** One problem: the file (or directory) and what did not match. */
@@ -178,10 +179,10 @@ async function verifyProject(paths: ProjectPaths): Promise<ProjectVerification> 
         continue;
       }
       try {
-        const stored = await readSource(dir);
+        const stored = await readSourceFiles(dir);
         const actual = definitionDigest({ ...definition, files: stored });
         if (actual !== digest) {
-          const differing = differences(definition.files, stored);
+          const differing = sourceDifferences(definition.files, stored);
           problems.push({
             file: dir,
             code: 'store_tampered',
@@ -242,49 +243,6 @@ async function versionNumbers(paths: ProjectPaths, problems: VerifyProblem[]): P
     }
   }
   return numbers.sort((a, b) => a - b);
-}
-
-/** The files of a stored source: relative path (with `/`) → content. A symlink or special file is tampering. */
-async function readSource(dir: string): Promise<Record<string, string>> {
-  const files: Record<string, string> = Object.create(null) as Record<string, string>;
-  const root = resolve(dir);
-  const walk = async (at: string): Promise<void> => {
-    for (const entry of await readdir(at, { withFileTypes: true })) {
-      const path = join(at, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else if (entry.isFile()) files[relative(root, path).split(sep).join('/')] = await readFile(path, 'utf8');
-      else {
-        const kind = (await lstat(path)).isSymbolicLink() ? 'a symbolic link' : 'not a regular file';
-        throw new SdkError('store_tampered', `${path} is ${kind}; a stored source holds regular files only`, {
-          remedy: 'restore the source from a backup, or load the workflow again into a new data dir',
-          data: { path },
-        });
-      }
-    }
-  };
-  try {
-    await walk(root);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new SdkError('store_tampered', `${dir} is missing; an accepted version names it`, {
-        remedy: 'restore the source from a backup, or load the workflow again into a new data dir',
-        data: { path: dir },
-      });
-    }
-    throw error;
-  }
-  return files;
-}
-
-/** Which files differ between what the version says and what is stored, in a few words. */
-function differences(expected: Record<string, string>, stored: Record<string, string>): string {
-  const parts: string[] = [];
-  for (const path of Object.keys(expected).sort()) {
-    if (!Object.hasOwn(stored, path)) parts.push(`${path} missing`);
-    else if (stored[path] !== expected[path]) parts.push(`${path} differs`);
-  }
-  for (const path of Object.keys(stored).sort()) if (!Object.hasOwn(expected, path)) parts.push(`${path} added`);
-  return parts.slice(0, 5).join(', ') + (parts.length > 5 ? `, and ${parts.length - 5} more` : '');
 }
 
 async function isDirectory(path: string): Promise<boolean> {
