@@ -217,7 +217,7 @@ function damagedResult(paths: ProjectPaths, c: CorruptRun): RunResult {
     output: null,
     error: {
       code: 'store_tampered',
-      message: `run ${c.run} was not resumed: ${c.message}`,
+      message: `run ${c.run} was not resumed: ${c.message.startsWith(`run ${c.run}: `) ? c.message.slice(`run ${c.run}: `.length) : c.message}`,
       remedy: 'restore the file from a backup, or remove the run directory if the run is not needed',
       data: { run: c.run, path: c.path },
     },
