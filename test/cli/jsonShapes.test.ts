@@ -124,6 +124,10 @@ test('workflow load / show / history / diff, migrate, harness-config and the err
   const diff = await runCliToEnd(t, ['workflow', 'diff', '1', '2', ...common, '--json']);
   assert.equal(diff.code, 0, diff.stderr);
   assertShape('workflow diff', diff.json);
+  const verify = await runCliToEnd(t, ['workflow', 'verify', ...common, '--json']);
+  assert.equal(verify.code, 0, verify.stderr);
+  assert.equal((verify.json as { ok: boolean }).ok, true, verify.stdout);
+  assertShape('workflow verify', verify.json);
   const migrate = await runCliToEnd(t, ['migrate', '--data-dir', box.dataDir, '--json']);
   assert.equal(migrate.code, 0, migrate.stderr);
   assertShape('migrate', migrate.json);

@@ -52,6 +52,7 @@ const EXPORTS = [
   'buildServiceEnv',
   'canonicalDefinitionJson',
   'canonicalWorkflowJson',
+  'checkDataDir',
   'closeHostSupervisor',
   'connectRemoteService',
   'createBridgeToken',
@@ -88,6 +89,7 @@ const EXPORTS = [
   'readEvents',
   'readScriptFile',
   'readVersion',
+  'readVersions',
   'readWorkflowFile',
   'relayPath',
   'requireAccepted',
@@ -114,6 +116,7 @@ const EXPORTS = [
   'validateWorkflowText',
   'workflowJsonSchema',
   'workflowJsonSchemaText',
+  'verifyProjects',
   'writeBridgeTokenFile',
 ];
 

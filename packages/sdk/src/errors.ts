@@ -38,6 +38,7 @@ export const ERROR_CODES = [
   'data_dir_needs_migration',
   'unknown_project',
   'unknown_version',
+  'store_tampered',
   'unknown_agent',
   'usage',
   'io_error',

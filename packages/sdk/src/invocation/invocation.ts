@@ -17,6 +17,7 @@ import type { ServiceEvent } from '../services/serviceEvents.js';
 import type { ServiceSession } from '../services/serviceSession.js';
 import { type StdioServiceSession, startStdioService } from '../services/stdioService.js';
 import type { ProjectPaths } from '../store/projectStore.js';
+import { checkSourceCopy } from '../store/sourceStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { copySource } from './copySource.js';
 import { eraFilePath, fileEraMemory } from './eraFile.js';
@@ -98,7 +99,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
   const runtimePath = paths.invocationDir(options.runId, invocationId);
   const plan = planServices(version, agent);
   await mkdir(join(runtimePath, 'mcp'), { recursive: true });
-  await mkdir(paths.privateDir, { recursive: true });
+  await mkdir(paths.serviceDataDir, { recursive: true });
 
   const marker = formatMarker({
     projectId: paths.projectId,
@@ -133,14 +134,17 @@ export async function startInvocationServices(options: InvocationOptions): Promi
           return { planned, session };
         }
         const sourceDir = join(runtimePath, 'mcp', planned.name);
-        await copySource(paths.sourceDir(planned.digest, planned.definitionName), sourceDir);
+        const storedDir = paths.sourceDir(planned.digest, planned.definitionName);
+        await copySource(storedDir, sourceDir);
+        // The copy is what runs: checked against the digest the accepted version names (docs/data-dir.md).
+        await checkSourceCopy(sourceDir, storedDir, planned.definition, planned.digest);
         const env = buildServiceEnv({
           serviceName: planned.name,
           hostEnv: options.hostEnv ?? process.env,
           envFrom: planned.definition.envFrom,
           workspace: options.workspace,
           sourceDir,
-          projectRoot: paths.privateDir,
+          projectRoot: paths.serviceDataDir,
           marker,
         });
         const session = await startStdioService(
