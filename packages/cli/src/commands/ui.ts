@@ -1,0 +1,57 @@
+/** `scienceevolve ui`: the run viewer, a read-only page on 127.0.0.1 with a token in its URL. */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { SdkError } from '@scienceevolve/sdk';
+import { parse, positiveInt, required } from '../args.js';
+import { EXIT, type Io, printJson, usageError } from '../output.js';
+import { untilSignal } from '../signals.js';
+import { startViewer } from '../ui/viewerServer.js';
+
+export const UI_HELP = [
+  'ui --data-dir D [--port N] [--host 127.0.0.1] [--json]',
+  '                                     the run viewer in the browser: prints a URL with its token; until SIGINT/SIGTERM',
+].join('\n');
+
+export async function uiCommand(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, {
+    'data-dir': { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+  });
+  if (positionals.length > 0) throw usageError('ui takes no positional arguments');
+  const dataDir = resolve(
+    required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state'),
+  );
+  const port = positiveInt(values.port, '--port');
+  if (port !== undefined && port > 65_535) throw usageError(`--port takes a port from 0 to 65535, not ${port}`);
+  if (values.host !== undefined && values.host !== '127.0.0.1') {
+    throw usageError(
+      `--host takes only 127.0.0.1, not "${values.host}"`,
+      'leave --host out; reach it from elsewhere with ssh -L',
+    );
+  }
+  if (!existsSync(dataDir)) {
+    // The viewer never creates anything: a mistyped --data-dir is an error, not a new empty data dir.
+    throw new SdkError('io_error', `the data dir ${dataDir} does not exist`, {
+      remedy: 'pass the --data-dir your runs used',
+      data: { dataDir },
+    });
+  }
+  const signals = untilSignal();
+  try {
+    const viewer = await startViewer({ dataDir, ...(port === undefined ? {} : { port }) });
+    try {
+      if (values.json) printJson(io, { url: viewer.url, port: viewer.port, dataDir });
+      else io.stdout(`${viewer.url}\n`);
+      io.stderr(
+        `viewer of ${dataDir} on 127.0.0.1:${viewer.port}; open the URL above (it holds the token). Ctrl-C stops it.\n`,
+      );
+      await signals.wait();
+    } finally {
+      await viewer.close();
+    }
+  } finally {
+    signals.dispose();
+  }
+  return EXIT.ok;
+}
