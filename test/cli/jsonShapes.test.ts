@@ -7,7 +7,7 @@
  * Slow (about 30–60 s on 2 cores): a probe, a serve, a gateway and three runs start real Node services.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { parseMarker, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
@@ -297,6 +297,19 @@ test('run --json, status --json of an interrupted run, resume --json', async (t)
   assert.equal((resumed.json as { runs: unknown[] }).runs.length, 1);
   assertShape('resume', resumed.json);
   await assertNothingLeft(box.project, []);
+});
+
+test('ui --json prints its address document and keeps serving until SIGTERM', async (t) => {
+  const box = await sandbox(t);
+  await mkdir(box.dataDir, { recursive: true });
+  const ui = startCli(t, ['ui', '--data-dir', box.dataDir, '--json']);
+  await ui.waitForStderr(/viewer of /);
+  const doc = JSON.parse(ui.stdout()) as { url: string };
+  assertShape('ui', doc);
+  assert.match(doc.url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
+  process.kill(ui.pid, 'SIGTERM');
+  assert.equal(await ui.exited, 0, ui.stderr());
+  await assertGone(ui.pid);
 });
 
 test('every row of the --json table was checked against a real run', () => {
