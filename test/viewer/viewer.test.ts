@@ -6,12 +6,12 @@
  * services (60 s), chromium starts in 1–3 s; a `waitFor` is the only timing in here.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { acceptWorkflow, readAccepted } from '../../packages/sdk/src/store/workflowVersions.js';
 import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
-import { runWorkflow } from '../../packages/sdk/src/engine/runs.js';
+import { runWorkflow, startRun } from '../../packages/sdk/src/engine/runs.js';
 import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
 import { readEvents } from '../../packages/sdk/src/events/journal.js';
 import { agent, fixtureDefinition } from '../fixtures/engine/workflows.js';
@@ -249,6 +249,47 @@ test('the run viewer shows a scripted run in chromium, follows it live, and give
       before.delete(path);
     }
     assert.deepEqual(after, before);
+  });
+
+  await t.test('a running run is followed: a call in progress, then its answer and the run finished', async () => {
+    const release = join(box.base, 'release');
+    const handle = startRun({
+      ...box,
+      workflow: {
+        agents: { main: agent([['waits', 'waits']]) },
+        mcpDefinitions: { waits: fixtureDefinition('../viewer/waitsForFile.cjs') },
+      },
+      script: { agents: { main: [{ call: 'waits__wait', arguments: { path: release } }, { final: 'done: {{0}}' }] } },
+      requirement: 'wait for the file',
+      graceMs: 500,
+    });
+    // Released whatever happens, so a failing case never leaves the run waiting (its folder may be gone by then).
+    t.after(() => {
+      try {
+        writeFileSync(release, '');
+      } catch {
+        // the sandbox is already removed, and the run with it
+      }
+    });
+    for await (const e of handle.events()) if (e.type === 'tool.calling') break;
+    const page = await browser.context.newPage();
+    await page.goto(`${ui.url}#/p/${encodeURIComponent(box.project)}/r/${encodeURIComponent(handle.runId)}`);
+    const calling = page.locator('tr[data-type="tool.calling"][data-tool="waits__wait"]');
+    await calling.waitFor({ timeout: 10_000 });
+    assert.match((await calling.textContent()) ?? '', /in progress/);
+    assert.match((await page.locator('h1').textContent()) ?? '', /running/);
+    writeFileSync(release, '');
+    const called = page.locator('tr[data-type="tool.called"][data-tool="waits__wait"]');
+    await called.waitFor({ timeout: 10_000 });
+    assert.equal(await calling.count(), 0, 'the call in progress became its answer');
+    await called.locator('details.tool-result summary').click();
+    assert.match((await called.locator('details.tool-result pre').textContent()) ?? '', /released by /);
+    const finished = await handle.result;
+    assert.equal(finished.status, 'succeeded', JSON.stringify(finished.error));
+    await page.locator('tr[data-type="run.finished"]').waitFor({ timeout: 10_000 });
+    await page.locator('h1 .badge.succeeded').waitFor({ timeout: 10_000 });
+    await page.close();
+    await assertNothingLeft(box.project, await readEvents(join(paths.runDir(handle.runId), 'events.jsonl')));
   });
 
   assert.ok(browser.pids().length > 0);
