@@ -1,5 +1,6 @@
 /** `scienceevolve ui`'s refusals, each with its exit code, before anything listens. */
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../cli/runCli.js';
@@ -7,6 +8,9 @@ import { tempDir } from '../fixtures/store/tempDir.js';
 
 test('ui refuses bad options with a usage error (exit 2) and a missing data dir with io_error (exit 1)', async (t) => {
   const dir = await tempDir(t);
+  const newer = join(dir, 'newer');
+  mkdirSync(newer);
+  writeFileSync(join(newer, 'format.json'), JSON.stringify({ format: 999, createdBy: 'scienceevolve' }));
   const cases: Array<[args: string[], code: number, pattern: RegExp]> = [
     [['ui'], 2, /--data-dir is required/],
     [['ui', '--data-dir', dir, 'extra'], 2, /no positional arguments/],
@@ -14,6 +18,7 @@ test('ui refuses bad options with a usage error (exit 2) and a missing data dir 
     [['ui', '--data-dir', dir, '--port', '0x50'], 2, /--port takes a whole number/],
     [['ui', '--data-dir', dir, '--port', '65536'], 2, /--port takes a port from 0 to 65535/],
     [['ui', '--data-dir', join(dir, 'nothing-here')], 1, /error \[io_error\]: the data dir .* does not exist/],
+    [['ui', '--data-dir', newer], 1, /error \[data_dir_too_new\]: the data dir .* has format 999/],
   ];
   for (const [args, code, pattern] of cases) {
     const r = await runCli(args);

@@ -176,11 +176,56 @@ test('the run viewer shows a scripted run in chromium, follows it live, and give
       },
     ];
     appendFileSync(eventsPath, added.map((e) => `${JSON.stringify(e)}\n`).join(''));
-    await page
-      .locator(
-        `section.lane[data-invocation="${main.invocation}"] tr[data-type="tool.called"][data-tool="notes__live_probe"]`,
-      )
-      .waitFor({ timeout: 1000 });
+    const lane = page.locator(`section.lane[data-invocation="${main.invocation}"]`);
+    await lane.locator('tr[data-type="tool.called"][data-tool="notes__live_probe"]').waitFor({ timeout: 1000 });
+
+    // The kinds a scripted run does not produce: model turns with usage, a retry, a failed attempt with its
+    // diagnostics, a reconfiguration.
+    const time = new Date().toISOString();
+    const more: RunEvent[] = [
+      { ...base, type: 'model.retry', time, turn: 1, attempt: 1, delayMs: 250, status: 429, message: 'rate limited' },
+      {
+        ...base,
+        type: 'model.called',
+        time,
+        turn: 1,
+        model: 'gpt-test',
+        usage: { inputTokens: 1234, outputTokens: 56, cachedInputTokens: 7 },
+        durationMs: 420,
+        finishReason: 'tool-calls',
+      },
+      {
+        ...base,
+        type: 'invocation.attempt_failed',
+        time,
+        attempt: 1,
+        willRetry: true,
+        error: {
+          code: 'service_exited',
+          message: 'service "notes" exited',
+          remedy: 'read its log',
+          data: { exitCode: 3 },
+        },
+      },
+      { ...base, type: 'workflow.reconfigured', time, version: 2, changedMcps: [], changedAgents: ['worker'] },
+    ];
+    appendFileSync(eventsPath, more.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    await lane.locator('tr[data-type="workflow.reconfigured"]').waitFor({ timeout: 5000 });
+    assert.match(
+      (await lane.locator('tr[data-type="model.called"]').textContent()) ?? '',
+      /gpt-test.*1,234 in \/ 56 out · 7 cached/,
+    );
+    assert.match((await lane.locator('tr[data-type="model.retry"]').textContent()) ?? '', /HTTP 429: rate limited/);
+    const failed = lane.locator('tr[data-type="invocation.attempt_failed"]');
+    assert.match(
+      (await failed.textContent()) ?? '',
+      /will retry.*service_exited: service "notes" exited — read its log/,
+    );
+    await failed.locator('details summary').click();
+    assert.match((await failed.locator('details pre').textContent()) ?? '', /"exitCode": 3/);
+    assert.match((await lane.locator('h2 + p').textContent()) ?? '', /1 model call, 1,234 in \/ 56 out/);
+    await lane.locator('tr[data-type="workflow.reconfigured"] a').click();
+    await page.locator('section.diff').first().waitFor({ timeout: 5000 });
     await page.close();
   });
 

@@ -1,7 +1,7 @@
 /** `scienceevolve ui`: the run viewer, a read-only page on 127.0.0.1 with a token in its URL. */
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { SdkError } from '@scienceevolve/sdk';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DATA_DIR_FORMAT, SdkError } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
@@ -37,6 +37,7 @@ export async function uiCommand(argv: string[], io: Io): Promise<number> {
       data: { dataDir },
     });
   }
+  refuseNewerFormat(dataDir);
   const signals = untilSignal();
   try {
     const viewer = await startViewer({ dataDir, ...(port === undefined ? {} : { port }) });
@@ -54,4 +55,25 @@ export async function uiCommand(argv: string[], io: Io): Promise<number> {
     signals.dispose();
   }
   return EXIT.ok;
+}
+
+/**
+ * Refuses a data dir of a newer layout than this CLI reads (`data_dir_too_new`), checked by reading only:
+ * `openDataDir` would create `format.json` where it is missing, and the viewer writes nothing. An older
+ * or unmarked data dir is shown as it is.
+ */
+function refuseNewerFormat(dataDir: string): void {
+  let format: unknown;
+  try {
+    format = (JSON.parse(readFileSync(join(dataDir, 'format.json'), 'utf8')) as { format?: unknown }).format;
+  } catch {
+    return;
+  }
+  if (typeof format === 'number' && format > DATA_DIR_FORMAT) {
+    throw new SdkError(
+      'data_dir_too_new',
+      `the data dir ${dataDir} has format ${format}; this viewer reads format ${DATA_DIR_FORMAT}`,
+      { remedy: 'upgrade ScienceEvolve, or use another --data-dir', data: { path: dataDir, format } },
+    );
+  }
 }

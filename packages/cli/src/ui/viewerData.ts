@@ -57,6 +57,13 @@ export class NotFound extends Error {}
 
 /** The data dir's read side. */
 export class ViewerData {
+  /**
+   * Version summaries already read, by project and number: a version file is written once and never
+   * changed, and a version holds up to 2 MiB of workflow, so the start page (refreshed every 3 s) reads
+   * each once.
+   */
+  private readonly summaries = new Map<string, VersionSummary>();
+
   constructor(
     /** The absolute data dir. */
     readonly dataDir: string,
@@ -70,15 +77,21 @@ export class ViewerData {
       const paths = new ProjectPaths(this.dataDir, p.project);
       const versions: VersionSummary[] = [];
       for (const n of await listVersions(paths).catch(() => [])) {
-        const v = await readVersion(paths, n).catch(() => undefined);
-        if (v === undefined) continue;
-        versions.push({
-          version: v.version,
-          acceptedAt: v.acceptedAt,
-          by: v.by,
-          changedMcps: v.changedMcps,
-          changedAgents: v.changedAgents,
-        });
+        const key = `${p.project}\0${n}`;
+        let summary = this.summaries.get(key);
+        if (summary === undefined) {
+          const v = await readVersion(paths, n).catch(() => undefined);
+          if (v === undefined) continue;
+          summary = {
+            version: v.version,
+            acceptedAt: v.acceptedAt,
+            by: v.by,
+            changedMcps: v.changedMcps,
+            changedAgents: v.changedAgents,
+          };
+          this.summaries.set(key, summary);
+        }
+        versions.push(summary);
       }
       out.push({
         project: p.project,

@@ -58,7 +58,8 @@ pre { background: var(--code); padding: 6px 8px; margin: 4px 0; overflow: auto; 
 .olabel { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-size: 12px; }
 .track { position: relative; height: 18px; background: var(--lane); border-radius: 3px; }
 .bar { position: absolute; top: 3px; height: 12px; background: var(--bar); border-radius: 3px; min-width: 2px; }
-.tick { position: absolute; top: 0; height: 18px; width: 3px; margin-left: -1px; background: #2b2f36; min-width: 3px; }
+.tick { position: absolute; top: 0; height: 18px; width: 3px; margin-left: -1px; background: #2b2f36; min-width: 3px;
+  opacity: 0.8; border-radius: 2px; }
 .tick.tool.ok { background: var(--ok); } .tick.tool.bad { background: var(--bad); }
 .tick.model { background: #7b4bb7; } .tick.service { background: #c78a00; } .tick.fail { background: var(--bad); width: 4px; }
 .lane { border-left: 4px solid var(--bar); padding: 2px 0 2px 10px; margin: 16px 0; }
@@ -81,6 +82,8 @@ export const VIEWER_JS = String.raw`'use strict';
   const live = document.getElementById('live');
   let stream = null;
   let refresh = null;
+  // The view being shown; a fetch or a timer of an earlier view must not draw over a later one.
+  let view = 0;
 
   /** An element with a class and children; strings become text nodes, never markup. */
   function el(tag, cls, ...children) {
@@ -149,9 +152,11 @@ export const VIEWER_JS = String.raw`'use strict';
 
   // ---- projects ----
   async function showProjects() {
+    const mine = view;
     setCrumbs(el('span', '', 'projects'));
     const render = async () => {
       const doc = await api('/api/projects');
+      if (mine !== view) return;
       const out = [el('h1', '', 'Projects'), el('p', 'muted', 'data dir ' + doc.dataDir)];
       if (doc.projects.length === 0) out.push(el('p', 'muted', 'No projects yet.'));
       for (const p of doc.projects) {
@@ -183,13 +188,15 @@ export const VIEWER_JS = String.raw`'use strict';
       main.replaceChildren(...out);
     };
     await render();
-    refresh = setInterval(() => render().catch(() => {}), 3000);
+    if (mine === view) refresh = setInterval(() => render().catch(() => {}), 3000);
   }
 
   // ---- one version and its diff ----
   async function showVersion(project, version) {
+    const mine = view;
     setCrumbs(link('projects', '/'), el('span', '', project), el('span', '', 'v' + version));
     const doc = await api('/api/version', { project, version });
+    if (mine !== view) return;
     const v = doc.version;
     const before = doc.previous ? doc.previous.workflow : null;
     const after = v.workflow;
@@ -213,6 +220,7 @@ export const VIEWER_JS = String.raw`'use strict';
 
   // ---- one run as a timeline ----
   async function showRun(project, runId) {
+    const mine = view;
     setCrumbs(link('projects', '/'), el('span', '', project), el('span', '', 'run ' + runId));
     const state = { events: [], corrupt: [], summary: null, damaged: null, open: new Set(), logs: new Map() };
     const loadSummary = async () => {
@@ -221,9 +229,10 @@ export const VIEWER_JS = String.raw`'use strict';
       state.damaged = doc.damaged;
     };
     await loadSummary();
+    if (mine !== view) return;
     let timer = null;
     const schedule = () => {
-      if (timer === null) timer = setTimeout(() => { timer = null; renderRun(project, runId, state); }, 25);
+      if (timer === null) timer = setTimeout(() => { timer = null; if (mine === view) renderRun(project, runId, state); }, 25);
     };
     const u = new URL('/api/events', location.origin);
     u.searchParams.set('project', project);
@@ -326,13 +335,17 @@ export const VIEWER_JS = String.raw`'use strict';
       for (const e of lane.events) {
         let cls = null;
         let label = '';
-        if (e.type === 'tool.called') { cls = 'tick tool ' + (e.ok ? 'ok' : 'bad'); label = e.tool + ' (' + ms(e.durationMs) + ')'; }
-        else if (e.type === 'model.called') { cls = 'tick model'; label = 'model turn ' + e.turn; }
-        else if (e.type === 'service.ready') { cls = 'tick service'; label = e.service + ' ready'; }
+        let took = 0;
+        if (e.type === 'tool.called') { cls = 'tick tool ' + (e.ok ? 'ok' : 'bad'); label = e.tool + ' (' + ms(e.durationMs) + ')'; took = e.durationMs; }
+        else if (e.type === 'model.called') { cls = 'tick model'; label = 'model turn ' + e.turn + ' (' + ms(e.durationMs) + ')'; took = e.durationMs; }
+        else if (e.type === 'service.ready') { cls = 'tick service'; label = e.service + ' ready in ' + ms(e.startMs); took = e.startMs; }
         else if (e.type === 'service.failed' || e.type === 'invocation.attempt_failed') { cls = 'tick fail'; label = e.type; }
         if (!cls) continue;
         const tick = el('div', cls);
-        tick.style.left = pct(t(e)) + '%';
+        // A span from the start to the end of what took time (a call, a turn, a service start), else a mark.
+        const from = pct(t(e) - (typeof took === 'number' && took > 0 ? took : 0));
+        tick.style.left = from + '%';
+        if (pct(t(e)) - from > 0.5) tick.style.width = pct(t(e)) - from + '%';
         tick.title = label;
         track.append(tick);
       }
@@ -480,13 +493,15 @@ export const VIEWER_JS = String.raw`'use strict';
 
   async function route() {
     stop();
+    view += 1;
+    const mine = view;
     const parts = location.hash.replace(/^#\/?/, '').split('/').filter((p) => p !== '').map(decodeURIComponent);
     try {
       if (parts.length === 4 && parts[0] === 'p' && parts[2] === 'r') await showRun(parts[1], parts[3]);
       else if (parts.length === 4 && parts[0] === 'p' && parts[2] === 'v') await showVersion(parts[1], parts[3]);
       else await showProjects();
     } catch (error) {
-      fail(error);
+      if (mine === view) fail(error);
     }
   }
   window.addEventListener('hashchange', route);

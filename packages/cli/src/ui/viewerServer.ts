@@ -136,6 +136,10 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       'content-type': 'text/event-stream; charset=utf-8',
       connection: 'keep-alive',
     });
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
     res.write('retry: 1000\n\n');
     const write = (lines: JournalLine[]) => {
       for (const line of lines) {
