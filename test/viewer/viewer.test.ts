@@ -6,7 +6,16 @@
  * services (60 s), chromium starts in 1–3 s; a `waitFor` is the only timing in here.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { acceptWorkflow, readAccepted } from '../../packages/sdk/src/store/workflowVersions.js';
@@ -294,6 +303,18 @@ test('the run viewer shows a scripted run in chromium, follows it live, and give
       before.delete(path);
     }
     assert.deepEqual(after, before);
+  });
+
+  await t.test('a stderr log replaced by a symlink is not followed', async () => {
+    const ready = ofType(events, 'service.ready').filter((e) => e.kind === 'project')[1]!;
+    const log = join(paths.invocationDir(result.run, ready.servicesId), 'mcp', `${ready.service}.stderr.log`);
+    rmSync(log);
+    symlinkSync('/etc/passwd', log);
+    const r = await get(
+      `${ui.origin}/api/log?project=${box.project}&run=${result.run}&servicesId=${ready.servicesId}&service=${ready.service}&token=${ui.token}`,
+    );
+    assert.equal(r.status, 404, r.body);
+    assert.ok(!r.body.includes('root:'));
   });
 
   await t.test('a running run is followed: a call in progress, then its answer and the run finished', async () => {

@@ -4,7 +4,7 @@
  * Every id that comes from a request is looked up in the store's own lists before it becomes part of a
  * path; nothing here creates, writes or locks anything.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { lstat, open, readFile } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import {
   ProjectPaths,
@@ -161,14 +161,20 @@ export class ViewerData {
     const runDir = resolve(new ProjectPaths(this.dataDir, projectId).runDir(runId));
     const path = resolve(runDir, 'invocations', servicesId, 'mcp', `${service}.stderr.log`);
     if (!path.startsWith(runDir + sep)) throw new NotFound(`run ${runId} has no log for "${service}"`);
-    let size: number;
-    try {
-      size = (await stat(path)).size;
-    } catch {
-      throw new NotFound(`service "${service}" of ${servicesId} left no stderr log`);
+    // lstat, not stat: a log replaced by a symlink (a service can write next to its log) is not followed.
+    const info = await lstat(path).catch(() => undefined);
+    if (info === undefined || !info.isFile()) {
+      throw new NotFound(`service "${service}" of ${servicesId} left no stderr log (or it is not a plain file)`);
     }
-    const buffer = await readFile(path);
-    const tail = buffer.subarray(Math.max(0, buffer.length - MAX_LOG_BYTES));
+    const size = info.size;
+    const length = Math.min(size, MAX_LOG_BYTES);
+    const tail = Buffer.alloc(length);
+    const handle = await open(path, 'r');
+    try {
+      await handle.read(tail, 0, length, size - length);
+    } finally {
+      await handle.close();
+    }
     return { text: tail.toString('utf8'), bytes: size };
   }
 }
