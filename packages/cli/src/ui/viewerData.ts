@@ -4,7 +4,7 @@
  * Every id that comes from a request is looked up in the store's own lists before it becomes part of a
  * path; nothing here creates, writes or locks anything.
  */
-import { lstat, open, readFile } from 'node:fs/promises';
+import { lstat, open, readFile, realpath } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import {
   ProjectPaths,
@@ -163,7 +163,10 @@ export class ViewerData {
     if (!path.startsWith(runDir + sep)) throw new NotFound(`run ${runId} has no log for "${service}"`);
     // lstat, not stat: a log replaced by a symlink (a service can write next to its log) is not followed.
     const info = await lstat(path).catch(() => undefined);
-    if (info === undefined || !info.isFile()) {
+    // And no folder on the way may lead out of the run's folder either (a symlinked invocation folder).
+    const real = await realpath(path).catch(() => '');
+    const realRun = await realpath(runDir).catch(() => runDir);
+    if (info === undefined || !info.isFile() || !real.startsWith(realRun + sep)) {
       throw new NotFound(`service "${service}" of ${servicesId} left no stderr log (or it is not a plain file)`);
     }
     const size = info.size;
