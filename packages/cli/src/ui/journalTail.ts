@@ -104,8 +104,9 @@ export class JournalTail {
       if (index < this.fromIndex) continue;
       try {
         lines.push({ index, event: JSON.parse(text) });
-      } catch (error) {
-        lines.push({ index, corrupt: `line ${index + 1} is not JSON: ${(error as Error).message}` });
+      } catch {
+        // Its length only: the parser's message would quote the line.
+        lines.push({ index, corrupt: `line ${index + 1} is not JSON (${Buffer.byteLength(text)} bytes)` });
       }
     }
     this.partial = Buffer.from(data.subarray(start));

@@ -139,7 +139,11 @@ export class ViewerData {
   /** The journal path of a run that {@link run} found. */
   async eventsPath(projectId: string, runId: string): Promise<string> {
     await this.run(projectId, runId);
-    return join(new ProjectPaths(this.dataDir, projectId).runDir(runId), 'events.jsonl');
+    const path = join(new ProjectPaths(this.dataDir, projectId).runDir(runId), 'events.jsonl');
+    // Not yet written is fine (the tail waits for it); anything but a plain file (a symlink) is not read.
+    const info = await lstat(path).catch(() => undefined);
+    if (info !== undefined && !info.isFile()) throw new NotFound(`the journal of run ${runId} is not a plain file`);
+    return path;
   }
 
   /**
