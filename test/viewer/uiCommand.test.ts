@@ -30,7 +30,14 @@ test('ui refuses bad options (exit 2), a missing data dir and one of a newer for
   for (const [args, code, pattern] of cases) {
     let stdout = '';
     let stderr = '';
-    const exit = await run(args, { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s) });
+    const exit = await run(args, {
+      stdout: (s) => {
+        stdout += s;
+      },
+      stderr: (s) => {
+        stderr += s;
+      },
+    });
     assert.equal(exit, code, `${args.join(' ')}: ${stderr}`);
     assert.match(stderr, pattern, args.join(' '));
     assert.match(stderr, /fix: /, `${args.join(' ')} names a remedy`);
