@@ -84,6 +84,21 @@ function parentOf(pid: number): number | undefined {
   }
 }
 
+/** Live processes other than this one whose command line mentions `text`. */
+function mentioning(text: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text) && isAlive(pid)) found.push(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
 /** Every live process that descends from `root`. */
 function descendants(root: number): number[] {
   const parents = new Map<number, number>();
@@ -143,6 +158,12 @@ export async function launchChromium(t: TestContext): Promise<Browser> {
       await context?.close();
     } finally {
       for (const pid of seen) await assertGone(pid, 10_000);
+      // A helper that left the tree (a double fork) still names the profile on its command line.
+      const deadline = Date.now() + 10_000;
+      while (mentioning(profile).length > 0) {
+        if (Date.now() > deadline) assert.fail(`chromium processes left: ${mentioning(profile).join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       rmSync(profile, { recursive: true, force: true });
     }
   });

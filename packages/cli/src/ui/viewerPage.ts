@@ -222,7 +222,7 @@ export const VIEWER_JS = String.raw`'use strict';
   async function showRun(project, runId) {
     const mine = view;
     setCrumbs(link('projects', '/'), el('span', '', project), el('span', '', 'run ' + runId));
-    const state = { events: [], corrupt: [], summary: null, damaged: null, open: new Set(), logs: new Map() };
+    const state = { events: [], corrupt: [], summary: null, damaged: null, open: new Set(), logs: new Map(), rerender: () => {} };
     const loadSummary = async () => {
       const doc = await api('/api/run', { project, run: runId });
       state.summary = doc.summary;
@@ -234,6 +234,7 @@ export const VIEWER_JS = String.raw`'use strict';
     const schedule = () => {
       if (timer === null) timer = setTimeout(() => { timer = null; if (mine === view) renderRun(project, runId, state); }, 25);
     };
+    state.rerender = schedule;
     const u = new URL('/api/events', location.origin);
     u.searchParams.set('project', project);
     u.searchParams.set('run', runId);
@@ -394,9 +395,11 @@ export const VIEWER_JS = String.raw`'use strict';
     b.dataset.log = key;
     b.addEventListener('click', () => {
       if (state.logs.has(key)) { state.logs.delete(key); box.replaceChildren(); return; }
+      // Kept in the state and drawn by a new render: the journal may have re-rendered the run (and detached
+      // this box) while the log was on its way.
       api('/api/log', { project, run: runId, servicesId: e.servicesId, service: e.service }).then(
-        (doc) => { const text = doc.text === '' ? '(empty)' : doc.text; state.logs.set(key, text); show(text); },
-        (err) => box.replaceChildren(el('p', 'err', err.message)),
+        (doc) => { state.logs.set(key, doc.text === '' ? '(empty)' : doc.text); state.rerender(); },
+        (err) => { state.logs.set(key, 'could not read the log: ' + err.message); state.rerender(); },
       );
     });
     if (state.logs.has(key)) show(state.logs.get(key));
