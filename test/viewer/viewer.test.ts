@@ -99,7 +99,8 @@ test('the run viewer shows a scripted run in chromium, follows it live, and give
     await page.locator(`tr[data-run="${result.run}"]`).waitFor({ timeout: 10_000 });
     assert.match((await page.locator(`tr[data-run="${result.run}"]`).textContent()) ?? '', /succeeded/);
     await page.goto(`${ui.url}${runHash}`);
-    await page.locator('section.lane').nth(1).waitFor({ timeout: 10_000 });
+    // The journal's last event drawn: everything before it is too.
+    await page.locator('tr[data-type="run.finished"]').waitFor({ timeout: 10_000 });
     for (const id of invocations) {
       const lane = page.locator(`section.lane[data-invocation="${id}"]`);
       assert.equal(await lane.count(), 1, `a lane for invocation ${id}`);
