@@ -319,6 +319,8 @@ test('workflow pack --out / unpack, schema --out, init', async (t) => {
   const schema = await runCliToEnd(t, ['schema', '--out', join(box.base, 'workflow.schema.json'), '--json']);
   assert.equal(schema.code, 0, schema.stderr);
   assertShape('schema --out', schema.json);
+});
+
 test('ui --json prints its address document and keeps serving until SIGTERM', async (t) => {
   const box = await sandbox(t);
   await mkdir(box.dataDir, { recursive: true });

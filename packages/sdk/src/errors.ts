@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'missing_env',
   'command_not_found',
   'startup_timeout',
+  'start_queue_timeout',
   'initialize_failed',
   'service_exited',
   'protocol_error',

@@ -15,6 +15,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     project: { type: 'string' },
     run: { type: 'string' },
     'startup-budget-ms': { type: 'string' },
+    'max-concurrent-starts': { type: 'string' },
+    'start-queue-limit-ms': { type: 'string' },
     'grace-ms': { type: 'string' },
   });
   if (positionals.length > 0) throw usageError('resume takes no positional arguments');
@@ -32,6 +34,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       project,
       run: values.run,
       startupBudgetMs: positiveInt(values['startup-budget-ms'], '--startup-budget-ms'),
+      maxConcurrentStarts: positiveInt(values['max-concurrent-starts'], '--max-concurrent-starts'),
+      startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
       signal: abort.signal,
       onEvent: progressOnStderr(io),

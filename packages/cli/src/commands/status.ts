@@ -33,7 +33,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
       );
       for (const i of r.invocations) {
         io.stdout(
-          `    ${i.agent} ${i.id}: ${i.state}, ${i.attempts} attempt${i.attempts === 1 ? '' : 's'}${i.restarted ? ', restarted' : ''}, ${i.toolCalls} tool call${i.toolCalls === 1 ? '' : 's'}${usageText(i.usage)}\n`,
+          `    ${i.agent} ${i.id}: ${i.state}, ${i.attempts} attempt${i.attempts === 1 ? '' : 's'}${i.restarted ? ', restarted' : ''}, ${i.toolCalls} tool call${i.toolCalls === 1 ? '' : 's'}${i.startQueuedMs > 0 ? `, ${i.startQueuedMs} ms queued to start` : ''}${usageText(i.usage)}\n`,
         );
       }
     }

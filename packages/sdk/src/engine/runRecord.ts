@@ -37,6 +37,8 @@ export interface AttemptRecord {
   toolCalls?: number;
   /** Tool calls that reached the surface as the harness reported them (agent CLIs), or null when it did not say. */
   toolCallsReached?: number | null;
+  /** Milliseconds the attempt's longest-waiting service start queued at the admission gate (absent: none). */
+  startQueuedMs?: number;
 }
 
 /** One invocation (an agent working one task). */

@@ -25,6 +25,8 @@ export interface InvocationStatus {
   usage: UsageTotals;
   /** Tool calls that reached the surface, summed over the attempts. */
   toolCalls: number;
+  /** Milliseconds the invocation's service starts waited at the admission gate, summed over the attempts. */
+  startQueuedMs: number;
 }
 
 /** One run as `status` shows it. */
@@ -144,6 +146,7 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
           restarted: i.restarted,
           usage: i.usage ?? emptyUsage(),
           toolCalls: i.attempts.reduce((sum, a) => sum + (a.toolCalls ?? 0), 0),
+          startQueuedMs: i.attempts.reduce((sum, a) => sum + (a.startQueuedMs ?? 0), 0),
         })),
       })),
       liveServices: marked.flatMap((p) => {
