@@ -57,6 +57,11 @@ export const ERROR_CODES = [
   'harness_failed',
   'list_too_long',
   'list_cursor_repeated',
+  'too_deep',
+  'ill_formed_text',
+  'harness_not_allowed',
+  'env_not_allowed',
+  'invalid_header',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

@@ -280,6 +280,13 @@ export const OrchestrationSchema = z.strictObject({
   invocationRetries: z.int().min(0).max(LIMITS.invocationRetries).default(1),
   /** URL prefixes a remote entry proposed by Main must match. */
   allowedRemoteUrls: z.array(z.url({ protocol: /^https?$/ })).default([]),
+  /** The harness of an agent Main adds through `apply_workflow`; absent, Main may not add agents. */
+  defaultHarness: HarnessSchema.optional(),
+  /**
+   * The host variables a definition Main proposes may read through `envFrom`. Absent means none (`[]`); it
+   * is not filled in when absent, so workflows stored before it existed keep their stored form.
+   */
+  mainMayMapEnv: z.array(EnvNameSchema).max(256, { error: 'at most 256 variables' }).optional(),
 });
 /** `orchestration`, with defaults filled. */
 export type Orchestration = z.infer<typeof OrchestrationSchema>;
