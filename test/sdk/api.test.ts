@@ -79,6 +79,7 @@ const EXPORTS = [
   'readScriptFile',
   'readVersion',
   'readWorkflowFile',
+  'redactUrl',
   'relayPath',
   'requireAccepted',
   'resolveProjectId',

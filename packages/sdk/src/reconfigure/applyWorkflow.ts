@@ -13,6 +13,7 @@ import { type ValidationIssue, invalidWorkflowError, validateWorkflow } from '..
 import type { Workflow } from '../workflow/workflowSchema.js';
 import { remoteUrlRefusal } from './allowedUrls.js';
 import { resolveReferences } from './references.js';
+import { restoreRedacted } from './workflowView.js';
 
 /** The answer of a successful apply. */
 export interface ApplyResult {
@@ -48,7 +49,8 @@ export async function applyWorkflow(
   const policyIssues: ValidationIssue[] = [];
   if (by === 'main') {
     // The harness rules look at what Main wrote, before validation fills a default harness in.
-    const applied = applyAgentPolicy(candidate, requireReconfiguration(current));
+    const inForce = requireReconfiguration(current);
+    const applied = applyAgentPolicy(restoreRedacted(candidate, inForce.workflow), inForce);
     candidate = applied.snapshot;
     policyIssues.push(...applied.issues);
   }
