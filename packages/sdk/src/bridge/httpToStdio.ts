@@ -20,6 +20,7 @@ import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio'
 import { SdkError } from '../errors.js';
 import { headerValueProblem, networkMessage, redactUrl } from '../redact.js';
 import { endSession, isNetworkFailure, isSessionGone } from '../services/remoteHttp.js';
+import { durationMs } from '../workflow/workflowSchema.js';
 import { LineTransport, type LineLimits } from './lineTransport.js';
 import { toProtocolError, unsupportedRequestMessage } from './surfaceServer.js';
 
@@ -87,13 +88,14 @@ function withoutEnvelope<T>(value: T): T {
 /**
  * Connects to the Streamable HTTP server at `url`, then serves it over stdio until the input ends.
  *
- * @throws SdkError `invalid_header` when a header value holds a line break or NUL (never quoting it);
+ * @throws SdkError `usage` for a duration that is not an integer up to 2^31 − 1 ms; `invalid_header` when a header value holds a line break or NUL (never quoting it);
  * `remote_unreachable` when the HTTP server cannot be connected to. No message shows a header value or the
  * URL's user information or query values.
  */
 export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToStdioBridge> {
-  const timeout = options.timeoutMs ?? 60_000;
-  const connectTimeout = options.connectTimeoutMs ?? 30_000;
+  const timeout = durationMs(options.timeoutMs, 'timeoutMs', 60_000, 1);
+  const connectTimeout = durationMs(options.connectTimeoutMs, 'connectTimeoutMs', 30_000, 1);
+  const endSessionTimeout = durationMs(options.endSessionTimeoutMs, 'endSessionTimeoutMs', 2000);
   const shownUrl = redactUrl(options.url);
   const headers = checkedHeaders(options.headers ?? {});
   const secrets = { values: Object.values(headers) };
@@ -259,7 +261,7 @@ export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToSt
           await lines.close();
         } finally {
           await renewing?.done.catch(() => {});
-          await endSession(current.transport, options.endSessionTimeoutMs);
+          await endSession(current.transport, endSessionTimeout);
           await current.client.close();
         }
       }
