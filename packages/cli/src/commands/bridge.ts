@@ -55,7 +55,8 @@ export async function bridgeCommand(argv: string[], io: Io): Promise<number> {
   const headers: Record<string, string> = {};
   for (const text of values.header ?? []) {
     const [name, value] = parseHeader(text);
-    headers[name] = value;
+    // Defined, not assigned: a header named `__proto__` would otherwise be dropped.
+    Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
   }
   const timeoutMs = positiveInt(values['timeout-ms'], '--timeout-ms');
   const connectTimeoutMs = positiveInt(values['connect-timeout-ms'], '--connect-timeout-ms');
