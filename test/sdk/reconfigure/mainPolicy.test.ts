@@ -174,3 +174,12 @@ test("the operator's own definitions and harnesses are not restricted by Main's 
   const result = await applyWorkflow(paths, next, { by: 'operator' });
   assert.equal(result.version, 2);
 });
+
+test('a snapshot nested 100,000 levels deep is too_deep, never a stack overflow', async (t) => {
+  const paths = await project(t);
+  const next: Record<string, unknown> = base();
+  next.extra = JSON.parse(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`);
+  assert.deepEqual(await refusal(applyWorkflow(paths, next)), [
+    { code: 'too_deep', path: `$.extra${'.a'.repeat(31)}` },
+  ]);
+});
