@@ -123,7 +123,7 @@ test('the option parser: decimal digits in range, nothing else', () => {
       () => positiveInt(value, '--port', RANGES.port),
       (error: { code?: string; message?: string }) =>
         error.code === 'usage' &&
-        /--port takes a whole number from 0 to 65535 in decimal digits/.test(error.message ?? ''),
+        /--port takes a whole number in decimal digits from 0 to 65535, not/.test(error.message ?? ''),
       JSON.stringify(value),
     );
   }

@@ -74,11 +74,16 @@ export const RANGES = {
  */
 export function positiveInt(value: string | undefined, flag: string, range: IntRange = RANGES.ms): number | undefined {
   if (value === undefined) return undefined;
-  const takes = `${flag} takes a whole number from ${range.min} to ${range.max} in decimal digits`;
   const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value;
-  if (!/^[0-9]+$/.test(value)) throw usageError(`${takes}, not "${shown}"`);
+  if (!/^[0-9]+$/.test(value)) {
+    throw usageError(
+      `${flag} takes a whole number in decimal digits from ${range.min} to ${range.max}, not "${shown}"`,
+    );
+  }
   // Past 16 digits a number loses precision; it is over every range anyway.
   const n = value.length > 16 ? Number.POSITIVE_INFINITY : Number(value);
-  if (n < range.min || n > range.max) throw usageError(`${takes}, not ${shown}`);
+  if (n < range.min || n > range.max) {
+    throw usageError(`${flag} takes a whole number from ${range.min} to ${range.max}, not ${shown}`);
+  }
   return n;
 }
