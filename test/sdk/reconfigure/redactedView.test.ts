@@ -54,7 +54,7 @@ test('get_workflow shows no URL token, and echoing its view back keeps the real 
     orchestration: view.orchestration,
     agents: view.agents,
     mcpDefinitions: {
-      tools: { accepted: (view.mcpDefinitions?.tools as { digest: string }).digest },
+      tools: { accepted: (view.mcpDefinitions?.tools as { digest: string } | undefined)?.digest },
       search: { entrypoint: 's.cjs', files: { 's.cjs': SERVER } },
     },
   };
