@@ -91,6 +91,7 @@ const EXPORTS = [
   'readVersion',
   'readVersions',
   'readWorkflowFile',
+  'redactUrl',
   'relayPath',
   'requireAccepted',
   'resolveProjectId',

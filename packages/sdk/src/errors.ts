@@ -63,6 +63,11 @@ export const ERROR_CODES = [
   'binary_file',
   'special_file',
   'folder_not_empty',
+  'too_deep',
+  'ill_formed_text',
+  'harness_not_allowed',
+  'env_not_allowed',
+  'invalid_header',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

@@ -1,6 +1,7 @@
 /** The public API of `@scienceevolve/sdk`: named exports only, never `export *`. A test pins this list. */
 export { SdkError, isSdkError, toSdkError, ERROR_CODES } from './errors.js';
 export type { ErrorCode, SdkErrorOptions } from './errors.js';
+export { redactUrl } from './redact.js';
 
 export {
   WorkflowSchema,

@@ -19,7 +19,7 @@ import {
   verifyProjects,
 } from '@scienceevolve/sdk';
 import { readFile, writeFile } from 'node:fs/promises';
-import { parse, positiveInt, required } from '../args.js';
+import { parse, positiveInt, RANGES, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 
 export const WORKFLOW_HELP = [
@@ -154,7 +154,7 @@ async function show(argv: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw usageError('workflow show takes no positional arguments');
   const dataDir = required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state');
   const project = resolveProjectId({ project: values.project, workspace: values.workspace });
-  const version = positiveInt(values.version, '--version');
+  const version = positiveInt(values.version, '--version', RANGES.version);
   // Reading must not create the project: a mistyped --project would otherwise leave an empty project behind.
   const paths = new ProjectPaths(await openDataDir(dataDir), project);
   const record = version === undefined ? await requireAccepted(paths) : await readVersion(paths, version);
@@ -221,7 +221,10 @@ async function diff(argv: string[], io: Io): Promise<number> {
       'workflow diff takes two version numbers',
       'scienceevolve workflow diff 1 2 --data-dir D --project P',
     );
-  const [a, b] = positionals.map((p, i) => positiveInt(p, i === 0 ? 'version A' : 'version B')!) as [number, number];
+  const [a, b] = positionals.map((p, i) => positiveInt(p, i === 0 ? 'version A' : 'version B', RANGES.version)!) as [
+    number,
+    number,
+  ];
   const paths = await existingProject(values);
   const [before, after] = [await readVersion(paths, a), await readVersion(paths, b)];
   const d = diffWorkflows(before.workflow, after.workflow);
