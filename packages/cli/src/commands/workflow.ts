@@ -1,14 +1,14 @@
 /** `scienceevolve workflow load|show`: the operator's view of a project's accepted workflow. */
 import {
   ProjectPaths,
-  diffWorkflows,
   listVersions,
   loadWorkflow,
   openDataDir,
-  requireAccepted,
   readVersion,
+  requireAccepted,
   resolveProjectId,
-} from '@scienceevolve/sdk';
+} from '@scienceevolve/sdk/store';
+import { diffWorkflows } from '@scienceevolve/sdk/workflow';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 

@@ -1,0 +1,14 @@
+/**
+ * `@scienceevolve/sdk/store`: the data directory (projects, stored sources, accepted versions, operator
+ * loads). A light entry point for commands that read or write stored workflows: it loads the workflow
+ * layer below it and nothing of MCP, processes or HTTP. Every name here is also exported by the package root.
+ */
+export { openDataDir, migrateDataDir, defaultDataDir, DATA_DIR_FORMAT } from './store/dataDir.js';
+export { projectIdForWorkspace, resolveProjectId } from './store/projectId.js';
+export { ProjectPaths, openProject } from './store/projectStore.js';
+export { storeSource } from './store/sourceStore.js';
+export type { StoredSource } from './store/sourceStore.js';
+export { acceptWorkflow, readAccepted, requireAccepted, readVersion, listVersions } from './store/workflowVersions.js';
+export type { WorkflowVersion, AcceptResult, AcceptOptions, AcceptedBy } from './store/workflowVersions.js';
+export { loadWorkflow, readWorkflowFile } from './store/workflowLoad.js';
+export type { LoadWorkflowOptions, LoadWorkflowResult } from './store/workflowLoad.js';
