@@ -11,7 +11,7 @@ import { formatMarker, processStartTime } from '@scienceevolve/supervisor/protoc
 import { SdkError, toSdkError } from '../errors.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
 import { connectRemoteService } from '../services/remoteService.js';
-import { buildServiceEnv } from '../services/serviceEnv.js';
+import { buildServiceEnv, serviceCompileCacheDir } from '../services/serviceEnv.js';
 import { DEFAULT_STARTUP_BUDGET_MS } from '../services/startBudget.js';
 import type { ServiceEvent } from '../services/serviceEvents.js';
 import type { ServiceSession } from '../services/serviceSession.js';
@@ -142,6 +142,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
           sourceDir,
           projectRoot: paths.privateDir,
           marker,
+          compileCacheDir: serviceCompileCacheDir(paths.dataDir),
         });
         const session = await startStdioService(
           {
