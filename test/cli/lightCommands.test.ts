@@ -108,7 +108,7 @@ describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 },
     }
   });
 
-  test('the listing sees the heavy layers where a command loads them (services probe)', async (t) => {
+  test('the listing sees the heavy layers where a command loads them (services probe), and no more', async (t) => {
     const dir = await tempDir(t);
     // A usage error after the command's module loaded: nothing starts, but its imports are all in.
     const r = await runListed(dir, ['services', 'probe', '--data-dir', join(dir, 'data')]);
@@ -120,5 +120,9 @@ describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 },
     );
     assert.ok(forbidden.includes('builtin:child_process'), 'child_process listed');
     assert.ok(forbidden.includes('builtin:http'), 'http listed');
+    // services probe/serve load the SDK's /agent-services entry, not the root: no model libraries.
+    const models = r.loaded.filter((m) => m.includes('/node_modules/ai/') || m.includes('/node_modules/@ai-sdk/'));
+    assert.deepEqual(models, [], 'services probe loads no model library');
+    assert.ok(!r.loaded.some((m) => m.endsWith('/packages/sdk/dist/index.js')), 'services probe loads no SDK root');
   });
 });
