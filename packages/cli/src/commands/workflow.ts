@@ -6,7 +6,6 @@
 import { SdkError } from '@scienceevolve/sdk/errors';
 import {
   ProjectPaths,
-  listVersions,
   loadWorkflow,
   openDataDir,
   readVersion,
