@@ -107,9 +107,10 @@ async function listener(t: TestContext): Promise<number> {
   return address.port;
 }
 
-/** `services probe --json` run to its end with `env`. */
-async function probe(t: TestContext, box: EngineSandbox, env: Record<string, string>) {
-  const child = spawn(process.execPath, [BIN, 'services', 'probe', ...commonArgs(box), '--grace-ms', '300', '--json'], {
+/** `services probe --json` (or the human report, with `json` false) run to its end with `env`. */
+async function probe(t: TestContext, box: EngineSandbox, env: Record<string, string>, json = true) {
+  const args = [BIN, 'services', 'probe', ...commonArgs(box), '--grace-ms', '300', ...(json ? ['--json'] : [])];
+  const child = spawn(process.execPath, args, {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -127,8 +128,8 @@ async function probe(t: TestContext, box: EngineSandbox, env: Record<string, str
   child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   await assertGone(pid);
-  const services = (JSON.parse(stdout) as { services: Probed[] }).services;
-  return { code, stderr, services, byName: (name: string) => services.find((s) => s.name === name)! };
+  const services = json ? (JSON.parse(stdout) as { services: Probed[] }).services : [];
+  return { code, stdout, stderr, services, byName: (name: string) => services.find((s) => s.name === name)! };
 }
 
 /** `services serve` (stdio face) of `box` with `env`, and an MCP client connected to it. */
@@ -195,6 +196,11 @@ test('auto: a definition Main proposed runs sandboxed — no host environment, w
   });
   assert.deepEqual(probed.byName('prober').sandbox, { sandboxed: true, reason: 'proposed_by_main', network: true });
   assert.deepEqual(probed.byName('offline').sandbox, { sandboxed: true, reason: 'proposed_by_main', network: false });
+  const text = await probe(t, box, hostEnv(), false);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /notes: ready.*\n {4}not sandboxed: the operator's definition/);
+  assert.match(text.stdout, /prober: ready.*\n {4}sandboxed: proposed by Main/);
+  assert.match(text.stdout, /offline: ready.*\n {4}sandboxed, no network: proposed by Main/);
   await assertNothingLeft(box.project, []);
 
   const served = await serve(t, box, hostEnv());

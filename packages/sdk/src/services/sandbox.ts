@@ -214,7 +214,8 @@ export function sandboxCommand(launch: SandboxLaunch): { file: string; args: str
   const binds: { flag: string; path: string }[] = [];
   const add = (flag: string, path: string | undefined) => {
     if (path === undefined || path === '' || !isAbsolute(path)) return;
-    binds.push({ flag, path: resolve(path) });
+    const at = resolve(path);
+    if (!binds.some((b) => b.flag === flag && b.path === at)) binds.push({ flag, path: at });
   };
   for (const path of [launch.command, ...(launch.env.NODE_PATH ?? '').split(delimiter)]) {
     if (resolve(path).startsWith(`/tmp${sep}`)) add('--ro-bind-try', path);
