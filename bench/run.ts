@@ -28,6 +28,7 @@ import { MODEL_LOOP_GOAL, modelLoopBench } from './modelLoop.js';
 import { findLeftovers, killLeftovers, killWithEnv } from './lib/processes.js';
 import { type BenchProject, closeSupervisor, setupProject } from './lib/services.js';
 import { mergeRows, previousRows, writeReport } from './report.js';
+import { sandboxStart } from './sandboxStart.js';
 import { eightServicesReady, oneServiceReady } from './serviceReady.js';
 import { supervisorKill } from './supervisorKillRow.js';
 import { toolCallBench } from './toolCall.js';
@@ -60,6 +61,12 @@ const STEPS: Step[] = [
     name: 'model-loop harness overhead per turn',
     goal: MODEL_LOOP_GOAL,
     run: async (c, p) => [await modelLoopBench(c, p)],
+  },
+  {
+    ids: ['9'],
+    name: 'a service start inside the sandbox',
+    goal: 'reported (≤ 1.15×)',
+    run: async (c, p) => [await sandboxStart(c, p)],
   },
 ];
 

@@ -4,8 +4,9 @@
  * Main-proposed service starts sandboxed and says so in its events — nothing of it left afterwards.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { startInvocation } from '../../../packages/sdk/src/invocation/invocation.ts';
+import { startInvocation, startInvocationServices } from '../../../packages/sdk/src/invocation/invocation.ts';
 import { mainProposedDigests } from '../../../packages/sdk/src/invocation/sandboxPolicy.ts';
 import {
   decideSandbox,
@@ -194,5 +195,45 @@ test("an invocation: Main's service starts sandboxed, the operator's not; events
   const pids = services.sessions.map((s) => (s as unknown as { pid: number }).pid);
   await services.close();
   await assertAllGone(pids);
+  await assertNoMarkedProcess(project);
+});
+
+test('a sandboxed service that fails at start: service_exited with its own exit code, its stderr in the host-side log', async (t) => {
+  const dataDir = tempDir(t);
+  const workspace = tempDir(t, 'se-ws-');
+  const project = `sbxf${Date.now()}`;
+  t.after(() => killMarked(project));
+  const paths = await openProject(dataDir, project);
+  await acceptWorkflow(
+    paths,
+    {
+      orchestration: { sandbox: 'required' },
+      agents: uses('broken'),
+      mcpDefinitions: { broken: fixtureDefinition('exitsAtStart.cjs') },
+    },
+    { by: 'operator' },
+  );
+  const version = (await readAccepted(paths))!;
+  const events: ServiceEvent[] = [];
+  const services = await startInvocationServices({
+    paths,
+    version,
+    agent: 'main',
+    runId: 'r1',
+    workspace,
+    graceMs: 300,
+    onEvent: (e) => events.push(e),
+  });
+  t.after(() => services.close());
+  const [outcome] = services.outcomes;
+  assert.deepEqual(outcome?.sandbox, { sandboxed: true, reason: 'required', network: true });
+  assert.equal(outcome?.error?.code, 'service_exited');
+  assert.equal(outcome?.error?.data.exitCode, 3, "bubblewrap passes the service's exit code on");
+  const log = outcome?.error?.data.log as string;
+  assert.match(outcome?.error?.message ?? '', /exited with code 3/);
+  assert.match(readFileSync(log, 'utf8'), /fatal: cannot read config\.json/);
+  const failed = events.find((e) => e.type === 'service.failed');
+  assert.deepEqual(failed?.sandbox, { sandboxed: true, reason: 'required', network: true });
+  await services.close();
   await assertNoMarkedProcess(project);
 });

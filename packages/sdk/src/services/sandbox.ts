@@ -105,11 +105,6 @@ function firstLine(text: string): string | undefined {
   return line === undefined ? undefined : line.trim().slice(0, 300);
 }
 
-/** Forgets the probe results (tests that change `SCIENCEEVOLVE_BWRAP` or the machine between starts). */
-export function forgetSandboxProbes(): void {
-  probes.clear();
-}
-
 /** Input of {@link decideSandbox}. */
 export interface SandboxQuestion {
   /** `orchestration.sandbox`; `undefined` (absent) is `auto`. */
