@@ -32,6 +32,7 @@ export type SandboxReason = 'policy_off' | 'operator_definition' | 'proposed_by_
 export interface SandboxDecision {
   /** True when the service runs inside bubblewrap. */
   sandboxed: boolean;
+  /** Why (see {@link SandboxReason}). */
   reason: SandboxReason;
   /** False only when the service runs sandboxed without network (`"network": false`). */
   network: boolean;
@@ -186,8 +187,9 @@ function sandboxFlags(options: { network: boolean }): string[] {
 export interface SandboxLaunch {
   /** The absolute bubblewrap executable. */
   bwrap: string;
-  /** The service's resolved command, then its argv after the command (entrypoint, args). */
+  /** The service's resolved command (absolute). */
   command: string;
+  /** Its argv after the command: the copied entrypoint, then the definition's `args`. */
   args: readonly string[];
   /** The service's cwd (the invocation's workspace). */
   cwd: string;
