@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { startInvocation, startInvocationServices } from '../../../packages/sdk/src/invocation/invocation.ts';
 import { mainProposedDigests } from '../../../packages/sdk/src/invocation/sandboxPolicy.ts';
@@ -235,5 +236,46 @@ test('a sandboxed service that fails at start: service_exited with its own exit 
   const failed = events.find((e) => e.type === 'service.failed');
   assert.deepEqual(failed?.sandbox, { sandboxed: true, reason: 'required', network: true });
   await services.close();
+  await assertNoMarkedProcess(project);
+});
+
+test('a sandboxed service gets its grace on stop: SIGTERM reaches it, and it finishes its clean-up before it is gone', async (t) => {
+  const dataDir = tempDir(t);
+  const workspace = tempDir(t, 'se-ws-');
+  const project = `sbxg${Date.now()}`;
+  t.after(() => killMarked(project));
+  const paths = await openProject(dataDir, project);
+  await acceptWorkflow(
+    paths,
+    {
+      orchestration: { sandbox: 'required' },
+      agents: uses('tidy'),
+      mcpDefinitions: { tidy: fixtureDefinition('cleansUpOnSigterm.cjs') },
+    },
+    { by: 'operator' },
+  );
+  const version = (await readAccepted(paths))!;
+  const events: ServiceEvent[] = [];
+  const services = await startInvocation({
+    paths,
+    version,
+    agent: 'main',
+    runId: 'r1',
+    workspace,
+    graceMs: 5000,
+    onEvent: (e) => events.push(e),
+  });
+  t.after(() => services.close());
+  assert.equal(services.outcomes[0]?.sandbox?.sandboxed, true);
+  const pid = (services.sessions[0] as unknown as { pid: number }).pid;
+  await services.close();
+  assert.match(
+    readFileSync(join(workspace, 'cleaned-up.txt'), 'utf8'),
+    /^pid 2\n$/,
+    'its clean-up ran, inside the sandbox',
+  );
+  const exited = events.find((e) => e.type === 'service.exited');
+  assert.equal(exited?.type === 'service.exited' && exited.forced, false, 'no SIGKILL was needed');
+  await assertAllGone([pid]);
   await assertNoMarkedProcess(project);
 });
