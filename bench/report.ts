@@ -102,7 +102,7 @@ export const GOALS: ReadonlyArray<{ id: string; measure: string; baseline: strin
     goal: '≤ 0.1×',
   },
   {
-    id: '',
+    id: '11',
     measure: 'a service start inside the sandbox',
     baseline: 'the same start outside it',
     goal: 'reported (goal ≤ 1.15×)',

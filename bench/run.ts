@@ -30,6 +30,7 @@ import { MODEL_LOOP_GOAL, modelLoopBench } from './modelLoop.js';
 import { findLeftovers, killLeftovers, killWithEnv } from './lib/processes.js';
 import { type BenchProject, closeSupervisor, setupProject } from './lib/services.js';
 import { mergeRows, previousRows, writeReport } from './report.js';
+import { sandboxStart } from './sandboxStart.js';
 import { eightServicesReady, oneServiceReady } from './serviceReady.js';
 import { supervisorKill } from './supervisorKillRow.js';
 import { toolCallBench } from './toolCall.js';
@@ -65,6 +66,12 @@ const STEPS: Step[] = [
   },
   { ids: ['9'], name: 'validate, whole process', goal: `≤ ${VALIDATE_GOAL}×`, run: (c) => validateBench(c) },
   { ids: ['10'], name: 'services probe, whole process', goal: `≤ ${PROBE_GOAL}×`, run: (c, p) => probeBench(c, p) },
+  {
+    ids: ['11'],
+    name: 'a service start inside the sandbox',
+    goal: 'reported (≤ 1.15×)',
+    run: async (c, p) => [await sandboxStart(c, p)],
+  },
 ];
 
 function machineState(): { loadavg: number[]; busiest: string[] } {

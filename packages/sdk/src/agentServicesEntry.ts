@@ -14,6 +14,7 @@ export type {
   ServeAgentOptions,
   AgentServicesOptions,
 } from './engine/agentServices.js';
+export type { SandboxDecision, SandboxReason } from './services/sandbox.js';
 export { createBridgeToken, serveHttp, HTTP_FACE_PATH, writeBridgeTokenFile } from './bridge/httpFace.js';
 export type { HttpFace, HttpFaceOptions } from './bridge/httpFace.js';
 export { serveStdio } from './bridge/stdioFace.js';

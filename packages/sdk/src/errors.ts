@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'remote_not_allowed',
   'missing_env',
   'command_not_found',
+  'sandbox_unavailable',
   'startup_timeout',
   'start_queue_timeout',
   'initialize_failed',

@@ -92,6 +92,16 @@ export type { EraLookup, EraMemory, EraVerdict } from './services/eraCache.js';
 export { connectRemoteService } from './services/remoteService.js';
 export type { RemoteServiceSpec, RemoteServiceSession } from './services/remoteService.js';
 export { buildServiceEnv } from './services/serviceEnv.js';
+export { BWRAP_ENV, decideSandbox, sandboxAvailability, sandboxCommand } from './services/sandbox.js';
+export type {
+  SandboxAvailability,
+  SandboxDecision,
+  SandboxLaunch,
+  SandboxPolicy,
+  SandboxQuestion,
+  SandboxReason,
+  ServiceSandbox,
+} from './services/sandbox.js';
 export { SupervisorClient } from './services/supervisorClient.js';
 export type { SupervisorClientOptions } from './services/supervisorClient.js';
 export { sweepStrays } from './services/strayProcesses.js';

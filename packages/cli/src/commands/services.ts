@@ -3,6 +3,7 @@ import {
   createBridgeToken,
   probeServices,
   protectStdout,
+  type SandboxDecision,
   serveAgentServices,
   serveHttp,
   serveStdio,
@@ -85,6 +86,7 @@ async function probe(argv: string[], io: Io): Promise<number> {
                 }\n`
               : `  ${s.name}: failed — ${s.error?.code}: ${s.error?.message}\n`,
           );
+          if (s.sandbox !== null) io.stdout(`    ${sandboxLine(s.sandbox)}\n`);
         }
       }
       if (hold !== undefined && probed.ok) {
@@ -151,4 +153,18 @@ async function serve(argv: string[], io: Io): Promise<number> {
   } finally {
     stop.dispose();
   }
+}
+
+/** Why a service runs sandboxed or not, as one line of the human probe report. */
+const SANDBOX_REASONS: Record<SandboxDecision['reason'], string> = {
+  policy_off: 'orchestration.sandbox is "off"',
+  operator_definition: 'the operator\'s definition (sandbox "auto" sandboxes those Main proposed)',
+  proposed_by_main: 'proposed by Main (sandbox "auto")',
+  unavailable: 'proposed by Main, but no sandbox is available',
+  required: 'orchestration.sandbox is "required"',
+};
+
+function sandboxLine(sandbox: SandboxDecision): string {
+  const what = sandbox.sandboxed ? `sandboxed${sandbox.network ? '' : ', no network'}` : 'not sandboxed';
+  return `${what}: ${SANDBOX_REASONS[sandbox.reason]}${sandbox.detail === undefined ? '' : ` (${sandbox.detail})`}`;
 }

@@ -11,6 +11,7 @@ import { SdkError } from '../errors.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
 import { type InvocationServices, processFacts, startInvocationServices } from '../invocation/invocation.js';
 import { toolFiltersOf } from '../invocation/plan.js';
+import type { SandboxDecision } from '../services/sandbox.js';
 import type { ServiceEvent } from '../services/serviceEvents.js';
 import { resolveProjectId } from '../store/projectId.js';
 import { type ProjectPaths, openProject } from '../store/projectStore.js';
@@ -56,6 +57,12 @@ export interface ProbedService {
   prompts: string[];
   /** List methods the service declares but answered "method not found" (counted as empty), e.g. `resources/templates/list`. */
   missingLists: string[];
+  /**
+   * Whether the service runs sandboxed and why (`orchestration.sandbox`): `reason` is a `SandboxReason`,
+   * `detail` what made the sandbox unavailable or a note. `null` for a remote service, and for one whose
+   * start failed before this was decided (`sandbox_unavailable` among them).
+   */
+  sandbox: SandboxDecision | null;
   error: { code: string; message: string; log: string | null } | null;
 }
 
@@ -122,6 +129,7 @@ function report(prepared: Prepared, services: InvocationServices): ProbeReport {
         resourceTemplates: catalog?.resourceTemplates.map((r) => r.uriTemplate) ?? [],
         prompts: catalog?.prompts.map((p) => p.name) ?? [],
         missingLists: [...(catalog?.missingLists ?? [])],
+        sandbox: outcome.sandbox === undefined ? null : { ...outcome.sandbox },
         error: error
           ? {
               code: error.code,

@@ -183,6 +183,8 @@ interface ServiceEventFields extends InvocationEventBase {
   /** The stderr log's path (never its content). */
   log?: string;
   url?: string;
+  /** Whether a project service runs sandboxed, and why (`orchestration.sandbox`). */
+  sandbox?: { sandboxed: boolean; reason: string; network: boolean };
 }
 
 /** A service is listed and serving. */

@@ -12,6 +12,7 @@ import { SdkError, toSdkError } from '../errors.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
 import { sharedStartGate, type StartGate } from '../services/admission.js';
 import { connectRemoteService } from '../services/remoteService.js';
+import { decideSandbox, type SandboxDecision, type ServiceSandbox, sandboxAvailability } from '../services/sandbox.js';
 import { buildServiceEnv, serviceCompileCacheDir } from '../services/serviceEnv.js';
 import { DEFAULT_STARTUP_BUDGET_MS } from '../services/startBudget.js';
 import type { ServiceEvent } from '../services/serviceEvents.js';
@@ -22,7 +23,8 @@ import { checkSourceCopy } from '../store/sourceStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { copySource } from './copySource.js';
 import { eraFilePath, fileEraMemory } from './eraFile.js';
-import { type PlannedService, planServices } from './plan.js';
+import { type PlannedProjectService, type PlannedService, planServices } from './plan.js';
+import { mainProposedDigests } from './sandboxPolicy.js';
 
 /** Milliseconds all of an invocation's services together have to be ready: 35,000 (SPEC §5.5). */
 export { DEFAULT_STARTUP_BUDGET_MS };
@@ -76,6 +78,8 @@ export interface ServiceOutcome {
   session?: ServiceSession;
   /** Set when it failed to start. */
   error?: SdkError;
+  /** Whether a project service runs (or would have run) sandboxed, and why; absent for remote services. */
+  sandbox?: SandboxDecision;
 }
 
 /** An invocation's started services. */
@@ -128,9 +132,26 @@ export async function startInvocationServices(options: InvocationOptions): Promi
   const onEvent = options.onEvent
     ? (event: ServiceEvent) => options.onEvent?.({ ...event, invocation: invocationId, agent })
     : undefined;
+  const hostEnv = options.hostEnv ?? process.env;
+  const policy = version.workflow.orchestration.sandbox;
+  // Only `auto` asks who proposed a definition; the history is read only when there is a project service.
+  const mainDigests =
+    policy === 'off' || policy === 'required' || !plan.some((p) => p.kind === 'project')
+      ? new Set<string>()
+      : await mainProposedDigests(paths, version);
+  const sandboxOf = (planned: PlannedProjectService): Promise<ServiceSandbox> =>
+    decideSandbox({
+      policy,
+      proposedByMain: mainDigests.has(planned.digest),
+      network: planned.definition.network,
+      service: planned.name,
+      definition: planned.definitionName,
+      availability: () => sandboxAvailability(hostEnv),
+    });
 
   const outcomes: ServiceOutcome[] = await Promise.all(
     plan.map(async (planned): Promise<ServiceOutcome> => {
+      let sandbox: ServiceSandbox | undefined;
       try {
         if (planned.kind === 'remote') {
           const session = await connectRemoteService(
@@ -144,6 +165,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
           );
           return { planned, session };
         }
+        sandbox = await sandboxOf(planned);
         const sourceDir = join(runtimePath, 'mcp', planned.name);
         const storedDir = paths.sourceDir(planned.digest, planned.definitionName);
         await copySource(storedDir, sourceDir);
@@ -151,7 +173,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
         await checkSourceCopy(sourceDir, storedDir, planned.definition, planned.digest);
         const env = buildServiceEnv({
           serviceName: planned.name,
-          hostEnv: options.hostEnv ?? process.env,
+          hostEnv,
           envFrom: planned.definition.envFrom,
           workspace: options.workspace,
           sourceDir,
@@ -194,6 +216,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
             registry: options.registry,
             graceMs: options.graceMs,
             eraMemory: fileEraMemory(eraFilePath(paths.root, planned.digest), planned.digest),
+            sandbox,
           },
           {
             deadline: admission.queuedMs > 0 ? Date.now() + budgetMs : deadline,
@@ -202,10 +225,14 @@ export async function startInvocationServices(options: InvocationOptions): Promi
             queuedMs: admission.queuedMs,
           },
         ).finally(() => admission.release());
-        return { planned, session };
+        return { planned, session, sandbox: sandbox.decision };
       } catch (error) {
         if (options.cancelOnFailure) cancel.abort(new Error(`service "${planned.name}" failed to start`));
-        return { planned, error: toSdkError(error) };
+        return {
+          planned,
+          error: toSdkError(error),
+          ...(sandbox === undefined ? {} : { sandbox: sandbox.decision }),
+        };
       }
     }),
   );

@@ -2,6 +2,7 @@
  * A service's lifecycle states and the events that report every transition. Events carry ids, numbers
  * and paths, never log content or secret values (SPEC §11).
  */
+import type { SandboxReason } from './sandbox.js';
 
 /**
  * The life of one service session. Transitions:
@@ -44,6 +45,8 @@ export interface ServiceEventBase {
   log?: string;
   /** The endpoint without credentials or query (remote services). */
   url?: string;
+  /** Whether a project service runs sandboxed, and why (`orchestration.sandbox`; see `SandboxReason`). */
+  sandbox?: { sandboxed: boolean; reason: SandboxReason; network: boolean };
 }
 
 /** Names per list: tool and prompt names, resource URIs, template URI templates (the service's own). */

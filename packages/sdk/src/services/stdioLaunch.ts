@@ -1,7 +1,8 @@
 /**
  * Launching a project service's process (SPEC §5.4): its stderr log opened first, its command resolved on
- * the service's own PATH, and the leader spawned detached so it leads its own process group. Each step
- * fails with an SdkError that names the service, its launch line and its log.
+ * the service's own PATH, and the leader spawned detached so it leads its own process group — inside the
+ * sandbox when one was decided for it (the one place a service's launch line is wrapped in `bwrap`). Each
+ * step fails with an SdkError that names the service, its launch line and its log.
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -10,6 +11,7 @@ import type { EraMemory } from './eraCache.js';
 import type { SupervisedGroup } from './processGroup.js';
 import type { ProcessRegistry } from './processRegistry.js';
 import { resolveCommand } from './resolveCommand.js';
+import { type ServiceSandbox, sandboxCommand } from './sandbox.js';
 import { type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
 import { StderrLog } from './stderrLog.js';
 
@@ -47,6 +49,11 @@ export interface StdioServiceSpec {
    * era without a probe. Without it, every start negotiates in place.
    */
   eraMemory?: EraMemory;
+  /**
+   * Whether it runs sandboxed, and why (see `decideSandbox`). With `bwrap` set, the leader is bubblewrap and
+   * the service runs inside it; without this field, or without `bwrap`, it runs as the host user directly.
+   */
+  sandbox?: ServiceSandbox;
 }
 
 /** Who `spec` is, for its errors: the launch line starts with the command as given. */
@@ -100,7 +107,22 @@ export async function spawnLeader(
   spec: StdioServiceSpec,
   identity: ServiceIdentity,
 ): Promise<ChildProcess & { pid: number }> {
-  const child = group.spawn(command, [spec.entrypointPath, ...(spec.args ?? [])], {
+  const argv = [spec.entrypointPath, ...(spec.args ?? [])];
+  const bwrap = spec.sandbox?.decision.sandboxed === true ? spec.sandbox.bwrap : undefined;
+  // Sandboxed, bubblewrap leads the group: its PID-namespace init and the service stay in that group (no
+  // --new-session), so the group kill and the marker sweep reach them as they reach an unsandboxed service.
+  const launch =
+    bwrap === undefined
+      ? { file: command, args: argv }
+      : sandboxCommand({
+          bwrap,
+          command,
+          args: argv,
+          cwd: spec.cwd,
+          env: spec.env,
+          network: spec.sandbox?.decision.network !== false,
+        });
+  const child = group.spawn(launch.file, launch.args, {
     cwd: spec.cwd,
     env: { ...spec.env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -100,6 +100,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
   private readonly spec: StdioServiceSpec;
   private readonly options: StartServiceOptions;
   private readonly identity: ServiceIdentity;
+  private readonly sandboxFacts: ServiceEventBase['sandbox'];
   private readonly startedAt = Date.now();
   private child: ChildProcess | undefined;
   private group: SupervisedGroup | undefined;
@@ -133,6 +134,11 @@ class StdioService extends BaseSession implements StdioServiceSession {
     this.queuedMs = options.queuedMs;
     this.stderrLogPath = spec.stderrLogPath;
     this.identity = identityOf(spec);
+    const decision = spec.sandbox?.decision;
+    this.sandboxFacts =
+      decision === undefined
+        ? undefined
+        : { sandboxed: decision.sandboxed, reason: decision.reason, network: decision.network };
   }
 
   get failure(): SdkError | undefined {
@@ -490,6 +496,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
       digest: this.spec.digest,
       log: this.stderrLogPath,
       ...(this.pid > 0 ? { pid: this.pid, pgid: this.pgid } : {}),
+      ...(this.sandboxFacts === undefined ? {} : { sandbox: this.sandboxFacts }),
     };
   }
 }

@@ -2,7 +2,9 @@
  * The digest of a definition (SPEC §2): sha256, as lowercase hex, of the canonical JSON
  * (`fast-json-stable-stringify`: keys sorted, no white space) of
  * `{ files, entrypoint, command, args, envFrom }` with defaults filled (`command: "node"`, `args: []`,
- * `envFrom: {}`). The definition's name is not part of it. docs/data-dir.md shows how to recompute it.
+ * `envFrom: {}`). `network` joins only when it is `false` (not the default), so the digest of a definition
+ * stored before the setting existed does not change. The definition's name is not part of it.
+ * docs/data-dir.md shows how to recompute it.
  */
 import { createHash } from 'node:crypto';
 import stableStringify from 'fast-json-stable-stringify';
@@ -15,6 +17,8 @@ function canonicalParts(definition: McpDefinition | McpDefinitionInput) {
     command: definition.command ?? 'node',
     args: definition.args ?? [],
     envFrom: definition.envFrom ?? {},
+    // Only when not the default: every digest taken before `network` existed stays the same.
+    ...(definition.network === false ? { network: false as const } : {}),
   };
 }
 
@@ -31,7 +35,8 @@ export function canonicalDefinitionJson(definition: McpDefinition | McpDefinitio
 export function definitionDigest(definition: McpDefinition | McpDefinitionInput): string {
   const parts = canonicalParts(definition);
   const hash = createHash('sha256');
-  // Keys in sorted order, as fast-json-stable-stringify writes them: args, command, entrypoint, envFrom, files.
+  // Keys in sorted order, as fast-json-stable-stringify writes them: args, command, entrypoint, envFrom, files
+  // (and network, when it is there).
   hash.update(
     `{"args":${stableStringify(parts.args)},"command":${JSON.stringify(parts.command)},"entrypoint":${JSON.stringify(parts.entrypoint)},"envFrom":${stableStringify(parts.envFrom)},"files":{`,
     'utf8',
@@ -45,6 +50,6 @@ export function definitionDigest(definition: McpDefinition | McpDefinitionInput)
     hash.update(JSON.stringify(content), 'utf8');
     first = false;
   }
-  hash.update('}}', 'utf8');
+  hash.update(parts.network === false ? '},"network":false}' : '}}', 'utf8');
   return hash.digest('hex');
 }

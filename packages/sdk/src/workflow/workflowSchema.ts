@@ -46,6 +46,12 @@ export const McpDefinitionSchema = z.strictObject({
     .default([]),
   /** Service variable → host variable, read when the service starts. */
   envFrom: z.record(EnvNameSchema, EnvNameSchema).default({}),
+  /**
+   * `false`: no network inside the sandbox (a sandboxed service only, see `orchestration.sandbox`).
+   * Default `true`, left absent when not written: the stored form of every definition written before the
+   * setting existed stays the same, and so does its digest.
+   */
+  network: z.boolean().optional(),
 });
 /** One entry of `mcpDefinitions`, with defaults filled. */
 export type McpDefinition = z.infer<typeof McpDefinitionSchema>;
@@ -312,6 +318,12 @@ export const OrchestrationSchema = z.strictObject({
    * is not filled in when absent, so workflows stored before it existed keep their stored form.
    */
   mainMayMapEnv: z.array(EnvNameSchema).max(256, { error: 'at most 256 variables' }).optional(),
+  /**
+   * Where services run sandboxed (bubblewrap): `off` never; `auto` the definitions Main proposed, when a
+   * sandbox is available; `required` every service, and a start fails when none is available. Default
+   * `auto`, left absent when not written (a workflow stored before the setting existed reads the same).
+   */
+  sandbox: z.enum(['off', 'auto', 'required']).optional(),
 });
 /** `orchestration`, with defaults filled. */
 export type Orchestration = z.infer<typeof OrchestrationSchema>;
