@@ -8,6 +8,7 @@ import { RUN_HELP, runCommand } from './commands/run.js';
 import { SERVICES_HELP, servicesCommand } from './commands/services.js';
 import { STATUS_HELP, statusCommand } from './commands/status.js';
 import { VALIDATE_HELP, validateCommand } from './commands/validate.js';
+import { WORKER_HELP, workerCommand } from './commands/worker.js';
 import { WORKFLOW_HELP, workflowCommand } from './commands/workflow.js';
 import { EXIT, type Io, processIo, reportError, usageError } from './output.js';
 
@@ -24,13 +25,14 @@ const COMMANDS: Record<string, Command> = {
   run: runCommand,
   resume: resumeCommand,
   status: statusCommand,
+  worker: workerCommand,
 };
 
 const HELP = `scienceevolve — workflows of agents with supervised MCP services
 
 Usage: scienceevolve <command> [options]
 
-  ${[VALIDATE_HELP, WORKFLOW_HELP, SERVICES_HELP, BRIDGE_HELP, GATEWAY_HELP, HARNESS_CONFIG_HELP, RUN_HELP, RESUME_HELP, STATUS_HELP, MIGRATE_HELP].join('\n').split('\n').join('\n  ')}
+  ${[VALIDATE_HELP, WORKFLOW_HELP, SERVICES_HELP, BRIDGE_HELP, GATEWAY_HELP, HARNESS_CONFIG_HELP, RUN_HELP, RESUME_HELP, STATUS_HELP, WORKER_HELP, MIGRATE_HELP].join('\n').split('\n').join('\n  ')}
 
 Every command takes --json (one JSON document on stdout) and --debug (stack traces on errors).
 Exit codes: 0 success, 1 the work failed, 2 usage error.

@@ -57,6 +57,11 @@ export const ERROR_CODES = [
   'harness_failed',
   'list_too_long',
   'list_cursor_repeated',
+  'queue_unreachable',
+  'digest_mismatch',
+  'workspace_unreachable',
+  'worker_lost',
+  'invalid_job',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

@@ -2,10 +2,10 @@
 import { type CorruptRun, closeHostSupervisor, publicError, resumeRuns, runStatus } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
-import { cancelOnSignal, progressOnStderr } from './run.js';
+import { cancelOnSignal, progressOnStderr, queueOption } from './run.js';
 
 export const RESUME_HELP = [
-  'resume --data-dir D --project P [--run R] [--json]',
+  'resume --data-dir D --project P [--run R] [--queue redis://…] [--json]',
   '                                     continue interrupted and cancelled runs: Main continues from its checkpoint',
 ].join('\n');
 
@@ -16,6 +16,9 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     run: { type: 'string' },
     'startup-budget-ms': { type: 'string' },
     'grace-ms': { type: 'string' },
+    queue: { type: 'string' },
+    'queue-name': { type: 'string' },
+    'queue-unreachable-ms': { type: 'string' },
   });
   if (positionals.length > 0) throw usageError('resume takes no positional arguments');
   const abort = new AbortController();
@@ -33,6 +36,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       run: values.run,
       startupBudgetMs: positiveInt(values['startup-budget-ms'], '--startup-budget-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
+      queue: queueOption(values.queue, values['queue-name'], values['queue-unreachable-ms']),
       signal: abort.signal,
       onEvent: progressOnStderr(io),
     });

@@ -36,6 +36,11 @@ export interface AttemptRecord {
   toolCalls?: number;
   /** Tool calls that reached the surface as the harness reported them (agent CLIs), or null when it did not say. */
   toolCallsReached?: number | null;
+  /**
+   * Queue backend (`--queue`): the attempt's job and the queue workers that took it, in order (more than
+   * one when a worker died and another took the job over). Absent for an attempt run in the host.
+   */
+  queue?: { job: string; workers: string[] };
 }
 
 /** One invocation (an agent working one task). */
