@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -152,4 +152,28 @@ export async function writeDelegatingRun(
   await writeFile(scriptPath, JSON.stringify({ agents: { main, analyst } }));
   const expected = Array.from({ length: tasks }, (_, i) => `task-${i}#1=${2 * i}`).join(' ');
   return { workflowPath, scriptPath, expected };
+}
+
+/** SIGTERMs a worker (drain) and asserts it exits 0 within 20 s, then that it is gone. */
+export async function stopWorker(worker: CliChild): Promise<void> {
+  worker.child.kill('SIGTERM');
+  const timer = setTimeout(() => worker.child.kill('SIGKILL'), 20_000);
+  const code = await worker.exited;
+  clearTimeout(timer);
+  assert.equal(code, 0, `the worker drained and exited 0:\n${worker.stderr()}`);
+  await assertGone(worker.pid);
+}
+
+/** Polls (to `timeoutMs`, default 60 s) until `file` exists and its text matches `pattern`. */
+export async function waitForFile(file: string, pattern: RegExp, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (pattern.test(readFileSync(file, 'utf8'))) return;
+    } catch {
+      // not there yet
+    }
+    if (Date.now() > deadline) assert.fail(`${file} did not match ${pattern} within ${timeoutMs} ms`);
+    await sleep(25);
+  }
 }

@@ -15,11 +15,15 @@ import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
 import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
 import { runCliToEnd } from '../fixtures/engine/cli.js';
 import { assertNothingLeft, sandbox } from '../sdk/engine/helpers.js';
-import { startRedis, startWorker, writeDelegatingRun } from './helpers.js';
+import { startRedis, startWorker, stopWorker, writeDelegatingRun } from './helpers.js';
 
-/** What must be equal between a local and a queued run: each event's type, agent and outcome fields. */
+/**
+ * What must be equal between a local and a queued run: each event's type, agent and outcome fields. Services
+ * of one invocation start and stop concurrently, so a run of consecutive events of one type is compared as
+ * a set (sorted), in local runs as in queued ones.
+ */
 function shape(events: readonly RunEvent[]): string[] {
-  return events.map((e) => {
+  const lines = events.map((e) => {
     const fields = e as unknown as Record<string, unknown>;
     const parts = [e.type, String(fields.agent ?? '')];
     for (const key of ['status', 'from', 'to', 'tool', 'service', 'ok', 'attempt']) {
@@ -27,15 +31,25 @@ function shape(events: readonly RunEvent[]): string[] {
     }
     return parts.join(' ');
   });
+  const out: string[] = [];
+  let group: string[] = [];
+  const flush = () => {
+    out.push(...group.sort());
+    group = [];
+  };
+  lines.forEach((line, i) => {
+    if (group.length > 0 && events[i]!.type !== events[i - 1]!.type) flush();
+    group.push(line);
+  });
+  flush();
+  return out;
 }
 
 test('6 invocations over 3 queue workers: the same output and events as the same run in one process', async (t) => {
   const box = await sandbox(t);
   const redis = await startRedis(t, box.base);
   const { workflowPath, scriptPath, expected } = await writeDelegatingRun(box.base, 6);
-  const workers = await Promise.all(
-    [1, 2, 3].map((n) => startWorker(t, redis.url, join(box.base, `worker-${n}`), ['--grace-ms', '300'])),
-  );
+  const workers = await Promise.all([1, 2, 3].map((n) => startWorker(t, redis.url, join(box.base, `worker-${n}`))));
 
   const queued = await runCliToEnd(t, [
     'run',
@@ -109,6 +123,7 @@ test('6 invocations over 3 queue workers: the same output and events as the same
   // The workers' invocation services ran in the workers' data dirs, not the coordinator's.
   const ready = doc.events.filter((e) => e.type === 'service.ready' && (e as { agent?: string }).agent === 'analyst');
   assert.equal(ready.length, 18);
+  for (const worker of workers) await stopWorker(worker);
   await assertNothingLeft(box.project, doc.events);
   await assertNothingLeft(local.project, localDoc.events);
 });
