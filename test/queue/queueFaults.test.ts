@@ -155,7 +155,7 @@ test('Redis stopped mid-run: a clear error, nothing left running; resume continu
   await waitForFile(join(box.workspace, 'calls.log'), /task-0/);
   await redis.stop();
   const code = await coordinator.exited;
-  assert.equal(code, 1);
+  assert.equal(code, 1, coordinator.stderr());
   await assertGone(coordinator.pid);
   const stderr = coordinator.stderr();
   assert.match(stderr, /error \[queue_unreachable\]: the queue at unix:\/\/\S+redis\.sock did not answer/);

@@ -136,9 +136,21 @@ export class QueueClient {
     this.closed = true;
     clearInterval(this.timer);
     const polite = Promise.all([this.queue.close(), this.events.close()]).then(() => true);
-    const late = new Promise<false>((resolve) => setTimeout(() => resolve(false), 1_000).unref());
+    // Not unref'd: with Redis gone, the polite close waits on nothing that keeps the process alive.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), 1_000);
+    });
     const done = await Promise.race([polite.catch(() => false), late]);
-    if (!done) await Promise.allSettled([this.queue.disconnect(), this.events.disconnect()]);
+    clearTimeout(timer);
+    if (!done) {
+      const forced = Promise.allSettled([this.queue.disconnect(), this.events.disconnect()]);
+      const gaveUp = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, 1_000);
+      });
+      await Promise.race([forced, gaveUp]);
+      clearTimeout(timer);
+    }
   }
 
   /** Pings Redis; after `unreachableMs` without an answer, every waiter fails with `queue_unreachable`. */
@@ -147,7 +159,7 @@ export class QueueClient {
     if (Date.now() - this.lastAnswer > this.unreachableMs && this.down === undefined) {
       this.down = new SdkError(
         'queue_unreachable',
-        `the queue at ${this.address.publicUrl} did not answer for ${Math.round(this.unreachableMs / 1000)} s`,
+        `the queue at ${this.address.publicUrl} did not answer for ${this.unreachableMs / 1000} s`,
         {
           remedy: 'start Redis (or restore the network to it), then continue the run with `scienceevolve resume`',
           data: { queue: this.address.publicUrl, unreachableMs: this.unreachableMs },
