@@ -116,14 +116,14 @@ export async function startWorker(
 export async function writeDelegatingRun(
   base: string,
   tasks: number,
-  options: { slowMs?: number; retries?: number } = {},
+  options: { slowMs?: number; retries?: number; git?: boolean } = {},
 ): Promise<{ workflowPath: string; scriptPath: string; expected: string }> {
   const workflowPath = join(base, 'workflow.json');
   const scriptPath = join(base, 'script.json');
   await writeFile(
     workflowPath,
     JSON.stringify({
-      orchestration: { invocationRetries: options.retries ?? 1 },
+      orchestration: { invocationRetries: options.retries ?? 1, git: options.git ?? false },
       agents: {
         main: agent([['counts', 'counts']]),
         analyst: agent([

@@ -58,6 +58,7 @@ test('a job whose definition does not match its digest fails with digest_mismatc
     script: { agents: { analyst: [{ final: 'never' }] } },
     positions: {},
     options: { graceMs: 300 },
+    git: null,
   };
   const client = await QueueClient.open({ url: redis.url });
   t.after(() => client.close());

@@ -17,6 +17,7 @@ import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import type { AttemptHost, AttemptResult } from './attempt.js';
 import { type CheckpointFile, checkpointPath } from './checkpoints.js';
+import { fetchRoleBranch, runGitRemote } from './remoteWorktrees.js';
 import { type AttemptRecord, type InvocationRecord, now } from './runRecord.js';
 
 /** The version of the job and result shapes; a worker refuses a job of another. */
@@ -47,6 +48,8 @@ export interface InvocationJob {
   script: unknown;
   positions: Record<string, number> | null;
   options: JobEngineOptions;
+  /** Git-on: the run's git remote (URL or path) the worker fetches the role's branch from and pushes to. */
+  git: { remote: string } | null;
 }
 
 /** What a worker returns for a job. */
@@ -122,6 +125,7 @@ export async function runQueuedAttempt(
     checkpoint,
     script: host.harnesses.script ?? null,
     positions: host.harnesses.scripted?.snapshot() ?? null,
+    git: version.workflow.orchestration.git ? { remote: await runGitRemote(host.record.workspace) } : null,
     options: {
       ...(host.options.startupBudgetMs === undefined ? {} : { startupBudgetMs: host.options.startupBudgetMs }),
       ...(host.options.graceMs === undefined ? {} : { graceMs: host.options.graceMs }),
@@ -212,6 +216,14 @@ async function awaitJob(
   invocation.workspace = result.workspace;
   invocation.git = result.git;
   if (final.outcome === 'succeeded') invocation.output = result.output ?? '';
+  if (final.outcome === 'succeeded' && result.git?.commit) {
+    // Git-on: the worker pushed the role's branch to the run's remote; the coordinator's repository gets it.
+    try {
+      await fetchRoleBranch(host.record.workspace, await runGitRemote(host.record.workspace), result.git.branch);
+    } catch {
+      // The commit is on the remote either way; `git fetch` in the workspace brings it.
+    }
+  }
   invocation.usage ??= emptyUsage();
   host.record.usage ??= emptyUsage();
   mergeUsage(invocation.usage, result.usage);

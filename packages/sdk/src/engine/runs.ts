@@ -83,7 +83,6 @@ async function beginRun(runId: string, options: RunOptions, stream: EventStream)
   const harnesses = await RunHarnesses.load({ script: options.script, factories: options.harnessFactories });
   harnesses.check(workflow.agents);
   if (workflow.orchestration.git) await checkGitWorkspace(workspace);
-  if (workflow.orchestration.git && options.queue !== undefined) refuseGitOnQueue();
   const queue = await openRunQueue(options);
   try {
     return await beginOpenRun(runId, options, stream, workflow, harnesses, workspace, queue);
@@ -231,7 +230,6 @@ async function resumeOne(
   const version = await requireAccepted(paths);
   harnesses.check(version.workflow.agents);
   if (version.workflow.orchestration.git) await checkGitWorkspace(found.workspace);
-  if (version.workflow.orchestration.git && options.queue !== undefined) refuseGitOnQueue();
   const queue = await openRunQueue(options);
   try {
     return await resumeClaimed(paths, found, options, harnesses, version.version, queue);
@@ -282,16 +280,4 @@ async function resumeClaimed(
   } finally {
     stream.end();
   }
-}
-
-/**
- * Git-on across queue workers (each invocation fetching its role's branch from a git remote and pushing
- * back) is not built yet: refused before anything starts rather than run against worktrees the workers
- * cannot see.
- */
-function refuseGitOnQueue(): never {
-  throw new SdkError('usage', 'a run with orchestration.git cannot use the queue backend yet', {
-    remedy: 'run it without --queue, or set orchestration.git to false and give the workers a shared workspace path',
-    data: { option: 'queue' },
-  });
 }

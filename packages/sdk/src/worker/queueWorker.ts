@@ -20,6 +20,7 @@ import { type InvocationJob, type InvocationJobResult, JOB_FORMAT } from '../eng
 import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
 import { type CheckpointFile, checkpointPath } from '../engine/checkpoints.js';
 import { RunFile, type RunRecord, now, thisHost } from '../engine/runRecord.js';
+import { RemoteRoleWorktrees } from '../engine/remoteWorktrees.js';
 import { RoleWorktrees } from '../engine/worktrees.js';
 import { type ConsumedJob, type ConsumerSettings, startQueueConsumer } from '../queue/queueConsumer.js';
 import { ProjectPaths, openProject } from '../store/projectStore.js';
@@ -108,7 +109,8 @@ async function runJob(
   let refusal: SdkError | undefined;
   try {
     version = await storeDefinitions(paths, data);
-    await checkWorkspace(data.workspace);
+    // Git-on works in a clone of the run's remote; Git-off needs the run's workspace at the same path.
+    if (data.git === null) await checkWorkspace(data.workspace);
   } catch (error) {
     refusal = toSdkError(error);
   }
@@ -183,7 +185,8 @@ async function runJob(
     record,
     harnesses,
     options: engineOptions,
-    worktrees: new RoleWorktrees(paths, data.workspace),
+    worktrees:
+      data.git === null ? new RoleWorktrees(paths, data.workspace) : new RemoteRoleWorktrees(paths, data.git.remote),
     signal,
     emit,
     setState: (inv, to) => setInvocationState(inv, to, emit),
@@ -241,7 +244,8 @@ function checkJob(job: ConsumedJob): InvocationJob {
     typeof d.options === 'object' &&
     d.options !== null &&
     (d.checkpoint === null || (typeof d.checkpoint === 'object' && d.checkpoint !== undefined)) &&
-    (d.positions === null || (typeof d.positions === 'object' && d.positions !== undefined));
+    (d.positions === null || (typeof d.positions === 'object' && d.positions !== undefined)) &&
+    (d.git === null || (typeof d.git === 'object' && d.git !== undefined && typeof d.git.remote === 'string'));
   if (!valid) {
     throw new SdkError('invalid_job', `job ${job.id} is not an invocation job of this version (format ${JOB_FORMAT})`, {
       remedy: 'run workers of the same ScienceEvolve version as the coordinator, and keep other writers off the queue',
