@@ -30,6 +30,7 @@ import { type BenchProject, closeSupervisor, setupProject } from './lib/services
 import { mergeRows, previousRows, writeReport } from './report.js';
 import { eightServicesReady, oneServiceReady } from './serviceReady.js';
 import { supervisorKill } from './supervisorKillRow.js';
+import { queueBackendBench } from './queueBackend.js';
 import { toolCallBench } from './toolCall.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -60,6 +61,12 @@ const STEPS: Step[] = [
     name: 'model-loop harness overhead per turn',
     goal: MODEL_LOOP_GOAL,
     run: async (c, p) => [await modelLoopBench(c, p)],
+  },
+  {
+    ids: ['9'],
+    name: 'the queue backend over 1, 2, 3 local workers',
+    goal: "reported: the queue's overhead on one machine",
+    run: (c) => queueBackendBench(c),
   },
 ];
 
