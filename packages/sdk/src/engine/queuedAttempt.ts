@@ -16,7 +16,7 @@ import type { QueueClient } from '../queue/queueClient.js';
 import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import type { AttemptHost, AttemptResult } from './attempt.js';
-import { type CheckpointFile, checkpointPath } from './checkpoints.js';
+import { type CheckpointFile, checkpointPath, readCheckpoint } from './checkpoints.js';
 import { fetchRoleBranch, runGitRemote } from './remoteWorktrees.js';
 import { type AttemptRecord, type InvocationRecord, now } from './runRecord.js';
 
@@ -112,8 +112,17 @@ export async function runQueuedAttempt(
   const version = await host.currentVersion();
   const number = invocation.attempts.length + 1;
   const job = jobIdOf(host.record.run, invocation.id, number);
-  const checkpoint =
-    (await readJsonFile<CheckpointFile>(checkpointPath(host.paths, host.record.run, invocation.id))) ?? null;
+  let checkpoint: CheckpointFile | null = null;
+  let unreadable: unknown;
+  try {
+    // Read (and checked) as a local attempt reads it; the worker gets the file as it is.
+    if ((await readCheckpoint(host.paths, host.record.run, invocation.id)) !== undefined) {
+      checkpoint =
+        (await readJsonFile<CheckpointFile>(checkpointPath(host.paths, host.record.run, invocation.id))) ?? null;
+    }
+  } catch (error) {
+    unreadable = error;
+  }
   const payload: InvocationJob = {
     format: JOB_FORMAT,
     run: host.record.run,
@@ -148,6 +157,14 @@ export async function runQueuedAttempt(
   invocation.attempts.push(attempt);
   await host.file.save();
   if (host.signal.aborted) return interrupted(host, attempt, host.signal.reason);
+  if (unreadable !== undefined) {
+    // The next attempt would read the same file: not retried (as for a local attempt).
+    attempt.outcome = 'failed';
+    attempt.finishedAt = now();
+    attempt.error = toSdkError(unreadable, 'invalid_checkpoint').toJSON();
+    await host.file.save();
+    return { attempt, retryable: false };
+  }
   try {
     await host.queue.submit(job, payload);
   } catch (error) {
