@@ -164,8 +164,8 @@ export async function stopWorker(worker: CliChild): Promise<void> {
   await assertGone(worker.pid);
 }
 
-/** Polls (to `timeoutMs`, default 60 s) until `file` exists and its text matches `pattern`. */
-export async function waitForFile(file: string, pattern: RegExp, timeoutMs = 60_000): Promise<void> {
+/** Polls (to `timeoutMs`, default 180 s: services start slowly on a loaded machine) until `file` exists and its text matches `pattern`. */
+export async function waitForFile(file: string, pattern: RegExp, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

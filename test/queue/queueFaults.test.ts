@@ -104,7 +104,7 @@ test('the coordinator SIGKILLed, then resume: the finished job is taken as it is
   // The job finishes on the worker while no coordinator waits for it.
   await worker.waitForStderr(/job \S+ succeeded/);
 
-  const resumed = await runCliToEnd(t, ['resume', ...common, '--json']);
+  const resumed = await runCliToEnd(t, ['resume', ...common, '--json'], 180_000);
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.deepEqual((resumed.json as { runs: unknown[] }).runs, [
     { run: runId, status: 'succeeded', output: 'task-0#1=0', error: null },
@@ -170,7 +170,7 @@ test('Redis stopped mid-run: a clear error, nothing left running; resume continu
   assert.equal(stopped.error?.code, 'queue_unreachable');
 
   await redis.start();
-  const resumed = await runCliToEnd(t, ['resume', ...common, '--json'], 90_000);
+  const resumed = await runCliToEnd(t, ['resume', ...common, '--json'], 180_000);
   assert.equal(resumed.code, 0, resumed.stderr);
   const [only] = (resumed.json as { runs: Array<{ run: string; status: string; output: string }> }).runs;
   assert.equal(only?.run, runId);

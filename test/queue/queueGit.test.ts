@@ -20,6 +20,9 @@ function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', [...AUTHOR, ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/** Six (or two) invocations with real services; a loaded 2-core CI machine may take minutes. */
+const RUN_TIMEOUT_MS = 240_000;
+
 test('Git-on over the queue: each invocation fetches its role branch from the remote, commits and pushes it', async (t) => {
   const box = await sandbox(t);
   const remote = join(box.base, 'remote.git');
@@ -36,25 +39,29 @@ test('Git-on over the queue: each invocation fetches its role branch from the re
     await startWorker(t, redis.url, join(box.base, 'worker-1')),
     await startWorker(t, redis.url, join(box.base, 'worker-2')),
   ];
-  const run = await runCliToEnd(t, [
-    'run',
-    '--data-dir',
-    box.dataDir,
-    '--project',
-    box.project,
-    '--workspace',
-    workspace,
-    '--workflow',
-    workflowPath,
-    '--script',
-    scriptPath,
-    '--grace-ms',
-    '300',
-    '--queue',
-    redis.url,
-    '--json',
-    'add',
-  ]);
+  const run = await runCliToEnd(
+    t,
+    [
+      'run',
+      '--data-dir',
+      box.dataDir,
+      '--project',
+      box.project,
+      '--workspace',
+      workspace,
+      '--workflow',
+      workflowPath,
+      '--script',
+      scriptPath,
+      '--grace-ms',
+      '300',
+      '--queue',
+      redis.url,
+      '--json',
+      'add',
+    ],
+    RUN_TIMEOUT_MS,
+  );
   assert.equal(run.code, 0, run.stderr);
   const doc = run.json as { status: string; output: string; events: RunEvent[] };
   assert.equal(doc.output, expected);

@@ -45,31 +45,38 @@ function shape(events: readonly RunEvent[]): string[] {
   return out;
 }
 
+/** Six (or two) invocations with real services; a loaded 2-core CI machine may take minutes. */
+const RUN_TIMEOUT_MS = 240_000;
+
 test('6 invocations over 3 queue workers: the same output and events as the same run in one process', async (t) => {
   const box = await sandbox(t);
   const redis = await startRedis(t, box.base);
   const { workflowPath, scriptPath, expected } = await writeDelegatingRun(box.base, 6);
   const workers = await Promise.all([1, 2, 3].map((n) => startWorker(t, redis.url, join(box.base, `worker-${n}`))));
 
-  const queued = await runCliToEnd(t, [
-    'run',
-    '--data-dir',
-    box.dataDir,
-    '--project',
-    box.project,
-    '--workspace',
-    box.workspace,
-    '--workflow',
-    workflowPath,
-    '--script',
-    scriptPath,
-    '--grace-ms',
-    '300',
-    '--queue',
-    redis.url,
-    '--json',
-    'add',
-  ]);
+  const queued = await runCliToEnd(
+    t,
+    [
+      'run',
+      '--data-dir',
+      box.dataDir,
+      '--project',
+      box.project,
+      '--workspace',
+      box.workspace,
+      '--workflow',
+      workflowPath,
+      '--script',
+      scriptPath,
+      '--grace-ms',
+      '300',
+      '--queue',
+      redis.url,
+      '--json',
+      'add',
+    ],
+    RUN_TIMEOUT_MS,
+  );
   assert.equal(queued.code, 0, queued.stderr);
   const doc = queued.json as { run: string; status: string; output: string; events: RunEvent[] };
   assert.equal(doc.status, 'succeeded');
@@ -77,23 +84,27 @@ test('6 invocations over 3 queue workers: the same output and events as the same
 
   // The same run in one process, in its own project and workspace.
   const local = await sandbox(t);
-  const localRun = await runCliToEnd(t, [
-    'run',
-    '--data-dir',
-    local.dataDir,
-    '--project',
-    local.project,
-    '--workspace',
-    local.workspace,
-    '--workflow',
-    workflowPath,
-    '--script',
-    scriptPath,
-    '--grace-ms',
-    '300',
-    '--json',
-    'add',
-  ]);
+  const localRun = await runCliToEnd(
+    t,
+    [
+      'run',
+      '--data-dir',
+      local.dataDir,
+      '--project',
+      local.project,
+      '--workspace',
+      local.workspace,
+      '--workflow',
+      workflowPath,
+      '--script',
+      scriptPath,
+      '--grace-ms',
+      '300',
+      '--json',
+      'add',
+    ],
+    RUN_TIMEOUT_MS,
+  );
   assert.equal(localRun.code, 0, localRun.stderr);
   const localDoc = localRun.json as { output: string; events: RunEvent[] };
   assert.equal(localDoc.output, doc.output);
