@@ -108,7 +108,7 @@ export async function startWorker(
     }
     await assertGone(worker.pid);
   });
-  await worker.waitForStderr(/worker \S+ ready/);
+  await worker.waitForStderr(/worker \S+ ready/, 120_000);
   return worker;
 }
 

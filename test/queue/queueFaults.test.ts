@@ -49,7 +49,7 @@ test('a worker SIGKILLed mid-invocation: the job completes on another worker, no
   ]);
   // The analyst counted and now sleeps in its `slow` service, on the only worker.
   await waitForFile(join(box.workspace, 'calls.log'), /task-0/);
-  await first.waitForStderr(/job \S+ taken/);
+  await first.waitForStderr(/job \S+ taken/, 120_000);
   const second = await startWorker(t, redis.url, join(box.base, 'worker-2'));
   const dead = markedProcesses(box.project).filter((pid) => pid !== coordinator.pid);
   process.kill(first.pid, 'SIGKILL');
@@ -102,7 +102,7 @@ test('the coordinator SIGKILLed, then resume: the finished job is taken as it is
   await assertGone(coordinator.pid);
   const runId = /run (run-\S+) started/.exec(coordinator.stderr())![1]!;
   // The job finishes on the worker while no coordinator waits for it.
-  await worker.waitForStderr(/job \S+ succeeded/);
+  await worker.waitForStderr(/job \S+ succeeded/, 120_000);
 
   const resumed = await runCliToEnd(t, ['resume', ...common, '--json'], 180_000);
   assert.equal(resumed.code, 0, resumed.stderr);
