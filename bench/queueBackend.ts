@@ -100,7 +100,7 @@ export async function queueBackendBench(ctx: BenchContext): Promise<ResultRow[]>
       figure: queued.map((q) => ratio(q / local)).join(' / '),
       goal: "reported: the queue's overhead on one machine",
       verdict: 'n/a',
-      notes: `one sample each; Main delegates one invocation at a time, so more workers on one machine cannot go faster: the figure is the queue's overhead (${queued.map(perInvocation).join(' / ')} per invocation), not a speed-up`,
+      notes: `one sample each; Main delegates one invocation at a time, so more workers on one machine cannot go faster: the figure is the queue's overhead (${queued.map(perInvocation).join(' / ')} per invocation), not a speed-up; single samples, so on a busy machine a figure below 1× is noise`,
       data: { invocations: n, localMs: local, queuedMs: queued },
     },
   ];
