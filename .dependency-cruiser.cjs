@@ -5,6 +5,7 @@
 //                             ├→ invocation ─────────────┤
 //                             ├→ reconfigure ────────────┼→ store
 //                             └→ events                  └→ workflow → errors
+//   Scale-out: sdk/index → worker (the queue worker) → engine; engine → queue (BullMQ transport) → errors.
 //
 // Rules are written by folder, never by file, so a new file in a folder gets its folder's rule.
 // Paths are relative to the working directory: run it from the repository root (npm run lint does).
@@ -35,7 +36,22 @@ const HEAVY_CORE = '^(child_process|http|https|http2|node:child_process|node:htt
  * (a layer is a folder, or `errors.ts`). Everything not listed is above it, or beside it and kept apart.
  */
 const LAYERS = {
-  engine: ['harness', 'invocation', 'reconfigure', 'events', 'bridge', 'services', 'store', 'workflow', 'errors'],
+  // The queue worker runs the engine's attempts for jobs taken from the queue: above the engine.
+  worker: ['engine', 'queue', 'harness', 'invocation', 'events', 'services', 'store', 'workflow', 'errors'],
+  engine: [
+    'harness',
+    'invocation',
+    'reconfigure',
+    'events',
+    'bridge',
+    'services',
+    'store',
+    'workflow',
+    'queue',
+    'errors',
+  ],
+  // BullMQ transport only (coordinator client, worker consumer): job contents are the engine's.
+  queue: ['errors'],
   harness: ['bridge', 'services', 'store', 'workflow', 'errors'],
   bridge: ['services', 'store', 'workflow', 'errors'],
   invocation: ['services', 'store', 'workflow', 'errors'],

@@ -108,7 +108,7 @@ export const GOALS: ReadonlyArray<{ id: string; measure: string; baseline: strin
     goal: 'reported (goal ≤ 1.15×)',
   },
   {
-    id: '',
+    id: '12',
     measure: 'the queue backend: 64 invocations over 1, 2, 3 local workers',
     baseline: 'the same 64 in one process',
     goal: "reported: the queue's overhead on one machine",

@@ -33,6 +33,7 @@ import { mergeRows, previousRows, writeReport } from './report.js';
 import { sandboxStart } from './sandboxStart.js';
 import { eightServicesReady, oneServiceReady } from './serviceReady.js';
 import { supervisorKill } from './supervisorKillRow.js';
+import { queueBackendBench } from './queueBackend.js';
 import { toolCallBench } from './toolCall.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -71,6 +72,12 @@ const STEPS: Step[] = [
     name: 'a service start inside the sandbox',
     goal: 'reported (≤ 1.15×)',
     run: async (c, p) => [await sandboxStart(c, p)],
+  },
+  {
+    ids: ['12'],
+    name: 'the queue backend over 1, 2, 3 local workers',
+    goal: "reported: the queue's overhead on one machine",
+    run: (c) => queueBackendBench(c),
   },
 ];
 

@@ -16,6 +16,7 @@ import { assertGone, BIN, LAB_SERVICE, spawnNode } from '../e2e/helpers.js';
 import { runCliToEnd, startCli } from '../fixtures/engine/cli.js';
 import { agent, fixtureDefinition } from '../fixtures/engine/workflows.js';
 import { assertNothingLeft, type EngineSandbox, markedProcesses, sandbox } from '../sdk/engine/helpers.js';
+import { startRedis, startWorker } from '../queue/helpers.js';
 import { checkShape, describe, jsonShapeTable, parseShape } from './jsonShapes.js';
 
 const TABLE = jsonShapeTable();
@@ -332,6 +333,15 @@ test('ui --json prints its address document and keeps serving until SIGTERM', as
   process.kill(ui.pid, 'SIGTERM');
   assert.equal(await ui.exited, 0, ui.stderr());
   await assertGone(ui.pid);
+});
+
+test('worker --json: how it stopped, after a drain', async (t) => {
+  const box = await sandbox(t);
+  const redis = await startRedis(t, box.base);
+  const worker = await startWorker(t, redis.url, join(box.base, 'worker'), ['--json']);
+  worker.child.kill('SIGTERM');
+  assert.equal(await worker.exited, 0, worker.stderr());
+  assertShape('worker', JSON.parse(worker.stdout()));
 });
 
 test('every row of the --json table was checked against a real run', () => {

@@ -140,9 +140,9 @@ const FORBIDDEN: Array<{ file: string; source: string; expect: string[] }> = [
     ],
   },
   {
-    file: 'packages/sdk/src/queue/worker.ts',
+    file: 'packages/sdk/src/cluster/worker.ts',
     source: "import '../errors.js';\n",
-    expect: ['sdk-folder-has-a-layer packages/sdk/src/queue/worker.ts → packages/sdk/src/errors.ts'],
+    expect: ['sdk-folder-has-a-layer packages/sdk/src/cluster/worker.ts → packages/sdk/src/errors.ts'],
   },
   {
     file: 'packages/sdk/src/engine/usesIndex.ts',

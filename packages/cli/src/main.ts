@@ -30,6 +30,7 @@ const COMMANDS = new Map<string, () => Promise<CommandModule>>([
   ['run', () => import('./commands/run.js').then((m) => ({ run: m.runCommand, help: m.RUN_HELP }))],
   ['resume', () => import('./commands/resume.js').then((m) => ({ run: m.resumeCommand, help: m.RESUME_HELP }))],
   ['status', () => import('./commands/status.js').then((m) => ({ run: m.statusCommand, help: m.STATUS_HELP }))],
+  ['worker', () => import('./commands/worker.js').then((m) => ({ run: m.workerCommand, help: m.WORKER_HELP }))],
   ['ui', () => import('./commands/ui.js').then((m) => ({ run: m.uiCommand, help: m.UI_HELP }))],
   ['migrate', () => import('./commands/migrate.js').then((m) => ({ run: m.migrateCommand, help: m.MIGRATE_HELP }))],
   ['schema', () => import('./commands/schema.js').then((m) => ({ run: m.schemaCommand, help: m.SCHEMA_HELP }))],

@@ -69,6 +69,11 @@ export const ERROR_CODES = [
   'harness_not_allowed',
   'env_not_allowed',
   'invalid_header',
+  'queue_unreachable',
+  'digest_mismatch',
+  'workspace_unreachable',
+  'worker_lost',
+  'invalid_job',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

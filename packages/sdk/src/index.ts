@@ -189,6 +189,13 @@ export type {
 
 export { startRun, runWorkflow, resumeRuns } from './engine/runs.js';
 export type { RunOptions, RunResult, RunHandle, ResumeOptions, EngineOptions } from './engine/runs.js';
+export { startQueueWorker } from './worker/queueWorker.js';
+export type { QueueWorker, QueueWorkerOptions } from './worker/queueWorker.js';
+export { parseQueueUrl, redactUrlsIn } from './queue/queueUrl.js';
+export type { QueueAddress } from './queue/queueUrl.js';
+export { DEFAULT_QUEUE_NAME } from './queue/queueClient.js';
+export type { QueueSettings } from './queue/queueClient.js';
+export type { ConsumerSettings } from './queue/queueConsumer.js';
 export { TOOL_SUMMARY_BYTES } from './engine/toolJournal.js';
 export { runStatus } from './engine/runStatus.js';
 export type {

@@ -2,10 +2,10 @@
 import { closeHostSupervisor, publicError, resumeRuns } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
-import { cancelOnSignal, progressOnStderr } from './run.js';
+import { cancelOnSignal, progressOnStderr, queueOption } from './run.js';
 
 export const RESUME_HELP = [
-  'resume --data-dir D --project P [--run R] [--json]',
+  'resume --data-dir D --project P [--run R] [--queue redis://…] [--json]',
   '                                     continue interrupted and cancelled runs: Main continues from its checkpoint',
 ].join('\n');
 
@@ -18,6 +18,9 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     'max-concurrent-starts': { type: 'string' },
     'start-queue-limit-ms': { type: 'string' },
     'grace-ms': { type: 'string' },
+    queue: { type: 'string' },
+    'queue-name': { type: 'string' },
+    'queue-unreachable-ms': { type: 'string' },
   });
   if (positionals.length > 0) throw usageError('resume takes no positional arguments');
   const abort = new AbortController();
@@ -37,6 +40,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       maxConcurrentStarts: positiveInt(values['max-concurrent-starts'], '--max-concurrent-starts'),
       startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
+      queue: queueOption(values.queue, values['queue-name'], values['queue-unreachable-ms']),
       signal: abort.signal,
       onEvent: progressOnStderr(io),
     });

@@ -1,12 +1,13 @@
 /** `scienceevolve run`: a requirement taken through Main (SPEC §10.1); progress on stderr. */
-import { type RunEvent, SdkError, closeHostSupervisor, startRun } from '@scienceevolve/sdk';
+import { type QueueSettings, type RunEvent, SdkError, closeHostSupervisor, startRun } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 
 export const RUN_HELP = [
-  'run --data-dir D --workflow W --workspace WS [--project P] [--script S] [--json] "<requirement>"',
-  '                                     take a requirement through Main; progress on stderr',
+  'run --data-dir D --workflow W --workspace WS [--project P] [--script S] [--queue redis://…] [--json] "<requirement>"',
+  '                                     take a requirement through Main; progress on stderr; with --queue,',
+  '                                     worker invocations are jobs for `scienceevolve worker` processes',
 ].join('\n');
 
 /** Token counts as a short phrase: `1,234 in / 56 out tokens` (missing counts are left out). */
@@ -85,6 +86,23 @@ export function cancelOnSignal(abort: AbortController, io: Io): () => void {
   return () => stop.dispose();
 }
 
+/** The `queue` option of run and resume from `--queue`, `--queue-name` and `--queue-unreachable-ms`. */
+export function queueOption(
+  url: string | undefined,
+  name: string | undefined,
+  unreachableMs: string | undefined,
+): QueueSettings | undefined {
+  if (url === undefined) {
+    if (name !== undefined || unreachableMs !== undefined) {
+      throw usageError('--queue-name and --queue-unreachable-ms go with --queue');
+    }
+    return undefined;
+  }
+  const ms = positiveInt(unreachableMs, '--queue-unreachable-ms');
+  if (ms === 0) throw usageError('--queue-unreachable-ms takes at least 1 ms');
+  return { url, name, unreachableMs: ms };
+}
+
 export async function runCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(argv, {
     'data-dir': { type: 'string' },
@@ -96,6 +114,9 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     'max-concurrent-starts': { type: 'string' },
     'start-queue-limit-ms': { type: 'string' },
     'grace-ms': { type: 'string' },
+    queue: { type: 'string' },
+    'queue-name': { type: 'string' },
+    'queue-unreachable-ms': { type: 'string' },
   });
   if (positionals.length !== 1) {
     throw usageError(
@@ -120,6 +141,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       maxConcurrentStarts: positiveInt(values['max-concurrent-starts'], '--max-concurrent-starts'),
       startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
+      queue: queueOption(values.queue, values['queue-name'], values['queue-unreachable-ms']),
       signal: abort.signal,
       onEvent: progressOnStderr(io),
     });

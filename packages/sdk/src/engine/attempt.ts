@@ -39,6 +39,11 @@ export interface AttemptHost {
   setState(invocation: InvocationRecord, to: InvocationState): void;
   /** The workflow version in force. */
   currentVersion(): Promise<WorkflowVersion>;
+  /**
+   * The digests Main proposed, when this host has no history of its own to read them from (a queue
+   * worker: the job carries them). Absent: read from the project's versions.
+   */
+  mainProposed?: ReadonlySet<string>;
   /** The host's process registry (its supervisor started on first use). */
   registry(): Promise<ProcessRegistry>;
   /** Main's delegation of `task` to worker `agent`. */
@@ -183,6 +188,7 @@ export async function runAttempt(
       registry,
       startupBudgetMs: host.options.startupBudgetMs,
       startGate: startGateFor(host.options),
+      ...(host.mainProposed === undefined ? {} : { mainProposed: host.mainProposed }),
       startQueueLimitMs: host.options.startQueueLimitMs,
       graceMs: host.options.graceMs,
       hostEnv: host.options.hostEnv,

@@ -3,6 +3,7 @@ import { SdkError } from '../errors.js';
 import { StartGate } from '../services/admission.js';
 import type { ErrorRecord, RunEvent, RunStatus } from '../events/runEvents.js';
 import type { HarnessFactories } from '../harness/harnessFor.js';
+import { QueueClient, type QueueSettings } from '../queue/queueClient.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
 /** Options shared by `startRun` and `resumeRuns`. */
@@ -34,6 +35,21 @@ export interface EngineOptions {
    * embedder's own harness behind a type of the workflow schema. Default none.
    */
   harnessFactories?: HarnessFactories;
+  /**
+   * The queue backend (scale-out): a Redis URL (`redis://…`, `rediss://…`, `unix:///…`) or its settings.
+   * Each worker invocation becomes a BullMQ job that a `scienceevolve worker` takes, on any machine; Main
+   * still runs in this process. Default none: every invocation runs in this process, and no Redis is used.
+   */
+  queue?: string | QueueSettings | undefined;
+}
+
+/**
+ * Opens the run's queue when `options.queue` names one (BullMQ is loaded only then); undefined otherwise.
+ * `usage` for a bad address, `queue_unreachable` when Redis does not answer.
+ */
+export async function openRunQueue(options: EngineOptions): Promise<QueueClient | undefined> {
+  if (options.queue === undefined) return undefined;
+  return QueueClient.open(typeof options.queue === 'string' ? { url: options.queue } : options.queue);
 }
 
 /**

@@ -16,19 +16,22 @@ import {
 import type { RunHarnesses } from '../harness/harnessFor.js';
 import { hostSupervisor } from '../invocation/hostSupervision.js';
 import { newInvocationId } from '../invocation/invocation.js';
+import type { QueueClient } from '../queue/queueClient.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import { type WorkflowVersion, requireAccepted } from '../store/workflowVersions.js';
-import { type AttemptHost, runAttempt } from './attempt.js';
+import type { SdkError } from '../errors.js';
+import { type AttemptHost, type AttemptResult, runAttempt } from './attempt.js';
 import type { EngineOptions, RunResult } from './engineOptions.js';
 import { setInvocationState } from './invocationState.js';
+import { type QueuedAttemptHost, runQueuedAttempt } from './queuedAttempt.js';
 import { type InvocationRecord, type RunFile, type RunRecord, now, runEventsPath } from './runRecord.js';
 import { RoleWorktrees } from './worktrees.js';
 
 export type { EngineOptions, RunResult } from './engineOptions.js';
 
 /** The engine of one run in one host. */
-export class RunEngine implements AttemptHost {
+export class RunEngine implements AttemptHost, QueuedAttemptHost {
   private supervisor: Promise<ProcessRegistry> | undefined;
   readonly worktrees: RoleWorktrees;
   private readonly journal: EventJournal;
@@ -36,6 +39,8 @@ export class RunEngine implements AttemptHost {
   private readonly detachSignal: () => void = () => {};
   /** Main's workers that were interrupted (resume): Main delegating the same task again continues one. */
   private readonly interruptedWorkers: InvocationRecord[] = [];
+  /** Why the run was stopped from inside (the queue's Redis went away), or undefined. */
+  private stopError: SdkError | undefined;
 
   constructor(
     readonly paths: ProjectPaths,
@@ -43,6 +48,8 @@ export class RunEngine implements AttemptHost {
     readonly harnesses: RunHarnesses,
     readonly options: EngineOptions,
     readonly stream: EventStream,
+    /** The queue backend: worker invocations become jobs. Undefined: they run in this host. */
+    private readonly queueClient?: QueueClient,
   ) {
     this.worktrees = new RoleWorktrees(paths, file.record.workspace);
     this.journal = new EventJournal(runEventsPath(paths, file.record.run));
@@ -62,6 +69,21 @@ export class RunEngine implements AttemptHost {
   /** Aborts when the run is cancelled. */
   get signal(): AbortSignal {
     return this.abort.signal;
+  }
+
+  /** The queue client; only called when the run has one (worker attempts go through it). */
+  get queue(): QueueClient {
+    if (this.queueClient === undefined) throw new Error('this run has no queue');
+    return this.queueClient;
+  }
+
+  /**
+   * Stops the run from inside: in-flight work is cancelled and the run ends `interrupted` with `error`
+   * recorded, for `resume` to continue once the cause is gone (the queue's Redis is back).
+   */
+  stop(error: SdkError): void {
+    this.stopError ??= error;
+    this.abort.abort(error);
   }
 
   /** The host's process registry; the supervisor starts on first use (a run without services never starts it). */
@@ -137,13 +159,15 @@ export class RunEngine implements AttemptHost {
         ? 'succeeded'
         : main.state === 'failed'
           ? 'failed'
-          : this.abort.signal.aborted
+          : this.abort.signal.aborted && this.stopError === undefined
             ? 'cancelled'
             : 'interrupted';
     this.record.status = status;
     this.record.output = main.output;
     // A cancelled or interrupted run has no error of its own: it is waiting for `resume`.
-    this.record.error = status === 'failed' ? main.error : null;
+    // A run stopped from inside (the queue went away) keeps the reason.
+    this.record.error =
+      status === 'failed' ? main.error : status === 'interrupted' ? (this.stopError?.toJSON() ?? null) : null;
     this.record.finishedAt = status === 'succeeded' || status === 'failed' ? now() : null;
     await this.file.save();
     this.emit({
@@ -208,7 +232,7 @@ export class RunEngine implements AttemptHost {
     }
     let retriesLeft: number | undefined;
     for (;;) {
-      const { attempt, retryable } = await runAttempt(this, invocation, continueOf !== undefined);
+      const { attempt, retryable } = await this.attempt(invocation, continueOf !== undefined);
       if (attempt.outcome === 'succeeded' || attempt.outcome === 'interrupted') break;
       retriesLeft ??= (await this.currentVersion()).workflow.orchestration.invocationRetries;
       // A harness failure another attempt would only repeat (a missing key, a refused key…) is not retried.
@@ -245,6 +269,14 @@ export class RunEngine implements AttemptHost {
       ...(error ? { error } : {}),
     });
     return invocation;
+  }
+
+  /** One attempt: a queue job for a worker invocation when the run has a queue, else in this host. */
+  private attempt(invocation: InvocationRecord, restarted: boolean): Promise<AttemptResult> {
+    if (this.queueClient !== undefined && invocation.agent !== 'main') {
+      return runQueuedAttempt(this, invocation, restarted);
+    }
+    return runAttempt(this, invocation, restarted);
   }
 }
 

@@ -39,6 +39,11 @@ export interface AttemptRecord {
   toolCallsReached?: number | null;
   /** Milliseconds the attempt's longest-waiting service start queued at the admission gate (absent: none). */
   startQueuedMs?: number;
+  /**
+   * Queue backend (`--queue`): the attempt's job and the queue workers that took it, in order (more than
+   * one when a worker died and another took the job over). Absent for an attempt run in the host.
+   */
+  queue?: { job: string; workers: string[] };
 }
 
 /** One invocation (an agent working one task). */

@@ -30,7 +30,7 @@ import {
   thisHost,
 } from './runRecord.js';
 import { type EngineOptions, RunEngine, type RunResult, finishedResult } from './runLoop.js';
-import { checkEngineDurations } from './engineOptions.js';
+import { checkEngineDurations, openRunQueue } from './engineOptions.js';
 import { checkGitWorkspace } from './worktrees.js';
 
 export type { EngineOptions, RunResult } from './runLoop.js';
@@ -84,6 +84,23 @@ async function beginRun(runId: string, options: RunOptions, stream: EventStream)
   const harnesses = await RunHarnesses.load({ script: options.script, factories: options.harnessFactories });
   harnesses.check(workflow.agents);
   if (workflow.orchestration.git) await checkGitWorkspace(workspace);
+  const queue = await openRunQueue(options);
+  try {
+    return await beginOpenRun(runId, options, stream, workflow, harnesses, workspace, queue);
+  } finally {
+    await queue?.close();
+  }
+}
+
+async function beginOpenRun(
+  runId: string,
+  options: RunOptions,
+  stream: EventStream,
+  workflow: Awaited<ReturnType<typeof readWorkflowFile>>,
+  harnesses: RunHarnesses,
+  workspace: string,
+  queue: Awaited<ReturnType<typeof openRunQueue>>,
+): Promise<RunResult> {
   const loaded = await loadWorkflow({ dataDir: options.dataDir, project: options.project, workspace, workflow });
   const paths = loaded.paths;
   const version = await requireAccepted(paths);
@@ -118,7 +135,7 @@ async function beginRun(runId: string, options: RunOptions, stream: EventStream)
   };
   const file = new RunFile(runRecordPath(paths, runId), record);
   await file.save();
-  const engine = new RunEngine(paths, file, harnesses, options, stream);
+  const engine = new RunEngine(paths, file, harnesses, options, stream, queue);
   engine.emit({
     type: 'run.started',
     project: paths.projectId,
@@ -240,6 +257,22 @@ async function resumeOne(
   const version = await requireAccepted(paths);
   harnesses.check(version.workflow.agents);
   if (version.workflow.orchestration.git) await checkGitWorkspace(found.workspace);
+  const queue = await openRunQueue(options);
+  try {
+    return await resumeClaimed(paths, found, options, harnesses, version.version, queue);
+  } finally {
+    await queue?.close();
+  }
+}
+
+async function resumeClaimed(
+  paths: ProjectPaths,
+  found: RunRecord,
+  options: ResumeOptions,
+  harnesses: RunHarnesses,
+  versionNumber: number,
+  queue: Awaited<ReturnType<typeof openRunQueue>>,
+): Promise<RunResult | undefined> {
   // Claimed under a lock: of two `resume` processes, one takes the run and the other finds it running.
   const claimed = await withFileLock(join(paths.runDir(found.run), '.resume.lock'), async () => {
     const current = await readRunRecord(paths, found.run);
@@ -257,7 +290,7 @@ async function resumeOne(
   const file = new RunFile(runRecordPath(paths, record.run), record);
   const stream = new EventStream();
   try {
-    const engine = new RunEngine(paths, file, harnesses, options, stream);
+    const engine = new RunEngine(paths, file, harnesses, options, stream, queue);
     const unfinished = record.invocations
       .filter((i) => i.state === 'starting' || i.state === 'running' || i.state === 'interrupted')
       .map((i) => i.id);
@@ -266,7 +299,7 @@ async function resumeOne(
       resumes: record.resumes,
       from,
       interrupted: unfinished,
-      version: version.version,
+      version: versionNumber,
     });
     engine.interruptInFlight();
     await file.save();

@@ -55,6 +55,11 @@ export interface InvocationOptions {
   startGate?: StartGate;
   /** Milliseconds a start may wait at the gate before it fails with `start_queue_timeout`. Default 300,000. */
   startQueueLimitMs?: number;
+  /**
+   * The digests Main proposed (for `sandbox: "auto"`), when the caller knows them from elsewhere (a queue
+   * worker, from its job). Default: read from the project's version history.
+   */
+  mainProposed?: ReadonlySet<string>;
   /** Milliseconds between SIGTERM and SIGKILL on stop. Default 2,000. */
   graceMs?: number;
   /** Where `envFrom` reads host variables. Default `process.env` (never modified). */
@@ -138,7 +143,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
   const mainDigests =
     policy === 'off' || policy === 'required' || !plan.some((p) => p.kind === 'project')
       ? new Set<string>()
-      : await mainProposedDigests(paths, version);
+      : (options.mainProposed ?? (await mainProposedDigests(paths, version)));
   const sandboxOf = (planned: PlannedProjectService): Promise<ServiceSandbox> =>
     decideSandbox({
       policy,

@@ -1,0 +1,66 @@
+/** `scienceevolve worker`: takes invocation jobs from the queue and runs them here (scale-out). */
+import { closeHostSupervisor, startQueueWorker } from '@scienceevolve/sdk';
+import { parse, positiveInt, required } from '../args.js';
+import { EXIT, type Io, printJson, usageError } from '../output.js';
+import { untilSignal } from '../signals.js';
+
+export const WORKER_HELP = [
+  'worker --queue redis://… --data-dir D [--concurrency N] [--json]',
+  '                                     take invocation jobs of `run --queue` and run them on this machine;',
+  '                                     SIGTERM drains (jobs in hand finish), a second signal hands them back',
+].join('\n');
+
+export async function workerCommand(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, {
+    queue: { type: 'string' },
+    'queue-name': { type: 'string' },
+    'data-dir': { type: 'string' },
+    concurrency: { type: 'string' },
+    'lock-duration-ms': { type: 'string' },
+    'stalled-interval-ms': { type: 'string' },
+    'max-stalled': { type: 'string' },
+  });
+  if (positionals.length > 0) throw usageError('worker takes no positional arguments');
+  const url = required(values.queue, '--queue', 'the Redis URL of the queue (redis://, rediss:// or unix://)');
+  const dataDir = required(values['data-dir'], '--data-dir', "this worker's own data directory");
+  const concurrency = positiveInt(values.concurrency, '--concurrency');
+  if (concurrency === 0) throw usageError('--concurrency takes a whole number of at least 1');
+  const lockDurationMs = positiveInt(values['lock-duration-ms'], '--lock-duration-ms');
+  const stalledIntervalMs = positiveInt(values['stalled-interval-ms'], '--stalled-interval-ms');
+  if (lockDurationMs === 0 || stalledIntervalMs === 0) throw usageError('lock and stall durations take at least 1 ms');
+  // Installed before anything starts, so a signal during start-up is not lost.
+  const stop = untilSignal();
+  let worker: Awaited<ReturnType<typeof startQueueWorker>> | undefined;
+  try {
+    worker = await startQueueWorker({
+      url,
+      name: values['queue-name'],
+      dataDir,
+      concurrency,
+      lockDurationMs,
+      stalledIntervalMs,
+      maxStalledCount: positiveInt(values['max-stalled'], '--max-stalled'),
+      onLog: (line) => io.stderr(`${line}\n`),
+    });
+    io.stderr(`worker ${worker.id} ready\n`);
+    await stop.wait();
+    io.stderr(`received ${stop.signal}: draining (the jobs in hand finish; a second signal hands them back)\n`);
+    const current = worker;
+    const drained = current.close(false);
+    // A second signal: cancel the attempts in hand (their services are collected) and leave their jobs.
+    const again = untilSignal();
+    const forced = again.wait().then(() => {
+      if (again.signal === undefined) return false;
+      io.stderr(`received ${again.signal}: handing the jobs in hand back\n`);
+      return current.close(true).then(() => true);
+    });
+    const how = await Promise.race([drained.then(() => false), forced]);
+    again.dispose();
+    if (values.json) printJson(io, { worker: current.id, stopped: how ? 'forced' : 'drained' });
+    else io.stdout(`worker ${current.id} stopped (${how ? 'jobs handed back' : 'drained'})\n`);
+    return EXIT.ok;
+  } finally {
+    stop.dispose();
+    await closeHostSupervisor();
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Git-on across machines (queue workers): a role's worktree is a clone of the run's git remote in the
+ * worker's own data dir. Each attempt fetches the role's branch (created from the remote's default branch
+ * when the remote has none), works on it, commits, and pushes it back — never forced: a push the remote
+ * refuses (another machine pushed first) fails the attempt, naming the branch.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { simpleGit } from 'simple-git';
+import { SdkError } from '../errors.js';
+import type { ProjectPaths } from '../store/projectStore.js';
+import { RoleWorktrees, roleBranch } from './worktrees.js';
+
+/** The run's git remote as a job names it: the coordinator workspace's `origin`, or the workspace itself. */
+export async function runGitRemote(workspace: string): Promise<string> {
+  try {
+    const url = (await simpleGit(workspace).remote(['get-url', 'origin'])) ?? '';
+    if (url.trim() !== '') return url.trim();
+  } catch {
+    // no origin: the workspace repository is the remote (a path every worker must reach)
+  }
+  return workspace;
+}
+
+/** After a worker pushed a role's branch to `remote`, brings it into the coordinator's workspace repository. */
+export async function fetchRoleBranch(workspace: string, remote: string, branch: string): Promise<void> {
+  if (remote === workspace) return;
+  await simpleGit(workspace).raw(['fetch', remote, `+refs/heads/${branch}:refs/remotes/origin/${branch}`]);
+  const local = await simpleGit(workspace).branchLocal();
+  // The role's local branch follows the remote unless it is checked out somewhere (then `status` shows it).
+  if (!local.all.includes(branch) || local.current !== branch) {
+    await simpleGit(workspace)
+      .raw(['branch', '-f', branch, `origin/${branch}`])
+      .catch(() => {});
+  }
+}
+
+/** The worker's worktrees: one clone of the remote per role, under `<project>/clones/<agent>`. */
+export class RemoteRoleWorktrees extends RoleWorktrees {
+  /** Roles whose clone this attempt already prepared (a later call must not reset the work). */
+  private readonly prepared = new Map<string, Promise<string>>();
+
+  constructor(
+    paths: ProjectPaths,
+    /** The run's git remote (URL or path). */
+    readonly remote: string,
+  ) {
+    super(paths, remote);
+  }
+
+  override worktree(agent: string): Promise<string> {
+    let found = this.prepared.get(agent);
+    if (found === undefined) {
+      found = this.prepare(agent);
+      found.catch(() => this.prepared.delete(agent));
+      this.prepared.set(agent, found);
+    }
+    return found;
+  }
+
+  private async prepare(agent: string): Promise<string> {
+    const dir = join(this.paths.root, 'clones', agent);
+    const branch = roleBranch(this.paths, agent);
+    try {
+      if (!existsSync(join(dir, '.git'))) {
+        await rm(dir, { recursive: true, force: true });
+        await mkdir(join(this.paths.root, 'clones'), { recursive: true });
+        await simpleGit().clone(this.remote, dir);
+      }
+      const git = simpleGit(dir);
+      await git.raw(['remote', 'set-url', 'origin', this.remote]);
+      await git.fetch(['origin', '--prune']);
+      const remoteBranches = await git.branch(['-r']);
+      const start = remoteBranches.all.includes(`origin/${branch}`) ? `origin/${branch}` : 'origin/HEAD';
+      // A fresh attempt starts from what the remote holds: leftovers of a dead attempt are dropped.
+      await git.raw(['checkout', '-f', '-B', branch, start]);
+      await git.raw(['clean', '-fdx']);
+      return dir;
+    } catch (error) {
+      throw new SdkError(
+        'io_error',
+        `could not fetch branch ${branch} of the run's git remote ${this.remote}: ${(error as Error).message}`,
+        {
+          remedy:
+            "make the remote reachable from this worker (a path it can read and write, or a URL with its credentials in git's own configuration)",
+          data: { remote: this.remote, branch },
+          cause: error,
+        },
+      );
+    }
+  }
+
+  override async commit(agent: string, invocationId: string, task: string): Promise<string | null> {
+    const commit = await super.commit(agent, invocationId, task);
+    if (commit === null) return null;
+    const branch = roleBranch(this.paths, agent);
+    const dir = join(this.paths.root, 'clones', agent);
+    try {
+      // Never forced: when another machine pushed the branch first, the remote refuses and the attempt fails.
+      await simpleGit(dir).push('origin', `${branch}:${branch}`);
+    } catch (error) {
+      throw new SdkError(
+        'io_error',
+        `the remote ${this.remote} refused branch ${branch} (commit ${commit.slice(0, 12)}): ${(error as Error).message}`,
+        {
+          remedy: "another push to the role's branch came first: look at the branch, merge by hand, and resume the run",
+          data: { remote: this.remote, branch, commit },
+          cause: error,
+        },
+      );
+    }
+    return commit;
+  }
+}

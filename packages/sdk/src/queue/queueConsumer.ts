@@ -1,0 +1,85 @@
+/**
+ * The worker machine's side of the queue backend: takes invocation jobs from the BullMQ queue and hands
+ * each to a processor. BullMQ is loaded (dynamic import) only here. A job's lock is renewed while it runs;
+ * a worker that dies loses it, and another worker's stalled-job check puts the job back to be taken again.
+ */
+import type { Worker } from 'bullmq';
+import { DEFAULT_QUEUE_NAME } from './queueClient.js';
+import { parseQueueUrl, redactUrlsIn } from './queueUrl.js';
+
+/** How a worker takes jobs. */
+export interface ConsumerSettings {
+  /** `redis://…`, `rediss://…` or `unix:///…`. */
+  url: string;
+  /** The BullMQ queue name. Default `scienceevolve-invocations`. */
+  name?: string | undefined;
+  /** Jobs run at once. Default 1. */
+  concurrency?: number | undefined;
+  /**
+   * Milliseconds a job's lock lasts without renewal (renewed every half of it while the job runs): how soon
+   * a dead worker's job can be taken by another. Default 30,000.
+   */
+  lockDurationMs?: number | undefined;
+  /** Milliseconds between this worker's checks for stalled jobs (of dead workers). Default 30,000. */
+  stalledIntervalMs?: number | undefined;
+  /** How many times a job may stall (its worker died) and be taken again before it fails. Default 1. */
+  maxStalledCount?: number | undefined;
+  /** Receives one line per event worth logging, credentials removed. Default: dropped. */
+  onLog?: ((line: string) => void) | undefined;
+}
+
+/** One job as the processor sees it. */
+export interface ConsumedJob {
+  id: string;
+  data: unknown;
+  /** Appends a line to the job's log in Redis (the coordinator reads it). */
+  log(line: string): Promise<void>;
+}
+
+/** A running consumer. */
+export interface QueueConsumer {
+  /** The queue address without credentials. */
+  readonly publicUrl: string;
+  /**
+   * Stops taking jobs. `force: false` (drain) resolves once the jobs in hand finished; `force: true`
+   * leaves them, so their locks expire and another worker takes them.
+   */
+  close(force?: boolean): Promise<void>;
+}
+
+/** Starts taking jobs; resolves once connected. */
+export async function startQueueConsumer(
+  settings: ConsumerSettings,
+  processor: (job: ConsumedJob) => Promise<unknown>,
+): Promise<QueueConsumer> {
+  const address = parseQueueUrl(settings.url);
+  const log = settings.onLog ?? (() => {});
+  const { Worker } = await import('bullmq');
+  const worker: Worker = new Worker(
+    settings.name ?? DEFAULT_QUEUE_NAME,
+    async (job) => {
+      if (job.id === undefined) throw new Error('a job without an id');
+      const id = job.id;
+      return processor({ id, data: job.data, log: async (line) => void (await job.log(line)) });
+    },
+    {
+      // BullMQ takes blocking commands on this connection: no retry limit per request.
+      connection: { ...address.connection, maxRetriesPerRequest: null },
+      concurrency: settings.concurrency ?? 1,
+      lockDuration: settings.lockDurationMs ?? 30_000,
+      stalledInterval: settings.stalledIntervalMs ?? 30_000,
+      maxStalledCount: settings.maxStalledCount ?? 1,
+      autorun: false,
+    },
+  );
+  // An 'error' without a listener would end the process: each is reported, credentials removed.
+  worker.on('error', (error) => log(`queue ${address.publicUrl}: ${redactUrlsIn(String(error.message))}`));
+  worker.on('failed', (job, error) => log(`job ${job?.id ?? '?'} failed: ${redactUrlsIn(String(error.message))}`));
+  worker.on('stalled', (jobId) => log(`job ${jobId} stalled (its worker stopped renewing the lock): taken again`));
+  await worker.waitUntilReady();
+  void worker.run().catch((error: unknown) => log(`worker stopped: ${redactUrlsIn(String(error))}`));
+  return {
+    publicUrl: address.publicUrl,
+    close: (force = false) => worker.close(force),
+  };
+}

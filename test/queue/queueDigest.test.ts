@@ -1,0 +1,84 @@
+/**
+ * A job whose definition does not give the digest it names: the worker refuses it with `digest_mismatch`
+ * before storing or starting anything. A real redis-server and a real worker process; the job is put on the
+ * queue by the coordinator's own client, as the engine would, with one file altered after digesting.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import {
+  JOB_FORMAT,
+  type InvocationJob,
+  type InvocationJobResult,
+} from '../../packages/sdk/src/engine/queuedAttempt.js';
+import { QueueClient } from '../../packages/sdk/src/queue/queueClient.js';
+import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
+import { definitionDigest } from '../../packages/sdk/src/workflow/digest.js';
+import { parseWorkflow } from '../../packages/sdk/src/workflow/validate.js';
+import { agent, fixtureDefinition } from '../fixtures/engine/workflows.js';
+import { markedProcesses, sandbox } from '../sdk/engine/helpers.js';
+import { startRedis, startWorker, stopWorker } from './helpers.js';
+
+test('a job whose definition does not match its digest fails with digest_mismatch, nothing stored or started', async (t) => {
+  const box = await sandbox(t);
+  const redis = await startRedis(t, box.base);
+  const workerDir = join(box.base, 'worker-1');
+  const worker = await startWorker(t, redis.url, workerDir);
+  const workflow = parseWorkflow({
+    agents: { main: agent([]), analyst: agent([['adds', 'adds']]) },
+    mcpDefinitions: { adds: fixtureDefinition('addsNumbers.cjs') },
+  });
+  const digest = definitionDigest(workflow.mcpDefinitions.adds!);
+  // Altered on the way: the content no longer gives the digest the job names.
+  workflow.mcpDefinitions.adds!.files['server.cjs'] += '\nprocess.exit(3);\n';
+  const job: InvocationJob = {
+    format: JOB_FORMAT,
+    run: 'run-digest-test',
+    project: box.project,
+    workspace: box.workspace,
+    invocation: {
+      id: 'inv-digest-test',
+      agent: 'analyst',
+      parent: 'inv-main',
+      task: 'add',
+      state: 'starting',
+      restarted: false,
+      workspace: box.workspace,
+      git: null,
+      attempts: [],
+      startedAt: new Date().toISOString(),
+      finishedAt: null,
+      output: null,
+      error: null,
+    },
+    restarted: false,
+    version: { version: 1, digests: { adds: digest }, workflow },
+    checkpoint: null,
+    script: { agents: { analyst: [{ final: 'never' }] } },
+    positions: {},
+    options: { graceMs: 300 },
+    git: null,
+  };
+  const client = await QueueClient.open({ url: redis.url });
+  t.after(() => client.close());
+  await client.submit('digest-test', job);
+  const outcome = await client.wait('digest-test', new AbortController().signal);
+  assert.equal(outcome.status, 'completed');
+  const result = (outcome as { value: InvocationJobResult }).value;
+  assert.equal(result.attempt.outcome, 'failed');
+  assert.equal(result.attempt.error?.code, 'digest_mismatch');
+  assert.match(
+    result.attempt.error?.message ?? '',
+    /definition "adds" of run run-digest-test does not match its digest/,
+  );
+  assert.equal(result.retryable, false);
+  assert.deepEqual(result.events, [], 'no invocation started');
+  const altered = definitionDigest(workflow.mcpDefinitions.adds!);
+  const paths = new ProjectPaths(workerDir, box.project);
+  assert.equal(existsSync(paths.sourceDir(altered, 'adds')), false, 'the altered source was not stored');
+  assert.equal(existsSync(paths.sourceDir(digest, 'adds')), false);
+  assert.deepEqual(markedProcesses(box.project), []);
+  await client.close();
+  await stopWorker(worker);
+});

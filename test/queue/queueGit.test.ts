@@ -1,0 +1,85 @@
+/**
+ * Git-on across queue workers: each invocation fetches its role's branch from the run's git remote (a bare
+ * repository, the workspace's `origin`), works in a clone in the worker's data dir, commits and pushes the
+ * branch back; the next invocation of the role, on whichever worker, starts from that push; the
+ * coordinator's repository gets the branch. Two workers, two invocations with real services: about 20–40 s.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
+import { runCliToEnd } from '../fixtures/engine/cli.js';
+import { assertNothingLeft, sandbox } from '../sdk/engine/helpers.js';
+import { startRedis, startWorker, stopWorker, writeDelegatingRun } from './helpers.js';
+
+const AUTHOR = ['-c', 'user.name=Test', '-c', 'user.email=test@localhost'];
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', [...AUTHOR, ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Six (or two) invocations with real services; a loaded 2-core CI machine may take minutes. */
+const RUN_TIMEOUT_MS = 240_000;
+
+test('Git-on over the queue: each invocation fetches its role branch from the remote, commits and pushes it', async (t) => {
+  const box = await sandbox(t);
+  const remote = join(box.base, 'remote.git');
+  mkdirSync(remote);
+  git(remote, 'init', '--bare', '-q', '-b', 'trunk');
+  // The coordinator's workspace is a clone of the bare remote, with a first commit pushed.
+  const workspace = join(box.base, 'study');
+  git(box.base, 'clone', '-q', remote, workspace);
+  git(workspace, 'commit', '-q', '--allow-empty', '-m', 'init');
+  git(workspace, 'push', '-q', 'origin', 'HEAD:trunk');
+  const redis = await startRedis(t, box.base);
+  const { workflowPath, scriptPath, expected } = await writeDelegatingRun(box.base, 2, { git: true });
+  const workers = [
+    await startWorker(t, redis.url, join(box.base, 'worker-1')),
+    await startWorker(t, redis.url, join(box.base, 'worker-2')),
+  ];
+  const run = await runCliToEnd(
+    t,
+    [
+      'run',
+      '--data-dir',
+      box.dataDir,
+      '--project',
+      box.project,
+      '--workspace',
+      workspace,
+      '--workflow',
+      workflowPath,
+      '--script',
+      scriptPath,
+      '--grace-ms',
+      '300',
+      '--queue',
+      redis.url,
+      '--json',
+      'add',
+    ],
+    RUN_TIMEOUT_MS,
+  );
+  assert.equal(run.code, 0, run.stderr);
+  const doc = run.json as { status: string; output: string; events: RunEvent[] };
+  assert.equal(doc.output, expected);
+  const branch = `scienceevolve/${box.project}/analyst`;
+  // The second invocation started from the first one's push: the role's log holds both, in order.
+  assert.equal(git(remote, 'show', `${branch}:calls.log`), 'task-0\ntask-1\n');
+  assert.equal(git(remote, 'rev-list', '--count', branch), '3\n', 'init and one commit per invocation');
+  const finished = doc.events.filter(
+    (e): e is Extract<RunEvent, { type: 'invocation.finished' }> =>
+      e.type === 'invocation.finished' && (e as { agent?: string }).agent === 'analyst',
+  );
+  assert.deepEqual(
+    finished.map((e) => e.branch),
+    [branch, branch],
+  );
+  assert.equal(git(remote, 'rev-parse', branch).trim(), finished[1]!.commit);
+  // The coordinator's repository has the role's branch at the pushed commit.
+  assert.equal(git(workspace, 'rev-parse', `origin/${branch}`).trim(), finished[1]!.commit);
+  for (const worker of workers) await stopWorker(worker);
+  await assertNothingLeft(box.project, doc.events);
+});
