@@ -123,9 +123,9 @@ const EXPORTS = [
   'unpackWorkflow',
   'validateWorkflow',
   'validateWorkflowText',
+  'verifyProjects',
   'workflowJsonSchema',
   'workflowJsonSchemaText',
-  'verifyProjects',
   'writeBridgeTokenFile',
 ];
 
