@@ -30,6 +30,13 @@ export class LineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /**
+   * Sees each incoming message (after the input limits) before {@link LineTransport.onmessage}; a message
+   * it returns true for is taken by it and not delivered. The stdio face answers `tools/call` here.
+   */
+  intercept?: (message: JSONRPCMessage) => boolean;
+  /** Sees each outgoing message as it is queued for writing. */
+  onsend?: (message: JSONRPCMessage) => void;
 
   private readonly input: Readable;
   private readonly output: Writable;
@@ -100,6 +107,7 @@ export class LineTransport implements Transport {
       return;
     }
     const message = checked.message;
+    if (this.intercept?.(message) === true) return;
     this.onmessage?.(message);
   }
 
@@ -120,6 +128,7 @@ export class LineTransport implements Transport {
 
   /** Writes one message a line, in order, waiting for `drain` when the output is full. */
   send(message: JSONRPCMessage): Promise<void> {
+    this.onsend?.(message);
     const text = `${JSON.stringify(message)}\n`;
     const write = this.writeChain.then(
       () =>
