@@ -19,7 +19,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { BENCH_RUN_ENV, type BenchContext, makeScratch, removeDir } from './lib/common.js';
-import { exited, stopGroup } from './lib/processes.js';
+import { cpuMsOf, exited, stopGroup } from './lib/processes.js';
+import { now, percentile } from './lib/common.js';
 import { type BenchProject, SERVICE, closeSupervisor, setupProject } from './lib/services.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -70,6 +71,11 @@ const KINDS: [string, (node: CpuProfileNode) => boolean][] = [
 interface Summary {
   face: string;
   calls: number;
+  /** CPU ms per call of the face process from /proc (utime + stime), over the calls after a warm-up of 200. */
+  procCpuMsPerCall: number;
+  /** Round trip p50 and p99 in ms over the same calls, as the client sees them (under the profiler). */
+  p50Ms: number;
+  p99Ms: number;
   cpuMsPerCall: number;
   top: string[];
   callers: string[];
@@ -77,7 +83,33 @@ interface Summary {
   kinds: string[];
 }
 
-function summarize(face: string, calls: number, profile: CpuProfile): Summary {
+interface Timed {
+  procCpuMsPerCall: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** Runs `calls` sequential calls after 200 warm-up calls, measuring the face process's CPU and the round trips. */
+async function timedCalls(call: () => Promise<unknown>, calls: number, pid: number): Promise<Timed> {
+  const check = (result: unknown) => {
+    if ((result as { isError?: unknown }).isError) throw new Error(`a call failed: ${JSON.stringify(result)}`);
+  };
+  for (let i = 0; i < 200; i++) check(await call());
+  const samples: number[] = [];
+  const cpuBefore = cpuMsOf(pid);
+  for (let i = 0; i < calls; i++) {
+    const start = now();
+    check(await call());
+    samples.push(now() - start);
+  }
+  return {
+    procCpuMsPerCall: (cpuMsOf(pid) - cpuBefore) / calls,
+    p50Ms: percentile(samples, 50),
+    p99Ms: percentile(samples, 99),
+  };
+}
+
+function summarize(face: string, calls: number, profile: CpuProfile, timed: Timed): Summary {
   const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
@@ -129,6 +161,7 @@ function summarize(face: string, calls: number, profile: CpuProfile): Summary {
   return {
     face,
     calls,
+    ...timed,
     cpuMsPerCall: total / 1000 / calls,
     top: ranked(frames, 15),
     callers: ranked(callers, 15),
@@ -183,11 +216,9 @@ async function profileStdio(ctx: BenchContext, project: BenchProject, calls: num
   const client = new Client({ name: 'profile-stdio', version: '1.0.0' });
   await client.connect(transport);
   const pid = transport.pid;
+  let timed: Timed;
   try {
-    for (let i = 0; i < calls; i++) {
-      const result = await client.callTool({ name: TOOL, arguments: ARGS });
-      if (result.isError) throw new Error(`a call failed: ${JSON.stringify(result)}`);
-    }
+    timed = await timedCalls(() => client.callTool({ name: TOOL, arguments: ARGS }), calls, pid!);
   } finally {
     await client.close().catch(() => {});
     // The face exits when its input ends; wait for it so the profile is complete.
@@ -201,7 +232,7 @@ async function profileStdio(ctx: BenchContext, project: BenchProject, calls: num
       }
     }
   }
-  return summarize('stdio face', calls, await readProfile(dir));
+  return summarize('stdio face', calls, await readProfile(dir), timed);
 }
 
 async function profileHttp(ctx: BenchContext, project: BenchProject, calls: number): Promise<Summary> {
@@ -214,6 +245,7 @@ async function profileHttp(ctx: BenchContext, project: BenchProject, calls: numb
     { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, [BENCH_RUN_ENV]: ctx.token } },
   );
   child.stderr?.resume();
+  let timed: Timed;
   try {
     let text = '';
     const info = await new Promise<{ url: string }>((resolveInfo, reject) => {
@@ -233,17 +265,14 @@ async function profileHttp(ctx: BenchContext, project: BenchProject, calls: numb
     });
     const client = new Client({ name: 'profile-http', version: '1.0.0' });
     await client.connect(transport);
-    for (let i = 0; i < calls; i++) {
-      const result = await client.callTool({ name: TOOL, arguments: ARGS });
-      if (result.isError) throw new Error(`a call failed: ${JSON.stringify(result)}`);
-    }
+    timed = await timedCalls(() => client.callTool({ name: TOOL, arguments: ARGS }), calls, child.pid!);
     await client.close();
     child.kill('SIGTERM');
     await exited(child);
   } finally {
     await stopGroup(child);
   }
-  return summarize('HTTP face', calls, await readProfile(dir));
+  return summarize('HTTP face', calls, await readProfile(dir), timed);
 }
 
 async function main(): Promise<void> {
@@ -262,7 +291,10 @@ async function main(): Promise<void> {
     if (values.only !== 'http') summaries.push(await profileStdio(ctx, project, calls));
     if (values.only !== 'stdio') summaries.push(await profileHttp(ctx, project, calls));
     for (const s of summaries) {
-      console.log(`\n## ${s.face}: ${s.calls} calls, ${s.cpuMsPerCall.toFixed(3)} ms profiled CPU per call`);
+      console.log(`\n## ${s.face}: ${s.calls} calls (after 200 warm-up calls)`);
+      console.log(
+        `face process CPU (/proc) ${s.procCpuMsPerCall.toFixed(3)} ms per call; round trip p50 ${s.p50Ms.toFixed(3)} ms, p99 ${s.p99Ms.toFixed(3)} ms (under the profiler); profile samples ${s.cpuMsPerCall.toFixed(3)} ms per call (start-up included)`,
+      );
       console.log('\ntop frames by self time:');
       for (const line of s.top) console.log(`  ${line}`);
       console.log('\nnative and Node-internal time counted for its nearest JavaScript caller:');
