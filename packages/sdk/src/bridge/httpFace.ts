@@ -1,10 +1,10 @@
 /**
  * The HTTP face: an agent's surface as a Streamable HTTP MCP endpoint at `/mcp` on 127.0.0.1, for one
- * invocation, behind a bearer token. Both protocol eras are served by the v2 SDK's `createMcpHandler`
- * (2026-07-28 per request; 2025-11-25 through its stateless fallback, so there are no sessions and no
- * GET stream). Everything in front of the handler is checked here, in this order, each with its own
- * status: Host or Origin not loopback → 403; a path other than `/mcp` → 404; no or wrong token → 401;
- * a method other than POST → 405; an Accept without both `application/json` and `text/event-stream` →
+ * invocation, behind a bearer token. Both protocol eras are served statelessly (no sessions, no GET
+ * stream): 2026-07-28 by the v2 SDK's `createMcpHandler` (a server per request, that era's design),
+ * 2025-11-25 by one long-lived server through an exchange transport (see legacyExchange.ts). Everything
+ * in front of them is checked here, in this order, each with its own status: Host or Origin not
+ * loopback → 403; a path other than `/mcp` → 404; no or wrong token → 401; a method other than POST → 405; an Accept without both `application/json` and `text/event-stream` →
  * 406; a Content-Type other than `application/json` → 415; a body over the limit → 413; a body the
  * faces' input limits refuse (nested too deep, a batch, not JSON, not JSON-RPC: {@link checkMessage}) →
  * 400 with the same JSON-RPC error the stdio face answers.
