@@ -59,7 +59,7 @@ export function answerToolCallsDirectly(
         {
           signal: abort.signal,
           progressToken: typeof token === 'string' || typeof token === 'number' ? token : undefined,
-          notify: (notification) => transport.send(notification as JSONRPCMessage),
+          notify: (notification) => transport.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage),
         },
       );
       if (!abort.signal.aborted) await send({ jsonrpc: '2.0', id, result });
