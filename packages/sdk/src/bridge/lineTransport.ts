@@ -25,6 +25,18 @@ export const DEFAULT_LINE_LIMITS: Readonly<LineLimits> = Object.freeze({
 
 const NEWLINE = 0x0a;
 
+/** Whether `line` is a JSON object with `error` and without `method`: an error answer, however malformed. */
+function isErrorAnswer(line: string): boolean {
+  try {
+    const value: unknown = JSON.parse(line);
+    return (
+      typeof value === 'object' && value !== null && !Array.isArray(value) && 'error' in value && !('method' in value)
+    );
+  } catch {
+    return false;
+  }
+}
+
 /** A server transport reading JSON-RPC lines from `input` and writing them to `output`. */
 export class LineTransport implements Transport {
   onclose?: () => void;
@@ -103,6 +115,12 @@ export class LineTransport implements Transport {
     if (line.trim() === '') return;
     const checked = checkMessage(line, { maxMessageBytes: this.limits.maxLineBytes, maxDepth: this.limits.maxDepth });
     if ('refusal' in checked) {
+      // An error answer is never answered (the peer may be refusing our line: answering its refusal with
+      // another would start an endless exchange of refusals); it is only reported.
+      if (isErrorAnswer(line)) {
+        this.onerror?.(new Error(`an error answer that is not valid JSON-RPC was dropped: ${checked.refusal.message}`));
+        return;
+      }
       this.refuse(checked.refusal.code, checked.refusal.message, checked.refusal.id);
       return;
     }
