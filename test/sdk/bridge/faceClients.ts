@@ -14,9 +14,14 @@ import { serveStdio } from '../../../packages/sdk/src/bridge/stdioFace.js';
 import type { Surface } from '../../../packages/sdk/src/bridge/surface.js';
 
 /** The faces and eras a test drives. */
-export type FaceKind = 'stdio 2025-11-25' | 'stdio 2026-07-28' | 'http 2026-07-28' | 'socket 2025-11-25';
+export type FaceKind =
+  | 'stdio 2025-11-25'
+  | 'stdio 2026-07-28'
+  | 'http 2025-11-25'
+  | 'http 2026-07-28'
+  | 'socket 2025-11-25';
 
-/** Every face kind, in the order the tests drive them. */
+/** The face kinds that hear list changes, in the order the tests drive them (2025-era HTTP is stateless: no stream to hear them on). */
 export const FACE_KINDS: readonly FaceKind[] = [
   'stdio 2025-11-25',
   'stdio 2026-07-28',

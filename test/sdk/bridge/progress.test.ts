@@ -74,7 +74,7 @@ test('the hard maximum defaults to 10 × the timeout and may not be shorter than
   assert.throws(() => createSurface([], { maxTotalTimeoutMs: 2 ** 31 }), { code: 'usage' });
 });
 
-for (const kind of ['stdio 2025-11-25', 'stdio 2026-07-28', 'http 2026-07-28'] as const) {
+for (const kind of ['stdio 2025-11-25', 'stdio 2026-07-28', 'http 2025-11-25', 'http 2026-07-28'] as const) {
   test(`the ${kind} face forwards progress to a client that asked for it`, { timeout: 20_000 }, async (t) => {
     const { session } = await startService(t, fixtureSpec(t, 'reportsProgress.cjs'));
     const pid = session.pid;

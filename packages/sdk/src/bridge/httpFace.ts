@@ -1,10 +1,10 @@
 /**
  * The HTTP face: an agent's surface as a Streamable HTTP MCP endpoint at `/mcp` on 127.0.0.1, for one
- * invocation, behind a bearer token. Both protocol eras are served by the v2 SDK's `createMcpHandler`
- * (2026-07-28 per request; 2025-11-25 through its stateless fallback, so there are no sessions and no
- * GET stream). Everything in front of the handler is checked here, in this order, each with its own
- * status: Host or Origin not loopback → 403; a path other than `/mcp` → 404; no or wrong token → 401;
- * a method other than POST → 405; an Accept without both `application/json` and `text/event-stream` →
+ * invocation, behind a bearer token. Both protocol eras are served statelessly (no sessions, no GET
+ * stream): 2026-07-28 by the v2 SDK's `createMcpHandler` (a server per request, that era's design),
+ * 2025-11-25 by one long-lived server through an exchange transport (see legacyExchange.ts). Everything
+ * in front of them is checked here, in this order, each with its own status: Host or Origin not
+ * loopback → 403; a path other than `/mcp` → 404; no or wrong token → 401; a method other than POST → 405; an Accept without both `application/json` and `text/event-stream` →
  * 406; a Content-Type other than `application/json` → 415; a body over the limit → 413; a body the
  * faces' input limits refuse (nested too deep, a batch, not JSON, not JSON-RPC: {@link checkMessage}) →
  * 400 with the same JSON-RPC error the stdio face answers.
@@ -12,11 +12,18 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server as HttpServer, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMcpHandler } from '@modelcontextprotocol/server';
+import {
+  classifyInboundRequest,
+  createMcpHandler,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/server';
 import { SdkError } from '../errors.js';
 import { writeFileAtomic } from '../store/atomicFile.js';
 import { checkMessage, DEFAULT_INPUT_LIMITS } from './inputLimits.js';
 import type { Surface } from './surface.js';
+import { connectLegacyExchanges, type ExchangeTransport } from './legacyExchange.js';
 import { createSurfaceServer } from './surfaceServer.js';
 import { loopbackHostAllowed, loopbackOriginAllowed } from './loopbackRule.js';
 
@@ -105,6 +112,93 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | u
   return Buffer.concat(chunks);
 }
 
+function optionalHeader<K extends string>(key: K, value: string | string[] | undefined): { [P in K]?: string } {
+  return typeof value === 'string' ? ({ [key]: value } as { [P in K]?: string }) : {};
+}
+
+/** Whether a 2025-era request can be answered with notifications before its result (so needs a stream). */
+function wantsStream(request: JSONRPCRequest): boolean {
+  const meta = (request.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta;
+  return request.method === 'tools/call' && meta?.progressToken !== undefined;
+}
+
+function sseEvent(message: JSONRPCMessage): string {
+  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+}
+
+/**
+ * Answers one 2025-era (stateless) POST through the face's long-lived server: a notification or a
+ * response is acknowledged with 202; a request is answered with one JSON body, or with an SSE stream when
+ * it asked for progress. A client that goes away mid-request cancels it.
+ */
+function serveLegacy(
+  req: IncomingMessage,
+  res: ServerResponse,
+  message: JSONRPCMessage,
+  exchanges: ExchangeTransport,
+): void {
+  const version = req.headers['mcp-protocol-version'];
+  if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    refuse(
+      res,
+      400,
+      `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+    );
+    return;
+  }
+  const m = message as { id?: unknown; method?: unknown };
+  if (typeof m.method !== 'string' || m.id === undefined || m.id === null) {
+    // Notifications and responses: stateless serving has no session for them to act on.
+    res.writeHead(202);
+    res.end();
+    return;
+  }
+  const request = message as JSONRPCRequest;
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  if (wantsStream(request)) {
+    const open = () => {
+      if (!res.headersSent) {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      }
+    };
+    exchanges.exchange(
+      request,
+      {
+        notify(notification) {
+          if (res.destroyed) return;
+          open();
+          res.write(sseEvent(notification));
+        },
+        answer(answer) {
+          if (res.destroyed) return;
+          open();
+          res.end(sseEvent(answer));
+        },
+      },
+      abort.signal,
+    );
+    return;
+  }
+  exchanges.exchange(
+    request,
+    {
+      notify() {
+        // Only a request that asked for progress is answered with a stream; nothing else is sent before a result.
+      },
+      answer(answer) {
+        if (res.destroyed) return;
+        const text = JSON.stringify(answer);
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+      },
+    },
+    abort.signal,
+  );
+}
+
 /**
  * Serves `surface` over Streamable HTTP at `http://127.0.0.1:<port>/mcp` until closed.
  *
@@ -127,11 +221,14 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
   const limits = { maxMessageBytes: maxBodyBytes, maxDepth: options.maxDepth ?? DEFAULT_INPUT_LIMITS.maxDepth };
   const expected = digest(options.token);
   const reportError = (error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error)));
+  // 2026-07-28 requests: the SDK's per-request handler (that era's design). 2025-era requests never reach
+  // it: they are answered by one long-lived server (see legacyExchange.ts).
   const handler = createMcpHandler(() => createSurfaceServer(surface), {
-    legacy: 'stateless',
+    legacy: 'reject',
     maxRequestBodySize: maxBodyBytes,
     onerror: reportError,
   });
+  const legacy = await connectLegacyExchanges(createSurfaceServer(surface));
   let port = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -162,6 +259,14 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
     const checked = checkMessage(body.toString('utf8'), limits);
     if ('refusal' in checked)
       return refuse(res, 400, checked.refusal.message, {}, checked.refusal.code, checked.refusal.id);
+    const route = classifyInboundRequest({
+      httpMethod: 'POST',
+      ...optionalHeader('protocolVersionHeader', req.headers['mcp-protocol-version']),
+      ...optionalHeader('mcpMethodHeader', req.headers['mcp-method']),
+      ...optionalHeader('mcpNameHeader', req.headers['mcp-name']),
+      body: checked.message,
+    });
+    if (route.kind === 'legacy') return serveLegacy(req, res, checked.message, legacy.transport);
 
     const abort = new AbortController();
     res.on('close', () => {
@@ -178,7 +283,7 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
       body,
       signal: abort.signal,
     });
-    const response = await handler.fetch(request);
+    const response = await handler.fetch(request, { parsedBody: checked.message });
     const responseHeaders: Record<string, string> = {};
     response.headers.forEach((value, name) => {
       responseHeaders[name] = value;
@@ -241,7 +346,7 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
         stopAnnouncing();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         try {
-          await handler.close();
+          await Promise.all([handler.close(), legacy.close()]);
         } finally {
           server.closeAllConnections();
           await stopped;

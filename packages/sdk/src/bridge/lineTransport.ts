@@ -25,11 +25,30 @@ export const DEFAULT_LINE_LIMITS: Readonly<LineLimits> = Object.freeze({
 
 const NEWLINE = 0x0a;
 
+/** Whether `line` is a JSON object with `error` and without `method`: an error answer, however malformed. */
+function isErrorAnswer(line: string): boolean {
+  try {
+    const value: unknown = JSON.parse(line);
+    return (
+      typeof value === 'object' && value !== null && !Array.isArray(value) && 'error' in value && !('method' in value)
+    );
+  } catch {
+    return false;
+  }
+}
+
 /** A server transport reading JSON-RPC lines from `input` and writing them to `output`. */
 export class LineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /**
+   * Sees each incoming message (after the input limits) before {@link LineTransport.onmessage}; a message
+   * it returns true for is taken by it and not delivered. The stdio face answers `tools/call` here.
+   */
+  intercept?: (message: JSONRPCMessage) => boolean;
+  /** Sees each outgoing message as it is queued for writing. */
+  onsend?: (message: JSONRPCMessage) => void;
 
   private readonly input: Readable;
   private readonly output: Writable;
@@ -96,10 +115,17 @@ export class LineTransport implements Transport {
     if (line.trim() === '') return;
     const checked = checkMessage(line, { maxMessageBytes: this.limits.maxLineBytes, maxDepth: this.limits.maxDepth });
     if ('refusal' in checked) {
+      // An error answer is never answered (the peer may be refusing our line: answering its refusal with
+      // another would start an endless exchange of refusals); it is only reported.
+      if (isErrorAnswer(line)) {
+        this.onerror?.(new Error(`an error answer that is not valid JSON-RPC was dropped: ${checked.refusal.message}`));
+        return;
+      }
       this.refuse(checked.refusal.code, checked.refusal.message, checked.refusal.id);
       return;
     }
     const message = checked.message;
+    if (this.intercept?.(message) === true) return;
     this.onmessage?.(message);
   }
 
@@ -120,6 +146,7 @@ export class LineTransport implements Transport {
 
   /** Writes one message a line, in order, waiting for `drain` when the output is full. */
   send(message: JSONRPCMessage): Promise<void> {
+    this.onsend?.(message);
     const text = `${JSON.stringify(message)}\n`;
     const write = this.writeChain.then(
       () =>

@@ -5,6 +5,8 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
+import type { Server } from '@modelcontextprotocol/server';
+import { answerToolCallsDirectly } from './directToolCalls.js';
 import { LineTransport, type LineLimits } from './lineTransport.js';
 import type { Surface } from './surface.js';
 import { createSurfaceServer } from './surfaceServer.js';
@@ -37,11 +39,21 @@ export function serveStdio(surface: Surface, options: StdioFaceOptions = {}): St
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     ...(options.maxDepth === undefined ? {} : { maxDepth: options.maxDepth }),
   });
-  const handle = sdkServeStdio(() => createSurfaceServer(surface, { announceListChanges: true }), {
-    transport,
-    legacy: 'serve',
-    onerror: (error) => options.onError?.(error),
-  });
+  // The server the SDK makes for a 2025-era connection; `tools/call` on it is answered directly.
+  let legacyServer: Server | undefined;
+  answerToolCallsDirectly(transport, surface, () => legacyServer);
+  const handle = sdkServeStdio(
+    (context) => {
+      const server = createSurfaceServer(surface, { announceListChanges: true });
+      if (context?.era === 'legacy') legacyServer = server;
+      return server;
+    },
+    {
+      transport,
+      legacy: 'serve',
+      onerror: (error) => options.onError?.(error),
+    },
+  );
   return {
     closed: transport.closed,
     async close() {

@@ -56,6 +56,60 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** What {@link answerToolCall} is given besides the call: the request's signal and how to send its progress. */
+export interface ToolCallContext {
+  /** Aborts when the client cancels the call. */
+  signal: AbortSignal;
+  /** The token the client asked progress under, if it did. */
+  progressToken?: string | number | undefined;
+  /** Sends a notification related to the call (its progress) to the client. */
+  notify: (notification: { method: 'notifications/progress'; params: Record<string, unknown> }) => Promise<void>;
+}
+
+/**
+ * Answers one `tools/call` from `surface`, as the result goes on the wire of `server`'s era: the
+ * service's result as received (after the surface's limits), projected by the server's codec (which
+ * changes it only where the era's wire form requires). Progress goes out in order, all of it before the
+ * result. Throws what the surface throws (see {@link toProtocolError}).
+ */
+export async function answerToolCall(
+  surface: Surface,
+  server: Server,
+  params: { name: string; arguments?: Record<string, unknown> | undefined },
+  ctx: ToolCallContext,
+): Promise<CallToolResult> {
+  const { name, arguments: args } = params;
+  const token = ctx.progressToken;
+  // Progress goes out in order, and all of it before the result (a client drops progress after the result).
+  let progressSent: Promise<void> = Promise.resolve();
+  const onProgress =
+    token === undefined
+      ? undefined
+      : (progress: SurfaceProgress) => {
+          progressSent = progressSent.then(() =>
+            ctx
+              .notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } })
+              .catch(() => {
+                // The client went away mid-call: its progress has nowhere to go.
+              }),
+          );
+        };
+  let result: CallToolResult;
+  try {
+    result = await surface.callTool(name, args, {
+      signal: ctx.signal,
+      ...(onProgress === undefined ? {} : { onProgress }),
+    });
+  } finally {
+    await progressSent;
+  }
+  // The output schema of the tool as listed now (the listing may have changed since this server was made).
+  const outputSchema = result.isError
+    ? undefined
+    : (surface.tools.find((t) => t.name === name)?.outputSchema as Record<string, unknown> | undefined);
+  return server.projectCallToolResult(result, outputSchema);
+}
+
 /** Options of {@link createSurfaceServer}. */
 export interface SurfaceServerOptions {
   /**
@@ -79,38 +133,13 @@ export function createSurfaceServer(surface: Surface, options: SurfaceServerOpti
 
   server.setRequestHandler('tools/list', async () => ({ tools: [...surface.tools] }));
   server.setRequestHandler('tools/call', (request, ctx) =>
-    guarded(async () => {
-      const { name, arguments: args } = request.params;
-      const token = ctx.mcpReq._meta?.progressToken ?? request.params._meta?.progressToken;
-      // Progress goes out in order, and all of it before the result (a client drops progress after the result).
-      let progressSent: Promise<void> = Promise.resolve();
-      const onProgress =
-        token === undefined
-          ? undefined
-          : (progress: SurfaceProgress) => {
-              progressSent = progressSent.then(() =>
-                ctx.mcpReq
-                  .notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } })
-                  .catch(() => {
-                    // The client went away mid-call: its progress has nowhere to go.
-                  }),
-              );
-            };
-      let result: CallToolResult;
-      try {
-        result = await surface.callTool(name, args, {
-          signal: ctx.mcpReq.signal,
-          ...(onProgress === undefined ? {} : { onProgress }),
-        });
-      } finally {
-        await progressSent;
-      }
-      // The output schema of the tool as listed now (the listing may have changed since this server was made).
-      const outputSchema = result.isError
-        ? undefined
-        : (surface.tools.find((t) => t.name === name)?.outputSchema as Record<string, unknown> | undefined);
-      return server.projectCallToolResult(result, outputSchema);
-    }),
+    guarded(() =>
+      answerToolCall(surface, server, request.params, {
+        signal: ctx.mcpReq.signal,
+        progressToken: ctx.mcpReq._meta?.progressToken ?? request.params._meta?.progressToken,
+        notify: (notification) => ctx.mcpReq.notify(notification),
+      }),
+    ),
   );
   server.setRequestHandler('resources/list', async () => ({ resources: [...surface.resources] }));
   server.setRequestHandler('resources/templates/list', async () => ({

@@ -9,6 +9,7 @@ import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
 import { diffCatalogs, hasChanges } from './catalogDiff.js';
 import { type ChangedList, listCatalog, onListChanged, routeProgress } from './mcpCatalog.js';
+import { callToolKept, OutputSchemaChecks } from './rawToolCall.js';
 import { type FailureFacts, formatMs } from './serviceDiagnostics.js';
 import {
   type CatalogChange,
@@ -66,6 +67,8 @@ export abstract class BaseSession implements ServiceSession {
   /** Aborts a re-listing in flight when the session closes. */
   private readonly relistAbort = new AbortController();
   private readonly catalogListeners = new Set<(change: CatalogChange) => void>();
+  /** The output-schema checks of kept tool results (one validator per session). */
+  private readonly outputChecks = new OutputSchemaChecks();
   /** The state reported before the first transition (`starting` for a project service, `initializing` for a remote one). */
   protected abstract readonly initialState: ServiceState;
 
@@ -108,17 +111,19 @@ export abstract class BaseSession implements ServiceSession {
     options?: ForwardOptions,
   ): ReturnType<ServiceSession['callTool']> {
     // The lists are walked by listCatalog, not by the client, so the client holds no `tools/list` of its
-    // own: the listed definition is handed to it, and it checks the result against the output schema.
+    // own: the result is checked against the listed definition's output schema.
     const toolDefinition = this.listed?.tools.find((t) => t.name === name);
+    const params = (progressToken: string | number | undefined) => ({
+      name,
+      ...(args === undefined ? {} : { arguments: args }),
+      ...(progressToken === undefined ? {} : { _meta: { progressToken } }),
+    });
+    // A project service's result is passed on as it arrived (services/rawToolCall.ts); a remote one goes
+    // through the client's callTool, which also mirrors `x-mcp-header` arguments into HTTP headers.
     return this.forward(`tools/call "${name}"`, options, (client, o, progressToken) =>
-      client.callTool(
-        {
-          name,
-          ...(args === undefined ? {} : { arguments: args }),
-          ...(progressToken === undefined ? {} : { _meta: { progressToken } }),
-        },
-        { ...o, ...(toolDefinition === undefined ? {} : { toolDefinition }) },
-      ),
+      this.kind === 'project'
+        ? callToolKept(client, params(progressToken), toolDefinition, this.outputChecks, o)
+        : client.callTool(params(progressToken), { ...o, ...(toolDefinition === undefined ? {} : { toolDefinition }) }),
     ) as ReturnType<ServiceSession['callTool']>;
   }
 
