@@ -54,6 +54,7 @@ test('a job whose definition does not match its digest fails with digest_mismatc
     },
     restarted: false,
     version: { version: 1, digests: { adds: digest }, workflow },
+    mainProposed: [],
     checkpoint: null,
     script: { agents: { analyst: [{ final: 'never' }] } },
     positions: {},
