@@ -165,7 +165,7 @@ type WriteTargets = Record<
 >;
 
 function writeDirs(box: EngineSandbox): WriteTargets {
-  const paths = { dataDir: box.dataDir, projectRoot: join(box.dataDir, 'projects', box.project, 'private') };
+  const paths = { dataDir: box.dataDir, projectRoot: join(box.dataDir, 'projects', box.project, 'service-data') };
   const runs = join(paths.dataDir, 'projects', box.project, 'runs');
   const serveRun = readdirSync(runs).find((r) => r.startsWith('serve-'))!;
   const invocation = readdirSync(join(runs, serveRun, 'invocations'))[0]!;

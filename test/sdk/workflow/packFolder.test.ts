@@ -78,11 +78,12 @@ async function corpus(): Promise<Array<[string, string]>> {
         entrypoint: 'main.py',
         command: 'python3',
         args: ['--flag', '', ' spaced ', 'ünïcödé 🙂'],
-        envFrom: { __proto__: 'HOST_PROTO', KEY: 'TASK_KEY' },
+        envFrom: { constructor: 'HOST_PROTO', KEY: 'TASK_KEY' },
         files: {
           'main.py': 'print("hi")\r\nwindows line\r\n',
           'service.json': '{"a service file": "named like the launch file"}',
-          __proto__: 'a file named __proto__',
+          toString: 'a file named toString',
+          'lib/__proto__': 'a file named __proto__, below a directory',
           'empty.txt': '',
           'no-final-newline': 'x',
           '.hidden/deep/a b/ç.txt': '\ufeffBOM first, kept\n',
@@ -91,11 +92,7 @@ async function corpus(): Promise<Array<[string, string]>> {
       '123': { entrypoint: 's.cjs', files: { 's.cjs': 'x' } },
     },
   };
-  // `__proto__` as a literal key would set the prototype: make both own properties.
-  const defs = awkward.mcpDefinitions as Doc;
-  const ctor = defs.constructor as Doc;
-  Object.defineProperty(ctor.envFrom, '__proto__', { value: 'HOST_PROTO', enumerable: true });
-  Object.defineProperty(ctor.files, '__proto__', { value: 'a file named __proto__', enumerable: true });
+  // (`__proto__` as a name is refused by validation; below a directory it is an ordinary file name.)
   docs.push(['awkward', JSON.stringify(awkward)]);
   docs.push(['no definitions', JSON.stringify({ agents: { main: {} } })]);
   docs.push(['empty definitions', JSON.stringify({ agents: { main: {} }, mcpDefinitions: {} })]);
