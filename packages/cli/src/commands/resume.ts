@@ -5,7 +5,7 @@ import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { cancelOnSignal, progressOnStderr } from './run.js';
 
 export const RESUME_HELP = [
-  'resume --data-dir D --project P [--run R] [--json]',
+  'resume --data-dir D --project P [--run R] [--no-prestart] [--json]',
   '                                     continue interrupted and cancelled runs: Main continues from its checkpoint',
 ].join('\n');
 
@@ -18,6 +18,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     'max-concurrent-starts': { type: 'string' },
     'start-queue-limit-ms': { type: 'string' },
     'grace-ms': { type: 'string' },
+    'no-prestart': { type: 'boolean', default: false },
+    'prestart-idle-ms': { type: 'string' },
   });
   if (positionals.length > 0) throw usageError('resume takes no positional arguments');
   const abort = new AbortController();
@@ -37,6 +39,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       maxConcurrentStarts: positiveInt(values['max-concurrent-starts'], '--max-concurrent-starts'),
       startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
+      prestart: !values['no-prestart'],
+      prestartIdleMs: positiveInt(values['prestart-idle-ms'], '--prestart-idle-ms'),
       signal: abort.signal,
       onEvent: progressOnStderr(io),
     });

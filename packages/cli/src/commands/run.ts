@@ -5,7 +5,7 @@ import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 
 export const RUN_HELP = [
-  'run --data-dir D --workflow W --workspace WS [--project P] [--script S] [--json] "<requirement>"',
+  'run --data-dir D --workflow W --workspace WS [--project P] [--script S] [--no-prestart] [--json] "<requirement>"',
   '                                     take a requirement through Main; progress on stderr',
 ].join('\n');
 
@@ -96,6 +96,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     'max-concurrent-starts': { type: 'string' },
     'start-queue-limit-ms': { type: 'string' },
     'grace-ms': { type: 'string' },
+    'no-prestart': { type: 'boolean', default: false },
+    'prestart-idle-ms': { type: 'string' },
   });
   if (positionals.length !== 1) {
     throw usageError(
@@ -120,6 +122,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       maxConcurrentStarts: positiveInt(values['max-concurrent-starts'], '--max-concurrent-starts'),
       startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
+      prestart: !values['no-prestart'],
+      prestartIdleMs: positiveInt(values['prestart-idle-ms'], '--prestart-idle-ms'),
       signal: abort.signal,
       onEvent: progressOnStderr(io),
     });

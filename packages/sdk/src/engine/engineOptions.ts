@@ -34,6 +34,13 @@ export interface EngineOptions {
    * embedder's own harness behind a type of the workflow schema. Default none.
    */
   harnessFactories?: HarnessFactories;
+  /**
+   * Warm starts: when Main delegates to a worker, start that worker's services again for its next
+   * invocation, so the next `delegate` to it finds them ready. Default true; false turns it off.
+   */
+  prestart?: boolean;
+  /** Milliseconds a prestarted set waits for its invocation before it is collected. Default 60,000. */
+  prestartIdleMs?: number;
 }
 
 /**
@@ -47,6 +54,7 @@ export function checkEngineDurations(options: EngineOptions): void {
     ['graceMs', options.graceMs, 0],
     ['forwardTimeoutMs', options.forwardTimeoutMs, 1],
     ['startQueueLimitMs', options.startQueueLimitMs, 0],
+    ['prestartIdleMs', options.prestartIdleMs, 0],
     // Not a duration, but the same rule: a whole number in range, or usage before anything starts.
     ['maxConcurrentStarts', options.maxConcurrentStarts, 1],
   ];

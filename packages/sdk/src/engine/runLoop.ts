@@ -22,6 +22,7 @@ import { type WorkflowVersion, requireAccepted } from '../store/workflowVersions
 import { type AttemptHost, runAttempt } from './attempt.js';
 import type { EngineOptions, RunResult } from './engineOptions.js';
 import { setInvocationState } from './invocationState.js';
+import { Prestarts } from './prestart.js';
 import { type InvocationRecord, type RunFile, type RunRecord, now, runEventsPath } from './runRecord.js';
 import { RoleWorktrees } from './worktrees.js';
 
@@ -36,6 +37,8 @@ export class RunEngine implements AttemptHost {
   private readonly detachSignal: () => void = () => {};
   /** Main's workers that were interrupted (resume): Main delegating the same task again continues one. */
   private readonly interruptedWorkers: InvocationRecord[] = [];
+  /** Warm starts of workers' services (engine/prestart.ts). */
+  readonly prestarts: Prestarts = new Prestarts(this);
 
   constructor(
     readonly paths: ProjectPaths,
@@ -130,6 +133,8 @@ export class RunEngine implements AttemptHost {
         main = await this.invoke('main', this.record.requirement, null, main);
       }
     } finally {
+      // Sets prestarted for invocations that never came are collected before the run ends.
+      await this.prestarts.closeAll();
       this.detachSignal();
     }
     const status: RunStatus =
@@ -184,7 +189,8 @@ export class RunEngine implements AttemptHost {
     continueOf?: InvocationRecord,
   ): Promise<InvocationRecord> {
     const invocation: InvocationRecord = continueOf ?? {
-      id: newInvocationId(),
+      // A set prestarted for the agent's next invocation runs under the id it claims here.
+      id: this.prestarts.claim(agent) ?? newInvocationId(),
       agent,
       parent,
       task,
@@ -224,6 +230,7 @@ export class RunEngine implements AttemptHost {
       if (!willRetry) break;
       retriesLeft -= 1;
     }
+    await this.prestarts.release(invocation.id);
     const last = invocation.attempts.at(-1)!;
     invocation.finishedAt = now();
     invocation.error = last.outcome === 'succeeded' ? null : last.error;
