@@ -83,13 +83,13 @@ test('with one place, two services start one after the other; the second budget 
       },
     },
     mcpDefinitions: {
-      slow1: fixtureDefinition('slowToStart.cjs', { args: ['900'] }),
-      slow2: fixtureDefinition('slowToStart.cjs', { args: ['900'] }),
+      slow1: fixtureDefinition('slowToStart.cjs', { args: ['5000'] }),
+      slow2: fixtureDefinition('slowToStart.cjs', { args: ['5000'] }),
     },
   });
   const events: ServiceEvent[] = [];
-  // Each start takes about 0.9 s; the budget (1.5 s) could not cover both one after the other, but each
-  // counts from its own admission.
+  // Each start takes 5 s and a little; the budget (8 s) could not cover both one after the other, but
+  // each counts from its own admission.
   const services = await startInvocationServices({
     paths,
     version,
@@ -97,7 +97,7 @@ test('with one place, two services start one after the other; the second budget 
     runId: 'r-gate',
     workspace,
     graceMs: 200,
-    startupBudgetMs: 1500,
+    startupBudgetMs: 8000,
     startGate: new StartGate(1),
     onEvent: (event) => events.push(event),
   });
@@ -110,7 +110,7 @@ test('with one place, two services start one after the other; the second budget 
   assert.equal(ready.length, 2);
   const [firstReady, secondReady] = ready;
   assert.equal(firstReady!.queuedMs, 0);
-  assert.ok((secondReady!.queuedMs ?? 0) >= 500, `the second queued ${secondReady!.queuedMs} ms`);
+  assert.ok((secondReady!.queuedMs ?? 0) >= 4000, `the second queued ${secondReady!.queuedMs} ms`);
   // The second launched only after the first was ready: its `starting` comes after the first `ready`.
   const secondStarting = events.findIndex(
     (e) => e.type === 'service.state' && e.to === 'starting' && e.service === secondReady!.service,

@@ -155,11 +155,24 @@ export async function startInvocationServices(options: InvocationOptions): Promi
           marker,
         });
         // The budget counts from admission: the wait for a turn is reported apart (`queuedMs`).
-        const admission = await (options.startGate ?? sharedStartGate()).admit({
-          signal: cancel.signal,
-          ...(options.startQueueLimitMs === undefined ? {} : { queueLimitMs: options.startQueueLimitMs }),
-          what: `service "${planned.name}" of invocation ${invocationId}`,
-        });
+        const admission = await (options.startGate ?? sharedStartGate())
+          .admit({
+            signal: cancel.signal,
+            ...(options.startQueueLimitMs === undefined ? {} : { queueLimitMs: options.startQueueLimitMs }),
+            what: `service "${planned.name}" of invocation ${invocationId}`,
+          })
+          .catch((error: unknown) => {
+            if (!cancel.signal.aborted) throw error;
+            // Cancelled in the queue (the run, or another service's failure): reported as any cancelled start.
+            throw new SdkError(
+              'startup_timeout',
+              `service "${planned.name}" was cancelled while it waited for its turn to start`,
+              {
+                remedy: 'see the failure that cancelled the start, or resume the run',
+                data: { service: planned.name, phase: 'queued', cancelled: true },
+              },
+            );
+          });
         const session = await startStdioService(
           {
             serviceName: planned.name,

@@ -100,7 +100,8 @@ export class StartGate {
       };
       const onAbort = () => waiter.reject(signal?.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
-      timer = setTimeout(() => waiter.reject(this.queueTimeout(options, limitMs)), limitMs).unref();
+      // Referenced: a start waiting for its turn is work in progress (bounded by the queue limit).
+      timer = setTimeout(() => waiter.reject(this.queueTimeout(options, limitMs)), limitMs);
       this.queue.push(waiter);
     });
     return this.admission(Date.now() - queuedAt);
