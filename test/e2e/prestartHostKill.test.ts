@@ -68,12 +68,13 @@ test('SIGKILL the host while a prestarted set waits: the supervisor collects it'
   const runId = /run (run-\S+) started/.exec(host.stderr())![1]!;
   const path = runEventsPath(new ProjectPaths(box.dataDir, box.project), runId);
   const deadline = Date.now() + 30_000;
-  let ready: RunEvent[] = [];
-  while ((ready = ofType(events(path), 'prestart.ready')).length === 0) {
+  let ready = ofType(events(path), 'prestart.ready');
+  while (ready.length === 0) {
     assert.ok(Date.now() < deadline, `no prestart.ready within 30 s:\n${host.stderr()}`);
     await sleep(50);
+    ready = ofType(events(path), 'prestart.ready');
   }
-  const pids = ofType(ready, 'prestart.ready')[0]!.pids;
+  const pids = ready[0]!.pids;
   assert.equal(pids.length, 1);
   process.kill(host.pid, 'SIGKILL');
   assert.equal(await host.exited, null);

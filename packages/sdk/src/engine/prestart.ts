@@ -87,6 +87,8 @@ export class Prestarts {
   /** Sets claimed by an invocation id that has not taken them yet. */
   private readonly claimed = new Map<string, Entry>();
   private ended = false;
+  /** Collections in flight (an idle bound, an apply_workflow): the run's end waits for them too. */
+  private readonly collecting = new Set<Promise<void>>();
 
   constructor(private readonly host: PrestartHost) {}
 
@@ -263,11 +265,19 @@ export class Prestarts {
   async closeAll(): Promise<void> {
     this.ended = true;
     const entries = [...this.waiting.values(), ...this.claimed.values()];
-    await Promise.all(entries.map((entry) => this.collect(entry, 'run_end')));
+    await Promise.all([...entries.map((entry) => this.collect(entry, 'run_end')), ...this.collecting]);
   }
 
-  /** Collects `entry` (stopping its start if it is still starting) and journals why. */
-  private async collect(entry: Entry, reason: PrestartCollectReason): Promise<void> {
+  /** Collects `entry` (stopping its start if it is still starting) and journals why; tracked until done. */
+  private collect(entry: Entry, reason: PrestartCollectReason): Promise<void> {
+    const done = this.collectNow(entry, reason);
+    this.collecting.add(done);
+    const forget = () => this.collecting.delete(done);
+    done.then(forget, forget);
+    return done;
+  }
+
+  private async collectNow(entry: Entry, reason: PrestartCollectReason): Promise<void> {
     if (this.waiting.get(entry.agent) === entry) this.waiting.delete(entry.agent);
     this.claimed.delete(entry.id);
     clearTimeout(entry.timer);
