@@ -31,7 +31,7 @@ export function progressLine(event: RunEvent): string | undefined {
     case 'service.ready':
       return `${who} service ${event.service} ready (${event.tools} tools, ${event.startMs} ms${
         event.queuedMs ? `, after ${event.queuedMs} ms queued for its turn to start` : ''
-      })`;
+      }${event.prestarted ? ', prestarted' : ''})`;
     case 'service.failed':
       return `${who} service ${event.service} failed: ${event.error.message}`;
     case 'model.called':
