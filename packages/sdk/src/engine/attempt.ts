@@ -178,7 +178,8 @@ export async function runAttempt(
     const registry = await host.registry();
     const onServiceEvent = (event: ServiceEvent) => {
       // The attempt's wait at the admission gate: its longest-waiting service's (saved with the state below).
-      if (event.type === 'service.ready' && (event.queuedMs ?? 0) > 0) {
+      // A prestarted service's wait was the prestart's, not this attempt's.
+      if (event.type === 'service.ready' && !('prestarted' in event) && (event.queuedMs ?? 0) > 0) {
         attempt.startQueuedMs = Math.max(attempt.startQueuedMs ?? 0, event.queuedMs ?? 0);
       }
       serviceEvent(host, invocation, servicesId, event);
