@@ -78,6 +78,12 @@ export const GOALS: ReadonlyArray<{ id: string; measure: string; baseline: strin
     goal: 'no start fails its budget for queueing; queue wait reported apart; host memory per invocation reported',
   },
   {
+    id: '7b',
+    measure: '64 concurrent invocations × 2 services through the admission gate, default 35 s budget',
+    baseline: '1 invocation × 2 services',
+    goal: 'none fails its start for queueing; the slowest queue wait and start time reported apart',
+  },
+  {
     id: '8',
     measure: 'model-loop harness overhead per turn, against a local model server',
     baseline: "the provider library's own tool loop calling the same tools directly",
@@ -96,7 +102,7 @@ export const GOALS: ReadonlyArray<{ id: string; measure: string; baseline: strin
     goal: '≤ 1.15×',
   },
   {
-    id: '',
+    id: 'warm',
     measure: "a delegated invocation's wait for its services, warm start",
     baseline: 'the same invocation started cold',
     goal: '≤ 0.1×',

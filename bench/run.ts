@@ -35,6 +35,7 @@ import { eightServicesReady, oneServiceReady } from './serviceReady.js';
 import { supervisorKill } from './supervisorKillRow.js';
 import { queueBackendBench } from './queueBackend.js';
 import { toolCallBench } from './toolCall.js';
+import { admissionBench, warmStartBench } from './warmStarts.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -58,6 +59,18 @@ const STEPS: Step[] = [
     name: 'concurrent invocations × 2 services',
     goal: 'linear',
     run: (c, p) => concurrentInvocations(c, p),
+  },
+  {
+    ids: ['7b'],
+    name: 'concurrent invocations through the admission gate',
+    goal: 'none fails for queueing',
+    run: async (c, p) => [await admissionBench(c, p)],
+  },
+  {
+    ids: ['warm'],
+    name: "a delegated invocation's wait for its services, warm start",
+    goal: '≤ 0.1×',
+    run: async (c) => [await warmStartBench(c)],
   },
   {
     ids: ['8'],

@@ -169,7 +169,10 @@ export type {
   WorkflowReconfiguredEvent,
   ModelCalledEvent,
   ModelRetryEvent,
+  PrestartReadyEvent,
+  PrestartCollectedEvent,
 } from './events/runEvents.js';
+export { DEFAULT_PRESTART_IDLE_MS } from './engine/prestart.js';
 export {
   startGateway,
   defaultGatewayLogDir,

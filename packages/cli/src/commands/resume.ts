@@ -5,7 +5,7 @@ import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { cancelOnSignal, progressOnStderr, queueOption } from './run.js';
 
 export const RESUME_HELP = [
-  'resume --data-dir D --project P [--run R] [--queue redis://…] [--json]',
+  'resume --data-dir D --project P [--run R] [--queue redis://…] [--no-prestart] [--json]',
   '                                     continue interrupted and cancelled runs: Main continues from its checkpoint',
 ].join('\n');
 
@@ -21,6 +21,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     queue: { type: 'string' },
     'queue-name': { type: 'string' },
     'queue-unreachable-ms': { type: 'string' },
+    'no-prestart': { type: 'boolean', default: false },
+    'prestart-idle-ms': { type: 'string' },
   });
   if (positionals.length > 0) throw usageError('resume takes no positional arguments');
   const abort = new AbortController();
@@ -41,6 +43,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
       queue: queueOption(values.queue, values['queue-name'], values['queue-unreachable-ms']),
+      prestart: !values['no-prestart'],
+      prestartIdleMs: positiveInt(values['prestart-idle-ms'], '--prestart-idle-ms'),
       signal: abort.signal,
       onEvent: progressOnStderr(io),
     });

@@ -5,7 +5,7 @@ import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 
 export const RUN_HELP = [
-  'run --data-dir D --workflow W --workspace WS [--project P] [--script S] [--queue redis://…] [--json] "<requirement>"',
+  'run --data-dir D --workflow W --workspace WS [--project P] [--script S] [--queue redis://…] [--no-prestart] [--json] "<requirement>"',
   '                                     take a requirement through Main; progress on stderr; with --queue,',
   '                                     worker invocations are jobs for `scienceevolve worker` processes',
 ].join('\n');
@@ -32,7 +32,7 @@ export function progressLine(event: RunEvent): string | undefined {
     case 'service.ready':
       return `${who} service ${event.service} ready (${event.tools} tools, ${event.startMs} ms${
         event.queuedMs ? `, after ${event.queuedMs} ms queued for its turn to start` : ''
-      })`;
+      }${event.prestarted ? ', prestarted' : ''})`;
     case 'service.failed':
       return `${who} service ${event.service} failed: ${event.error.message}`;
     case 'model.called':
@@ -117,6 +117,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     queue: { type: 'string' },
     'queue-name': { type: 'string' },
     'queue-unreachable-ms': { type: 'string' },
+    'no-prestart': { type: 'boolean', default: false },
+    'prestart-idle-ms': { type: 'string' },
   });
   if (positionals.length !== 1) {
     throw usageError(
@@ -142,6 +144,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
       queue: queueOption(values.queue, values['queue-name'], values['queue-unreachable-ms']),
+      prestart: !values['no-prestart'],
+      prestartIdleMs: positiveInt(values['prestart-idle-ms'], '--prestart-idle-ms'),
       signal: abort.signal,
       onEvent: progressOnStderr(io),
     });

@@ -17,6 +17,7 @@ import type { ProjectPaths } from '../store/projectStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { agentSurface } from './agentSurface.js';
 import { CheckpointWriter, checkpointPath, readCheckpoint } from './checkpoints.js';
+import type { Prestarts } from './prestart.js';
 import { type EngineOptions, startGateFor } from './engineOptions.js';
 import { delegateTool, fixedCatalog } from './fixedCatalog.js';
 import { type AttemptRecord, type InvocationRecord, type RunFile, type RunRecord, now } from './runRecord.js';
@@ -48,6 +49,8 @@ export interface AttemptHost {
   registry(): Promise<ProcessRegistry>;
   /** Main's delegation of `task` to worker `agent`. */
   delegateTo(agent: string, task: string, parent: string): Promise<InvocationRecord>;
+  /** The run's warm starts (engine/prestart.ts); absent: every attempt starts its services cold. */
+  readonly prestarts?: Prestarts;
 }
 
 /**
@@ -178,29 +181,35 @@ export async function runAttempt(
     }
     const workspace = await workspaceFor(host, invocation);
     const registry = await host.registry();
-    services = await startInvocation({
-      paths: host.paths,
-      version,
-      agent,
-      runId: host.record.run,
-      invocationId: servicesId,
-      workspace,
-      registry,
-      startupBudgetMs: host.options.startupBudgetMs,
-      startGate: startGateFor(host.options),
-      ...(host.mainProposed === undefined ? {} : { mainProposed: host.mainProposed }),
-      startQueueLimitMs: host.options.startQueueLimitMs,
-      graceMs: host.options.graceMs,
-      hostEnv: host.options.hostEnv,
-      onEvent: (event) => {
-        // The attempt's wait at the admission gate: its longest-waiting service's (saved with the state below).
-        if (event.type === 'service.ready' && (event.queuedMs ?? 0) > 0) {
-          attempt.startQueuedMs = Math.max(attempt.startQueuedMs ?? 0, event.queuedMs ?? 0);
-        }
-        serviceEvent(host, invocation, servicesId, event);
-      },
-      signal: host.signal,
-    });
+    const onServiceEvent = (event: ServiceEvent) => {
+      // The attempt's wait at the admission gate: its longest-waiting service's (saved with the state below).
+      // A prestarted service's wait was the prestart's, not this attempt's.
+      if (event.type === 'service.ready' && !('prestarted' in event) && (event.queuedMs ?? 0) > 0) {
+        attempt.startQueuedMs = Math.max(attempt.startQueuedMs ?? 0, event.queuedMs ?? 0);
+      }
+      serviceEvent(host, invocation, servicesId, event);
+    };
+    // A first attempt takes the set prestarted under its id when it still fits; otherwise it starts cold.
+    services =
+      (number === 1 ? await host.prestarts?.take(servicesId, version, workspace, onServiceEvent) : undefined) ??
+      (await startInvocation({
+        paths: host.paths,
+        version,
+        agent,
+        runId: host.record.run,
+        invocationId: servicesId,
+        workspace,
+        registry,
+        startupBudgetMs: host.options.startupBudgetMs,
+        startGate: startGateFor(host.options),
+        ...(host.mainProposed === undefined ? {} : { mainProposed: host.mainProposed }),
+        startQueueLimitMs: host.options.startQueueLimitMs,
+        graceMs: host.options.graceMs,
+        hostEnv: host.options.hostEnv,
+        onEvent: onServiceEvent,
+        signal: host.signal,
+      }));
+    host.prestarts?.prepare(agent, version, workspace, registry);
     host.setState(invocation, 'running');
     await host.file.save();
     const entries =
@@ -210,7 +219,8 @@ export async function runAttempt(
             fixedCatalog({
               paths: host.paths,
               allowReconfiguration: version.workflow.orchestration.allowMainReconfiguration,
-              onReconfigured: (r) =>
+              onReconfigured: (r) => {
+                void host.prestarts?.reconfigured();
                 host.emit({
                   type: 'workflow.reconfigured',
                   invocation: invocation.id,
@@ -218,7 +228,8 @@ export async function runAttempt(
                   version: r.version,
                   changedMcps: r.changedMcps,
                   changedAgents: r.changedAgents,
-                }),
+                });
+              },
               delegate: delegateTool({
                 workers: async () =>
                   Object.keys((await host.currentVersion()).workflow.agents).filter((a) => a !== 'main'),

@@ -36,6 +36,13 @@ export interface EngineOptions {
    */
   harnessFactories?: HarnessFactories;
   /**
+   * Warm starts: when Main delegates to a worker, start that worker's services again for its next
+   * invocation, so the next `delegate` to it finds them ready. Default true; false turns it off.
+   */
+  prestart?: boolean;
+  /** Milliseconds a prestarted set waits for its invocation before it is collected. Default 60,000. */
+  prestartIdleMs?: number;
+  /**
    * The queue backend (scale-out): a Redis URL (`redis://…`, `rediss://…`, `unix:///…`) or its settings.
    * Each worker invocation becomes a BullMQ job that a `scienceevolve worker` takes, on any machine; Main
    * still runs in this process. Default none: every invocation runs in this process, and no Redis is used.
@@ -63,6 +70,7 @@ export function checkEngineDurations(options: EngineOptions): void {
     ['graceMs', options.graceMs, 0],
     ['forwardTimeoutMs', options.forwardTimeoutMs, 1],
     ['startQueueLimitMs', options.startQueueLimitMs, 0],
+    ['prestartIdleMs', options.prestartIdleMs, 0],
     // Not a duration, but the same rule: a whole number in range, or usage before anything starts.
     ['maxConcurrentStarts', options.maxConcurrentStarts, 1],
   ];

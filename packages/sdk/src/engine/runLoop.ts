@@ -25,6 +25,7 @@ import { type AttemptHost, type AttemptResult, runAttempt } from './attempt.js';
 import type { EngineOptions, RunResult } from './engineOptions.js';
 import { setInvocationState } from './invocationState.js';
 import { type QueuedAttemptHost, runQueuedAttempt } from './queuedAttempt.js';
+import { Prestarts } from './prestart.js';
 import { type InvocationRecord, type RunFile, type RunRecord, now, runEventsPath } from './runRecord.js';
 import { RoleWorktrees } from './worktrees.js';
 
@@ -41,6 +42,8 @@ export class RunEngine implements AttemptHost, QueuedAttemptHost {
   private readonly interruptedWorkers: InvocationRecord[] = [];
   /** Why the run was stopped from inside (the queue's Redis went away), or undefined. */
   private stopError: SdkError | undefined;
+  /** Warm starts of workers' services (engine/prestart.ts). */
+  readonly prestarts: Prestarts = new Prestarts(this);
 
   constructor(
     readonly paths: ProjectPaths,
@@ -152,6 +155,8 @@ export class RunEngine implements AttemptHost, QueuedAttemptHost {
         main = await this.invoke('main', this.record.requirement, null, main);
       }
     } finally {
+      // Sets prestarted for invocations that never came are collected before the run ends.
+      await this.prestarts.closeAll();
       this.detachSignal();
     }
     const status: RunStatus =
@@ -208,7 +213,8 @@ export class RunEngine implements AttemptHost, QueuedAttemptHost {
     continueOf?: InvocationRecord,
   ): Promise<InvocationRecord> {
     const invocation: InvocationRecord = continueOf ?? {
-      id: newInvocationId(),
+      // A set prestarted for the agent's next invocation runs under the id it claims here.
+      id: this.prestarts.claim(agent) ?? newInvocationId(),
       agent,
       parent,
       task,
@@ -248,6 +254,7 @@ export class RunEngine implements AttemptHost, QueuedAttemptHost {
       if (!willRetry) break;
       retriesLeft -= 1;
     }
+    await this.prestarts.release(invocation.id);
     const last = invocation.attempts.at(-1)!;
     invocation.finishedAt = now();
     invocation.error = last.outcome === 'succeeded' ? null : last.error;

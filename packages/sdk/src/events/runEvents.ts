@@ -194,6 +194,11 @@ export interface ServiceReadyEvent extends ServiceEventFields {
   startMs: number;
   /** Milliseconds a project service's start waited at the admission gate before it began. */
   queuedMs?: number;
+  /**
+   * True when the service was prestarted for this invocation (a warm start): `startMs` and `queuedMs` are
+   * those of the prestart, and the event is journaled when the invocation takes the set.
+   */
+  prestarted?: boolean;
   tools: number;
   resources: number;
   resourceTemplates: number;
@@ -319,6 +324,27 @@ export interface ServiceRecoveredEvent extends InvocationEventBase {
   service: string;
 }
 
+/**
+ * A warm start is ready: the services of `agent`'s next invocation, started ahead under the id
+ * (`invocation`) that invocation will carry.
+ */
+export interface PrestartReadyEvent extends InvocationEventBase {
+  type: 'prestart.ready';
+  runtimePath: string;
+  /** The services' process ids. */
+  pids: number[];
+}
+
+/** A prestarted set was collected without serving an invocation, and why. */
+export interface PrestartCollectedEvent extends InvocationEventBase {
+  type: 'prestart.collected';
+  reason: 'idle' | 'workflow_changed' | 'service_exited' | 'start_failed' | 'run_end';
+  /** The services' process ids (all gone when the event is journaled). */
+  pids: number[];
+  /** Why the start failed, or the collection failed. */
+  error?: { code: string; message: string };
+}
+
 /** Every public event of a run. */
 export type RunEvent =
   | RunStartedEvent
@@ -341,7 +367,9 @@ export type RunEvent =
   | ModelCalledEvent
   | ModelRetryEvent
   | ServiceRestedEvent
-  | ServiceRecoveredEvent;
+  | ServiceRecoveredEvent
+  | PrestartReadyEvent
+  | PrestartCollectedEvent;
 
 /** The type names of {@link RunEvent}. */
 export type RunEventType = RunEvent['type'];
