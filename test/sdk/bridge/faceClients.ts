@@ -21,10 +21,11 @@ export type FaceKind =
   | 'http 2026-07-28'
   | 'socket 2025-11-25';
 
-/** The face kinds that hear list changes, in the order the tests drive them (2025-era HTTP is stateless: no stream to hear them on). */
+/** The face kinds that hear list changes, in the order the tests drive them (2025-era HTTP on its GET stream). */
 export const FACE_KINDS: readonly FaceKind[] = [
   'stdio 2025-11-25',
   'stdio 2026-07-28',
+  'http 2025-11-25',
   'http 2026-07-28',
   'socket 2025-11-25',
 ];

@@ -110,7 +110,14 @@ test('HTTP face refusals, each by status code', async (t) => {
       headers: { ...good, origin: `http://localhost:${port}` },
       body: initialize,
     },
-    { why: 'GET', status: 405, method: 'GET', headers: good },
+    // A GET with Accept text/event-stream opens the 2025-11-25 notification stream (test/sdk/bridge/listChanges).
+    {
+      why: 'GET without Accept text/event-stream',
+      status: 406,
+      method: 'GET',
+      headers: { ...good, accept: 'application/json' },
+    },
+    { why: 'GET without the token', status: 401, method: 'GET', headers: { ...good, authorization: '' } },
     { why: 'DELETE', status: 405, method: 'DELETE', headers: good },
     { why: 'PUT', status: 405, method: 'PUT', headers: good, body: initialize },
     {
@@ -144,7 +151,7 @@ test('HTTP face refusals, each by status code', async (t) => {
     const response = await raw(c.url ?? face.url, { method: c.method, headers: c.headers, body: c.body });
     assert.equal(response.status, c.status, `${c.why}: ${response.body}`);
     if (c.status === 401) assert.equal(response.headers['www-authenticate'], 'Bearer');
-    if (c.status === 405) assert.equal(response.headers.allow, 'POST');
+    if (c.status === 405) assert.equal(response.headers.allow, 'GET, POST');
   }
 });
 

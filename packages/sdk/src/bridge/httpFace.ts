@@ -1,10 +1,12 @@
 /**
  * The HTTP face: an agent's surface as a Streamable HTTP MCP endpoint at `/mcp` on 127.0.0.1, for one
- * invocation, behind a bearer token. Both protocol eras are served statelessly (no sessions, no GET
- * stream): 2026-07-28 by the v2 SDK's `createMcpHandler` (a server per request, that era's design),
- * 2025-11-25 by one long-lived server through an exchange transport (see legacyExchange.ts). Everything
- * in front of them is checked here, in this order, each with its own status: Host or Origin not
- * loopback → 403; a path other than `/mcp` → 404; no or wrong token → 401; a method other than POST → 405; an Accept without both `application/json` and `text/event-stream` →
+ * invocation, behind a bearer token. Both protocol eras are served statelessly (no sessions): 2026-07-28
+ * by the v2 SDK's `createMcpHandler` (a server per request, that era's design), 2025-11-25 by one
+ * long-lived server through an exchange transport (see legacyExchange.ts); a 2025-11-25 client's GET opens
+ * a notification stream that hears the surface's list changes. Everything in front of them is checked
+ * here, in this order, each with its own status: Host or Origin not loopback → 403; a path other than
+ * `/mcp` → 404; no or wrong token → 401; a method other than GET or POST → 405; a GET without Accept
+ * `text/event-stream` → 406; a POST with an Accept without both `application/json` and `text/event-stream` →
  * 406; a Content-Type other than `application/json` → 415; a body over the limit → 413; a body the
  * faces' input limits refuse (nested too deep, a batch, not JSON, not JSON-RPC: {@link checkMessage}) →
  * 400 with the same JSON-RPC error the stdio face answers.
@@ -231,6 +233,24 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
   const legacy = await connectLegacyExchanges(createSurfaceServer(surface));
   let port = 0;
 
+  // 2025-11-25 clients' notification streams (GET): the face keeps no session, so every open stream hears
+  // every list change of the surface. 2026-07-28 clients use `subscriptions/listen` (the handler's notify).
+  const streams = new Set<ServerResponse>();
+  const openNotificationStream = (req: IncomingMessage, res: ServerResponse): void => {
+    if (!/(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(req.headers.accept ?? '')) {
+      refuse(res, 406, 'not acceptable: the notification stream (GET) needs Accept: text/event-stream');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.write(': scienceevolve notification stream\n\n');
+    streams.add(res);
+    res.on('close', () => streams.delete(res));
+  };
+  const announce = (method: string): void => {
+    const frame = `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method })}\n\n`;
+    for (const stream of streams) if (!stream.destroyed) stream.write(frame);
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!loopbackHostAllowed(req.headers.host, port))
       return refuse(res, 403, 'forbidden: the Host header is not this loopback endpoint');
@@ -243,8 +263,15 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
         'www-authenticate': 'Bearer',
       });
     }
-    if (req.method !== 'POST')
-      return refuse(res, 405, `method ${req.method} not allowed: this endpoint takes POST only`, { allow: 'POST' });
+    if (req.method === 'GET') return openNotificationStream(req, res);
+    if (req.method !== 'POST') {
+      return refuse(
+        res,
+        405,
+        `method ${req.method} not allowed: this endpoint takes POST (and GET for the 2025-11-25 notification stream)`,
+        { allow: 'GET, POST' },
+      );
+    }
     if (!acceptsBoth(req.headers.accept)) {
       return refuse(res, 406, 'not acceptable: Accept must list both application/json and text/event-stream');
     }
@@ -330,12 +357,15 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
     });
   });
   port = (server.address() as AddressInfo).port;
-  // Modern (2026-07-28) clients hear list changes on their `subscriptions/listen` stream; the 2025-11-25
-  // stateless fallback has no stream to send them on, so those clients see a change when they list again.
+  // Modern (2026-07-28) clients hear list changes on their `subscriptions/listen` stream, 2025-11-25
+  // clients on the GET notification stream they opened.
   const stopAnnouncing = surface.onListChanged((change) => {
     if (change.tools) handler.notify.toolsChanged();
     if (change.resources) handler.notify.resourcesChanged();
     if (change.prompts) handler.notify.promptsChanged();
+    if (change.tools) announce('notifications/tools/list_changed');
+    if (change.resources) announce('notifications/resources/list_changed');
+    if (change.prompts) announce('notifications/prompts/list_changed');
   });
   let closing: Promise<void> | undefined;
   return {
@@ -344,6 +374,8 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
     close() {
       closing ??= (async () => {
         stopAnnouncing();
+        for (const stream of streams) stream.end();
+        streams.clear();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         try {
           await Promise.all([handler.close(), legacy.close()]);
