@@ -100,6 +100,8 @@ test('6 invocations over 3 queue workers: the same output and events as the same
       scriptPath,
       '--grace-ms',
       '300',
+      // Warm starts are a single-process feature (a queue worker's services start on its own machine).
+      '--no-prestart',
       '--json',
       'add',
     ],
