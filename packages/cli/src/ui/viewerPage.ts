@@ -259,8 +259,12 @@ export const VIEWER_JS = String.raw`'use strict';
 
   function lanesOf(events) {
     const lanes = new Map();
+    // A warm start's set carries the id of an invocation that may never start (collected unused): its
+    // prestart events make no lane of their own.
+    const started = new Set(events.filter((e) => e.type === 'invocation.started').map((e) => e.invocation));
     for (const e of events) {
       if (typeof e.invocation !== 'string') continue;
+      if (String(e.type).startsWith('prestart.') && !started.has(e.invocation)) continue;
       let lane = lanes.get(e.invocation);
       if (!lane) {
         lane = { id: e.invocation, agent: e.agent, parent: null, events: [], state: null, attempts: 0, usage: { modelCalls: 0, inputTokens: 0, outputTokens: 0 }, toolCalls: 0 };
