@@ -49,7 +49,8 @@ try {
   const handle = startRun({
     dataDir,
     workspace,
-    workflow: join(example, 'workflow.json'),
+    // The workflow folder itself (workflow.yaml, services/<name>/): the run packs it.
+    workflow: example,
     script: join(example, 'script.json'),
     requirement: 'Record the measurements 3, 5, 8, 13, summarize them and chart them.',
     graceMs: 1000,

@@ -299,6 +299,24 @@ test('run --json, status --json of an interrupted run, resume --json', async (t)
   await assertNothingLeft(box.project, []);
 });
 
+test('workflow pack --out / unpack, schema --out, init', async (t) => {
+  const box = await sandbox(t);
+  const flow = join(box.base, 'flow');
+  const init = await runCliToEnd(t, ['init', flow, '--json']);
+  assert.equal(init.code, 0, init.stderr);
+  assertShape('init', init.json);
+  const out = join(box.base, 'workflow.json');
+  const pack = await runCliToEnd(t, ['workflow', 'pack', flow, '--out', out, '--json']);
+  assert.equal(pack.code, 0, pack.stderr);
+  assertShape('workflow pack --out', pack.json);
+  const unpack = await runCliToEnd(t, ['workflow', 'unpack', out, join(box.base, 'again'), '--json']);
+  assert.equal(unpack.code, 0, unpack.stderr);
+  assertShape('workflow unpack', unpack.json);
+  const schema = await runCliToEnd(t, ['schema', '--out', join(box.base, 'workflow.schema.json'), '--json']);
+  assert.equal(schema.code, 0, schema.stderr);
+  assertShape('schema --out', schema.json);
+});
+
 test('every row of the --json table was checked against a real run', () => {
   assert.deepEqual([...checked].sort(), [...TABLE.keys()].sort());
 });

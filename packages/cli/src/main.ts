@@ -2,9 +2,11 @@
 import { BRIDGE_HELP, bridgeCommand } from './commands/bridge.js';
 import { GATEWAY_HELP, gatewayCommand } from './commands/gateway.js';
 import { HARNESS_CONFIG_HELP, harnessConfigCommand } from './commands/harnessConfig.js';
+import { INIT_HELP, initCommand } from './commands/init.js';
 import { MIGRATE_HELP, migrateCommand } from './commands/migrate.js';
 import { RESUME_HELP, resumeCommand } from './commands/resume.js';
 import { RUN_HELP, runCommand } from './commands/run.js';
+import { SCHEMA_HELP, schemaCommand } from './commands/schema.js';
 import { SERVICES_HELP, servicesCommand } from './commands/services.js';
 import { STATUS_HELP, statusCommand } from './commands/status.js';
 import { VALIDATE_HELP, validateCommand } from './commands/validate.js';
@@ -24,13 +26,15 @@ const COMMANDS: Record<string, Command> = {
   run: runCommand,
   resume: resumeCommand,
   status: statusCommand,
+  schema: schemaCommand,
+  init: initCommand,
 };
 
 const HELP = `scienceevolve — workflows of agents with supervised MCP services
 
 Usage: scienceevolve <command> [options]
 
-  ${[VALIDATE_HELP, WORKFLOW_HELP, SERVICES_HELP, BRIDGE_HELP, GATEWAY_HELP, HARNESS_CONFIG_HELP, RUN_HELP, RESUME_HELP, STATUS_HELP, MIGRATE_HELP].join('\n').split('\n').join('\n  ')}
+  ${[VALIDATE_HELP, WORKFLOW_HELP, SERVICES_HELP, BRIDGE_HELP, GATEWAY_HELP, HARNESS_CONFIG_HELP, RUN_HELP, RESUME_HELP, STATUS_HELP, MIGRATE_HELP, SCHEMA_HELP, INIT_HELP].join('\n').split('\n').join('\n  ')}
 
 Every command takes --json (one JSON document on stdout) and --debug (stack traces on errors).
 Exit codes: 0 success, 1 the work failed, 2 usage error.

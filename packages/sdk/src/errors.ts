@@ -57,6 +57,10 @@ export const ERROR_CODES = [
   'harness_failed',
   'list_too_long',
   'list_cursor_repeated',
+  'invalid_folder',
+  'binary_file',
+  'special_file',
+  'folder_not_empty',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

@@ -29,6 +29,21 @@ export { LIMITS, FIXED_CATALOG_NAMES, RESERVED_ENV_NAMES } from './workflow/limi
 export { definitionDigest, canonicalDefinitionJson } from './workflow/digest.js';
 export { diffWorkflows } from './workflow/diff.js';
 export type { WorkflowDiff } from './workflow/diff.js';
+export { packFolder, packServiceFolder } from './workflow/packFolder.js';
+export type { PackedFolder } from './workflow/packFolder.js';
+export { unpackWorkflow } from './workflow/unpackFolder.js';
+export type { UnpackedFolder } from './workflow/unpackFolder.js';
+export {
+  canonicalWorkflowJson,
+  LAUNCH_FILE,
+  SERVICES_DIR,
+  WORKFLOW_BASE_JSON,
+  WORKFLOW_YAML,
+} from './workflow/folderLayout.js';
+export type { FolderIssue } from './workflow/folderLayout.js';
+export { workflowJsonSchema, workflowJsonSchemaText, WORKFLOW_JSON_SCHEMA_ID } from './workflow/workflowJsonSchema.js';
+export { initFolder, INIT_HARNESSES } from './workflow/initFolder.js';
+export type { InitFolderOptions, InitFolderResult, InitHarness } from './workflow/initFolder.js';
 
 export { openDataDir, migrateDataDir, defaultDataDir, DATA_DIR_FORMAT } from './store/dataDir.js';
 export { projectIdForWorkspace, resolveProjectId } from './store/projectId.js';

@@ -1,7 +1,10 @@
 /** `scienceevolve workflow load|show`: the operator's view of a project's accepted workflow. */
 import {
   ProjectPaths,
+  SdkError,
   diffWorkflows,
+  packFolder,
+  unpackWorkflow,
   listVersions,
   loadWorkflow,
   openDataDir,
@@ -9,6 +12,7 @@ import {
   readVersion,
   resolveProjectId,
 } from '@scienceevolve/sdk';
+import { readFile, writeFile } from 'node:fs/promises';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 
@@ -21,6 +25,10 @@ export const WORKFLOW_HELP = [
   '                                     every accepted version: number, time, who applied it, what changed',
   'workflow diff A B --data-dir D --project P [--json]',
   '                                     what changed between versions A and B',
+  'workflow pack <dir> [--out workflow.json] [--json]',
+  '                                     build workflow.json from a workflow folder (workflow.yaml, services/<name>/)',
+  'workflow unpack <workflow.json> <dir> [--json]',
+  '                                     write a workflow.json as a workflow folder (dir new or empty)',
 ].join('\n');
 
 const PROJECT_OPTIONS = {
@@ -35,10 +43,68 @@ export async function workflowCommand(argv: string[], io: Io): Promise<number> {
   if (sub === 'show') return show(rest, io);
   if (sub === 'history') return history(rest, io);
   if (sub === 'diff') return diff(rest, io);
+  if (sub === 'pack') return pack(rest, io);
+  if (sub === 'unpack') return unpack(rest, io);
   throw usageError(
     sub === undefined ? 'workflow needs a subcommand' : `unknown subcommand "workflow ${sub}"`,
-    'use `workflow load`, `show`, `history` or `diff`',
+    'use `workflow load`, `show`, `history`, `diff`, `pack` or `unpack`',
   );
+}
+
+async function pack(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, { out: { type: 'string' } });
+  const [dir] = positionals;
+  if (dir === undefined || positionals.length > 1) {
+    throw usageError(
+      'workflow pack takes one workflow folder',
+      'scienceevolve workflow pack my-flow --out workflow.json',
+    );
+  }
+  const packed = await packFolder(dir);
+  const services = Object.keys(packed.document.mcpDefinitions ?? {});
+  if (values.out === undefined) {
+    // The workflow itself is the one JSON document on stdout, with or without --json.
+    io.stdout(packed.text);
+    return EXIT.ok;
+  }
+  try {
+    await writeFile(values.out, packed.text);
+  } catch (error) {
+    throw new SdkError('io_error', `could not write ${values.out}: ${(error as Error).message}`, {
+      remedy: 'check that the folder of --out exists and is writable',
+      data: { out: values.out },
+      cause: error,
+    });
+  }
+  const bytes = Buffer.byteLength(packed.text);
+  if (values.json) printJson(io, { out: values.out, services, files: packed.files, bytes });
+  else io.stdout(`wrote ${values.out} (${bytes} bytes; services: ${services.join(', ') || '(none)'})\n`);
+  return EXIT.ok;
+}
+
+async function unpack(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, {});
+  if (positionals.length !== 2) {
+    throw usageError(
+      'workflow unpack takes a workflow file and a folder',
+      'scienceevolve workflow unpack workflow.json my-flow',
+    );
+  }
+  const [file, dir] = positionals as [string, string];
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new SdkError('io_error', `could not read the workflow file ${file}: ${(error as Error).message}`, {
+      remedy: 'check the path',
+      data: { path: file },
+      cause: error,
+    });
+  }
+  const result = await unpackWorkflow(text, dir);
+  if (values.json) printJson(io, { dir: result.dir, files: result.files });
+  else io.stdout(`wrote ${result.files.length} files to ${result.dir}\n`);
+  return EXIT.ok;
 }
 
 async function load(argv: string[], io: Io): Promise<number> {

@@ -1,6 +1,7 @@
 /** The operator's load (`scienceevolve workflow load`): validate, store sources, accept a new version if anything changed. */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { SdkError } from '../errors.js';
+import { packFolder } from '../workflow/packFolder.js';
 import { invalidWorkflowError, validateWorkflowText } from '../workflow/validate.js';
 import type { Workflow } from '../workflow/workflowSchema.js';
 import { resolveProjectId } from './projectId.js';
@@ -13,7 +14,7 @@ export interface LoadWorkflowOptions {
   /** The project id; derived from `workspace` when absent. */
   project?: string | undefined;
   workspace?: string | undefined;
-  /** A path to a `workflow.json`, or the document itself. */
+  /** A path to a `workflow.json` or a workflow folder, or the document itself. */
   workflow: string | Workflow | Record<string, unknown>;
 }
 
@@ -30,8 +31,13 @@ export interface LoadWorkflowResult {
   paths: ProjectPaths;
 }
 
-/** Reads and validates a `workflow.json` file; throws `invalid_workflow` (every issue in `data.errors`) or `io_error`. */
+/**
+ * Reads and validates a `workflow.json` file, or packs a workflow folder (`workflow.yaml` and `services/`)
+ * when `path` is a directory; throws `invalid_workflow` (every issue in `data.errors`), `io_error`, or one
+ * of the folder errors of `packFolder`.
+ */
 export async function readWorkflowFile(path: string): Promise<Workflow> {
+  if ((await stat(path).catch(() => undefined))?.isDirectory()) return (await packFolder(path)).workflow;
   let text: string;
   try {
     text = await readFile(path, 'utf8');

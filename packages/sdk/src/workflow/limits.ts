@@ -4,7 +4,7 @@ export const LIMITS = {
   definitions: 32,
   /** Files per definition. */
   filesPerDefinition: 100,
-  /** Characters (UTF-16 code units, as JavaScript counts them) per file. */
+  /** Characters (Unicode code points, as zod counts string lengths) per file. */
   charsPerFile: 500_000,
   /** `mcpDefinitions` serialized as JSON, in UTF-8 bytes (1 MiB). */
   definitionsJsonBytes: 1024 * 1024,

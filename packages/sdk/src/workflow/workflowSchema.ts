@@ -286,6 +286,8 @@ export type Orchestration = z.infer<typeof OrchestrationSchema>;
 
 /** A whole `workflow.json`. */
 export const WorkflowSchema = z.strictObject({
+  /** The JSON Schema editors check the file against (`scienceevolve schema` writes it); kept as written, it changes nothing. */
+  $schema: z.string().optional(),
   orchestration: OrchestrationSchema.default({
     allowMainReconfiguration: false,
     git: false,
