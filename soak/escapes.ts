@@ -71,11 +71,10 @@ export const DOTDOT_PATHS = [
   'a/./../x',
   '..\\x',
   'a/..\\..\\x',
-  '%2e%2e/x',
-  '..%2fx',
-  '.. /x',
-  '\u2025/x',
 ];
+
+/** Paths that only look like escapes: ordinary names, to be accepted and written inside. */
+export const LOOKALIKE_PATHS = ['%2e%2e/x', '..%2fx', '.. /x', '\u2025/x', '...', '..a/b', 'a..'];
 
 /** What the path part found. */
 export interface EscapeReport {
@@ -83,19 +82,24 @@ export interface EscapeReport {
   refused: number;
   accepted: string[];
   uncoded: string[];
+  /** Look-alike paths (ordinary names) that load or unpack refused. */
+  lookalikesRefused: string[];
+  lookalikes: number;
   writesOutside: string[];
   packSymlinkRefused: boolean | string;
   probeThroughSymlinkedWorkspace: string;
 }
 
 /** Runs every path case; returns the writes seen in the sentinel (goal none). */
-export async function pathEscapes(runTag: string): Promise<EscapeReport> {
+export async function pathEscapes(runTag: string, quick: boolean): Promise<EscapeReport> {
   const dir = mkdtempSync(join(tmpdir(), 'se-soak-paths-'));
   const r: EscapeReport = {
     cases: 0,
     refused: 0,
     accepted: [],
     uncoded: [],
+    lookalikesRefused: [],
+    lookalikes: 0,
     writesOutside: [],
     packSymlinkRefused: false,
     probeThroughSymlinkedWorkspace: '',
@@ -108,9 +112,12 @@ export async function pathEscapes(runTag: string): Promise<EscapeReport> {
     const before = snapshot(sentinel);
     const tmpPwned = '/tmp/se-soak-pwned';
     const tmpBefore = existsSync(tmpPwned);
-    for (const [i, p] of DOTDOT_PATHS.entries()) {
-      for (const asEntrypoint of [false, true]) {
-        r.cases++;
+    const cases = [
+      ...DOTDOT_PATHS.map((p) => ({ p, escape: true })),
+      ...LOOKALIKE_PATHS.map((p) => ({ p, escape: false })),
+    ];
+    for (const [i, { p, escape }] of cases.entries()) {
+      for (const asEntrypoint of quick ? [false] : [false, true]) {
         const files: Record<string, string> = { 'server.cjs': 'process.stdin.resume();\n' };
         Object.defineProperty(files, p, { value: 'pwned', enumerable: true, writable: true, configurable: true });
         const workflow = {
@@ -120,31 +127,38 @@ export async function pathEscapes(runTag: string): Promise<EscapeReport> {
         const wf = join(dir, `wf-${i}-${asEntrypoint}.json`);
         writeFileSync(wf, JSON.stringify(workflow));
         const data = join(dir, 'data');
-        const load = await runCli(['workflow', 'load', wf, '--data-dir', data, '--project', `soak-${runTag}-p`, '--json']);
-        const unpack = await runCli(['workflow', 'unpack', wf, join(dir, 'out', `u${i}-${asEntrypoint}`), '--json']);
-        const probe = await runCli(
-          ['services', 'probe', '--data-dir', data, '--project', `soak-${runTag}-p`, '--workflow', wf]
-            .concat(['--workspace', join(dir, 'ws'), '--agent', 'main', '--grace-ms', '300', '--json']),
-          { timeoutMs: 60_000 },
-        );
-        killAll(await survivorsAfter(() => markedPids(`soak-${runTag}-p`), 3000));
-        const results = { load, unpack, probe };
-        const allRefused = Object.values(results).every((x) => x.code === 1);
-        if (allRefused) r.refused++;
-        else
-          r.accepted.push(
-            `${JSON.stringify(p)}${asEntrypoint ? ' (entrypoint)' : ''}: ${Object.entries(results)
-              .map(([k, x]) => `${k} exit ${x.code}`)
-              .join(', ')}`,
+        const project = `soak-${runTag}-p`;
+        const results: Record<string, Awaited<ReturnType<typeof runCli>>> = {
+          load: await runCli(['workflow', 'load', wf, '--data-dir', data, '--project', project, '--json']),
+          unpack: await runCli(['workflow', 'unpack', wf, join(dir, 'out', `u${i}-${asEntrypoint}`), '--json']),
+        };
+        if (escape && !quick)
+          results.probe = await runCli(
+            ['services', 'probe', '--data-dir', data, '--project', project, '--workflow', wf]
+              .concat(['--workspace', join(dir, 'ws'), '--agent', 'main', '--grace-ms', '300', '--json']),
+            { timeoutMs: 60_000 },
           );
+        killAll(await survivorsAfter(() => markedPids(project), 3000));
+        const label = `${JSON.stringify(p)}${asEntrypoint ? ' (entrypoint)' : ''}`;
+        const exits = Object.entries(results)
+          .map(([k, x]) => `${k} exit ${x.code}`)
+          .join(', ');
+        if (!escape) {
+          r.lookalikes++;
+          if (results.load?.code !== 0 || results.unpack?.code !== 0) r.lookalikesRefused.push(`${label}: ${exits}`);
+          continue;
+        }
+        r.cases++;
+        if (Object.values(results).every((x) => x.code === 1)) r.refused++;
+        else r.accepted.push(`${label}: ${exits}`);
         for (const [k, x] of Object.entries(results)) {
           if (x.code !== 1) continue;
           try {
             const doc = JSON.parse(x.stdout) as { error?: { code?: string } };
             if (!doc.error?.code || doc.error.code === 'internal')
-              r.uncoded.push(`${JSON.stringify(p)} ${k}: ${x.stdout.slice(0, 150)}`);
+              r.uncoded.push(`${label} ${k}: ${x.stdout.slice(0, 150)}`);
           } catch {
-            r.uncoded.push(`${JSON.stringify(p)} ${k}: no JSON error document`);
+            r.uncoded.push(`${label} ${k}: no JSON error document`);
           }
         }
       }
@@ -193,6 +207,8 @@ export interface SecretsReport {
   runs: Array<{
     sandbox: string;
     exit: number | null;
+    /** The probe's error as a whole, if it failed before the service ran. */
+    probeError: string;
     ownVisible: string[];
     mappedSeen: boolean;
     parentEnviron: string;
@@ -229,7 +245,7 @@ export async function secrets(runTag: string, count: number): Promise<SecretsRep
       writeFileSync(
         wf,
         JSON.stringify({
-          orchestration: { sandbox },
+          ...(sandbox === 'off' ? {} : { orchestration: { sandbox } }),
           agents: { main: { mcpServers: [{ name: 's', project: 'd' }] } },
           mcpDefinitions: {
             d: fixtureDefinition('soak:dumpsEnv.cjs', { args: [dump], envFrom: { API_KEY: 'SOAK_MAPPED_SECRET' } }),
@@ -252,9 +268,17 @@ export async function secrets(runTag: string, count: number): Promise<SecretsRep
       const parentVisible = Array.isArray(parent)
         ? names.filter((n) => (parent as string[]).some((l) => l.startsWith(`${n}=`))).length
         : 0;
+      let probeError = '';
+      try {
+        const doc = JSON.parse(probe.stdout) as { error?: { code: string; message: string } };
+        if (doc.error) probeError = `${doc.error.code}: ${doc.error.message.split('\n').at(-1)?.trim()}`;
+      } catch {
+        probeError = `no JSON document: ${probe.stderr.slice(0, 200)}`;
+      }
       report.runs.push({
         sandbox,
         exit: probe.code,
+        probeError,
         ownVisible: own.filter((n) => names.includes(n)),
         mappedSeen: own.includes('API_KEY'),
         parentEnviron: Array.isArray(parent) ? `readable (${parent.length} variables)` : String(parent),

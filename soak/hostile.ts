@@ -47,7 +47,13 @@ export interface HostileReport {
 }
 
 /** Runs `count` hostile probes, `concurrency` at once. */
-export async function hostile(rng: Rng, count: number, concurrency: number, runTag: string): Promise<HostileReport> {
+export async function hostile(
+  rng: Rng,
+  count: number,
+  concurrency: number,
+  budgetMs: number,
+  runTag: string,
+): Promise<HostileReport> {
   const plans = Array.from({ length: count }, () => {
     const n = 1 + rng.int(3);
     return Array.from({ length: n }, () => rng.pick(HOSTILE));
@@ -81,7 +87,7 @@ export async function hostile(rng: Rng, count: number, concurrency: number, runT
         '--grace-ms',
         '300',
         '--startup-budget-ms',
-        '8000',
+        String(budgetMs),
         '--json',
       ]);
       let states: string[] = [];

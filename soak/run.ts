@@ -27,8 +27,8 @@ const parts = new Set(values.parts.split(','));
 const rng = new Rng(seed);
 const runTag = `${process.pid}`;
 const SIZES = quick
-  ? { hostile: 50, concurrency: 4, fuzz: 1000, cliEvery: 100, secrets: 50 }
-  : { hostile: 1000, concurrency: 4, fuzz: 10_000, cliEvery: 100, secrets: 200 };
+  ? { hostile: 50, concurrency: 4, budgetMs: 5000, fuzz: 1000, cliEvery: 100, secrets: 50 }
+  : { hostile: 1000, concurrency: 4, budgetMs: 8000, fuzz: 10_000, cliEvery: 100, secrets: 200 };
 
 const started = new Date();
 const loadBefore = loadavg();
@@ -43,9 +43,9 @@ async function timed<T>(name: string, f: () => Promise<T>): Promise<T> {
   return out;
 }
 
-const h = parts.has('hostile') ? await timed('hostile', () => hostile(rng, SIZES.hostile, SIZES.concurrency, runTag)) : undefined;
+const h = parts.has('hostile') ? await timed('hostile', () => hostile(rng, SIZES.hostile, SIZES.concurrency, SIZES.budgetMs, runTag)) : undefined;
 const f = parts.has('fuzz') ? await timed('fuzz', () => fuzz(rng, SIZES.fuzz, SIZES.cliEvery)) : undefined;
-const p = parts.has('paths') ? await timed('paths', () => pathEscapes(runTag)) : undefined;
+const p = parts.has('paths') ? await timed('paths', () => pathEscapes(runTag, quick)) : undefined;
 const s = parts.has('secrets') ? await timed('secrets', () => secrets(runTag, SIZES.secrets)) : undefined;
 const loadAfter = loadavg();
 
@@ -99,15 +99,21 @@ if (f) {
 if (p) {
   goals.push({ goal: 'paths: 0 writes outside', met: p.writesOutside.length === 0, figure: `${p.writesOutside.length}` });
   goals.push({
-    goal: 'paths: every `..` path refused by load, unpack and probe, with a code',
+    goal: `paths: every \`..\` path refused by load, unpack${quick ? '' : ' and probe'}, with a code`,
     met: p.accepted.length === 0 && p.uncoded.length === 0,
-    figure: `${p.refused} of ${p.cases} refused by all three; ${p.uncoded.length} uncoded`,
+    figure: `${p.refused} of ${p.cases} refused by all; ${p.uncoded.length} uncoded`,
+  });
+  goals.push({
+    goal: 'paths: look-alike names (`%2e%2e`, `.. `, `‥`, `...`) accepted as the ordinary names they are',
+    met: p.lookalikesRefused.length === 0,
+    figure: `${p.lookalikes - p.lookalikesRefused.length} of ${p.lookalikes}`,
   });
   goals.push({ goal: 'paths: `workflow pack` refuses a symlinked service file', met: p.packSymlinkRefused === true, figure: String(p.packSymlinkRefused) });
 }
 if (s) {
   for (const run of s.runs)
-    goals.push({
+    if (run.probeError) observations.push(`secrets with sandbox ${run.sandbox}: not measured, the probe refused the workflow (${run.probeError}) — the sandbox is not in this build.`);
+    else goals.push({
       goal: `secrets (sandbox ${run.sandbox}): 0 unmapped secrets in the service's environment`,
       met: run.ownVisible.length === 0 && run.mappedSeen,
       figure: `${run.ownVisible.length} of ${s.secrets} visible; mapped one seen: ${run.mappedSeen}; probe exit ${run.exit}`,
@@ -155,7 +161,7 @@ if (observations.length > 0) {
 if (h) {
   lines.push('## Hostile invocations');
   lines.push('');
-  lines.push(`${h.invocations} invocations (\`services probe\` of 1–3 services drawn at random), ${h.concurrency} at once, grace 300 ms, startup budget 8 s; median ${(h.medianMs / 1000).toFixed(1)} s each. After each, marked processes were counted (polled 5 s) and env-cleared grandchildren by a token on their command line (polled 2 s); survivors were then killed.`);
+  lines.push(`${h.invocations} invocations (\`services probe\` of 1–3 services drawn at random), ${h.concurrency} at once, grace 300 ms, startup budget ${SIZES.budgetMs / 1000} s; median ${(h.medianMs / 1000).toFixed(1)} s each. After each, marked processes were counted (polled 5 s) and env-cleared grandchildren by a token on their command line (polled 2 s); survivors were then killed.`);
   lines.push('');
   lines.push('| fixture | services | ready | failed |');
   lines.push('| --- | --- | --- | --- |');
@@ -202,11 +208,16 @@ if (f) {
 if (p) {
   lines.push('## Path escapes');
   lines.push('');
-  lines.push(`${p.cases} workflows with a \`..\`-style file path (${p.cases / 2} paths, each as a plain file and as the entrypoint) through \`workflow load\`, \`workflow unpack\` and \`services probe\`; a workflow folder with a symlinked service file through \`workflow pack\`; a probe in a workspace that is a symlink and holds a symlink to the sentinel (${p.probeThroughSymlinkedWorkspace}). A sentinel tree beside them was hashed before and after.`);
+  lines.push(`${p.cases} workflows with a \`..\` file path (${quick ? 'each path as a plain file' : 'each path as a plain file and as the entrypoint'}) through \`workflow load\`, \`workflow unpack\`${quick ? '' : ' and \`services probe\`'}, and ${p.lookalikes} with a name that only looks like one through load and unpack; a workflow folder with a symlinked service file through \`workflow pack\`; a probe in a workspace that is a symlink and holds a symlink to the sentinel (${p.probeThroughSymlinkedWorkspace}). A sentinel tree beside them was hashed before and after.`);
   lines.push('');
   if (p.accepted.length > 0) {
     lines.push('Not refused by all three:');
     list(p.accepted, 40);
+    lines.push('');
+  }
+  if (p.lookalikesRefused.length > 0) {
+    lines.push('Look-alike names refused:');
+    list(p.lookalikesRefused);
     lines.push('');
   }
   if (p.uncoded.length > 0) {
@@ -227,7 +238,7 @@ if (s) {
   lines.push('');
   lines.push('| sandbox | probe exit | secrets in its own environment | mapped one seen | parent environ | secrets visible there |');
   lines.push('| --- | --- | --- | --- | --- | --- |');
-  for (const r of s.runs)
+  for (const r of s.runs.filter((x) => !x.probeError))
     lines.push(`| ${r.sandbox} | ${r.exit} | ${r.ownVisible.length} | ${r.mappedSeen} | ${r.parentEnviron} | ${r.parentSecretsVisible} |`);
   lines.push('');
   lines.push('An unsandboxed service runs as the same user as its host, so it can read the host\'s `/proc/<pid>/environ`: that is the documented limit of unsandboxed services (docs/services.md); sandboxed services get their own pid namespace.');
