@@ -33,7 +33,8 @@ const LAYERS = {
 
 /** A layer's path pattern under packages/sdk/src: a folder, or the single file errors.ts. */
 function layerPath(layer) {
-  return layer === 'errors' ? `${SDK}errors\\.ts$` : `${SDK}${layer}/`;
+  // errors.ts and redact.ts (the one redaction point) are the bottom layer together: every layer may use them.
+  return layer === 'errors' ? `${SDK}(errors|redact)\\.ts$` : `${SDK}${layer}/`;
 }
 
 function escapeRegExp(text) {

@@ -143,7 +143,7 @@ export async function startBaseline(project: BenchProject, definition: string): 
     ...getDefaultEnvironment(),
     SCIENCEEVOLVE_WORKSPACE: project.workspace,
     SCIENCEEVOLVE_MCP_SOURCE_DIR: sourceDir,
-    SCIENCEEVOLVE_PROJECT_ROOT: project.paths.privateDir,
+    SCIENCEEVOLVE_PROJECT_ROOT: project.paths.serviceDataDir,
     NODE_PATH: serviceNodePath(),
     [BENCH_RUN_ENV]: process.env[BENCH_RUN_ENV] ?? '',
   };

@@ -7,7 +7,7 @@
  * Slow (about 30–60 s on 2 cores): a probe, a serve, a gateway and three runs start real Node services.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { parseMarker, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
@@ -124,6 +124,10 @@ test('workflow load / show / history / diff, migrate, harness-config and the err
   const diff = await runCliToEnd(t, ['workflow', 'diff', '1', '2', ...common, '--json']);
   assert.equal(diff.code, 0, diff.stderr);
   assertShape('workflow diff', diff.json);
+  const verify = await runCliToEnd(t, ['workflow', 'verify', ...common, '--json']);
+  assert.equal(verify.code, 0, verify.stderr);
+  assert.equal((verify.json as { ok: boolean }).ok, true, verify.stdout);
+  assertShape('workflow verify', verify.json);
   const migrate = await runCliToEnd(t, ['migrate', '--data-dir', box.dataDir, '--json']);
   assert.equal(migrate.code, 0, migrate.stderr);
   assertShape('migrate', migrate.json);
@@ -315,6 +319,19 @@ test('workflow pack --out / unpack, schema --out, init', async (t) => {
   const schema = await runCliToEnd(t, ['schema', '--out', join(box.base, 'workflow.schema.json'), '--json']);
   assert.equal(schema.code, 0, schema.stderr);
   assertShape('schema --out', schema.json);
+});
+
+test('ui --json prints its address document and keeps serving until SIGTERM', async (t) => {
+  const box = await sandbox(t);
+  await mkdir(box.dataDir, { recursive: true });
+  const ui = startCli(t, ['ui', '--data-dir', box.dataDir, '--json']);
+  await ui.waitForStderr(/viewer of /);
+  const doc = JSON.parse(ui.stdout()) as { url: string };
+  assertShape('ui', doc);
+  assert.match(doc.url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
+  process.kill(ui.pid, 'SIGTERM');
+  assert.equal(await ui.exited, 0, ui.stderr());
+  await assertGone(ui.pid);
 });
 
 test('every row of the --json table was checked against a real run', () => {

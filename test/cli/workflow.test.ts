@@ -59,10 +59,15 @@ describe('scienceevolve workflow load', { concurrency: 2 }, () => {
       await readFile(join(project, 'mcp', digest, 'project-echo', 'server.cjs'), 'utf8'),
       'process.stdin.pipe(process.stdout);\n',
     );
-    assert.equal(
-      await readFile(join(project, 'workflow', 'accepted.json'), 'utf8'),
-      await readFile(join(project, 'workflow', 'versions', '1.json'), 'utf8'),
-    );
+    // accepted.json names the version in force and the sha256 of its record's canonical JSON (docs/data-dir.md).
+    const versionText = await readFile(join(project, 'workflow', 'versions', '1.json'), 'utf8');
+    const digest1 = createHash('sha256')
+      .update(stableStringify(JSON.parse(versionText)))
+      .digest('hex');
+    assert.deepEqual(JSON.parse(await readFile(join(project, 'workflow', 'accepted.json'), 'utf8')), {
+      version: 1,
+      digest: digest1,
+    });
   });
 
   test('a second identical load keeps the version; a changed one makes the next', async (t) => {
@@ -240,7 +245,7 @@ describe('scienceevolve migrate and help', { concurrency: 2 }, () => {
 
     const migrated = await runCli(['migrate', '--data-dir', dataDir, '--json']);
     assert.equal(migrated.code, 0, migrated.stderr);
-    assert.deepEqual(migrated.json, { from: 0, to: 1 });
+    assert.deepEqual(migrated.json, { from: 0, to: 2 });
     assert.equal((await runCli(['workflow', 'load', MINIMAL, '--data-dir', dataDir, '--project', 'p'])).code, 0);
   });
 

@@ -39,7 +39,10 @@ const USAGE_CASES: { argv: string[]; message: RegExp }[] = [
   },
   { argv: ['gateway'], message: /--stdio is required/ },
   { argv: ['gateway', '--stdio', 'node s.js', 'extra'], message: /gateway takes no positional arguments/ },
-  { argv: ['gateway', '--stdio', 'node s.js', '--port', '70000'], message: /--port takes 0–65535/ },
+  {
+    argv: ['gateway', '--stdio', 'node s.js', '--port', '70000'],
+    message: /--port takes a whole number from 0 to 65535, not 70000/,
+  },
   { argv: ['gateway', '--stdio', 'node s.js', '--port', 'eight'], message: /--port takes a whole number/ },
   // Numbers are decimal digits in range: Number() would read 0x50 as 80 and 1e3 as 1000.
   { argv: ['gateway', '--stdio', 'node s.js', '--port', '0x50'], message: /--port takes a whole number in decimal/ },

@@ -52,6 +52,7 @@ const EXPORTS = [
   'buildServiceEnv',
   'canonicalDefinitionJson',
   'canonicalWorkflowJson',
+  'checkDataDir',
   'closeHostSupervisor',
   'connectRemoteService',
   'createBridgeToken',
@@ -88,7 +89,9 @@ const EXPORTS = [
   'readEvents',
   'readScriptFile',
   'readVersion',
+  'readVersions',
   'readWorkflowFile',
+  'redactUrl',
   'relayPath',
   'requireAccepted',
   'resolveProjectId',
@@ -114,6 +117,7 @@ const EXPORTS = [
   'validateWorkflowText',
   'workflowJsonSchema',
   'workflowJsonSchemaText',
+  'verifyProjects',
   'writeBridgeTokenFile',
 ];
 

@@ -43,15 +43,47 @@ export function required(value: string | undefined, flag: string, what: string):
   return value;
 }
 
+/** The longest duration in whole seconds whose milliseconds still fit a timer: 2,147,483 s (about 24.8 days). */
+export const MAX_DURATION_SEC = Math.floor(MAX_DURATION_MS / 1000);
+
+/** A stated range of a whole-number option, both ends included. */
+export interface IntRange {
+  min: number;
+  max: number;
+}
+
+/** The ranges of the CLI's whole-number options: every numeric option names one. */
+export const RANGES = {
+  /** A TCP port; 0 asks the system for a free one. */
+  port: { min: 0, max: 65_535 },
+  /** A duration in milliseconds: up to 2^31 − 1 (a longer `setTimeout` fires at once). */
+  ms: { min: 0, max: MAX_DURATION_MS },
+  /** A duration in whole seconds whose milliseconds fit a timer. */
+  sec: { min: 0, max: MAX_DURATION_SEC },
+  /** A timeout in whole seconds that must leave some time: at least 1. */
+  positiveSec: { min: 1, max: MAX_DURATION_SEC },
+  /** A stored version number. */
+  version: { min: 1, max: MAX_DURATION_MS },
+} as const satisfies Record<string, IntRange>;
+
 /**
- * A whole-number option (a count, a port, a version or a duration): decimal digits only, from 0 to
- * 2^31 − 1 (the longest timer; a longer `setTimeout` would fire at once). `0x50`, `1e3`, `-1`, `" 5"` and
- * the empty string are usage errors (exit 2), never read as numbers.
+ * A whole-number option (a count, a port, a version or a duration): decimal digits only (`0x50`, `1e3`,
+ * `+5`, `-1`, `" 5"`, `1.5` and the empty string are refused, never read as numbers), within `range`
+ * (default {@link RANGES.ms}: 0 to 2^31 − 1). Anything else is a usage error (exit 2) naming the option
+ * and the range.
  */
-export function positiveInt(value: string | undefined, flag: string): number | undefined {
+export function positiveInt(value: string | undefined, flag: string, range: IntRange = RANGES.ms): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^[0-9]+$/.test(value)) throw usageError(`${flag} takes a whole number in decimal digits, not "${value}"`);
-  const n = Number(value);
-  if (n > MAX_DURATION_MS) throw usageError(`${flag} takes a whole number from 0 to ${MAX_DURATION_MS}, not ${value}`);
+  const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+  if (!/^[0-9]+$/.test(value)) {
+    throw usageError(
+      `${flag} takes a whole number in decimal digits from ${range.min} to ${range.max}, not "${shown}"`,
+    );
+  }
+  // Past 16 digits a number loses precision; it is over every range anyway.
+  const n = value.length > 16 ? Number.POSITIVE_INFINITY : Number(value);
+  if (n < range.min || n > range.max) {
+    throw usageError(`${flag} takes a whole number from ${range.min} to ${range.max}, not ${shown}`);
+  }
   return n;
 }

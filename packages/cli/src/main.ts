@@ -9,6 +9,7 @@ import { RUN_HELP, runCommand } from './commands/run.js';
 import { SCHEMA_HELP, schemaCommand } from './commands/schema.js';
 import { SERVICES_HELP, servicesCommand } from './commands/services.js';
 import { STATUS_HELP, statusCommand } from './commands/status.js';
+import { UI_HELP, uiCommand } from './commands/ui.js';
 import { VALIDATE_HELP, validateCommand } from './commands/validate.js';
 import { WORKFLOW_HELP, workflowCommand } from './commands/workflow.js';
 import { EXIT, type Io, processIo, reportError, usageError } from './output.js';
@@ -28,13 +29,14 @@ const COMMANDS: Record<string, Command> = {
   status: statusCommand,
   schema: schemaCommand,
   init: initCommand,
+  ui: uiCommand,
 };
 
 const HELP = `scienceevolve — workflows of agents with supervised MCP services
 
 Usage: scienceevolve <command> [options]
 
-  ${[VALIDATE_HELP, WORKFLOW_HELP, SERVICES_HELP, BRIDGE_HELP, GATEWAY_HELP, HARNESS_CONFIG_HELP, RUN_HELP, RESUME_HELP, STATUS_HELP, MIGRATE_HELP, SCHEMA_HELP, INIT_HELP].join('\n').split('\n').join('\n  ')}
+  ${[VALIDATE_HELP, WORKFLOW_HELP, SERVICES_HELP, BRIDGE_HELP, GATEWAY_HELP, HARNESS_CONFIG_HELP, RUN_HELP, RESUME_HELP, STATUS_HELP, UI_HELP, MIGRATE_HELP, SCHEMA_HELP, INIT_HELP].join('\n').split('\n').join('\n  ')}
 
 Every command takes --json (one JSON document on stdout) and --debug (stack traces on errors).
 Exit codes: 0 success, 1 the work failed, 2 usage error.

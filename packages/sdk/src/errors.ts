@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'missing_env',
   'command_not_found',
   'startup_timeout',
+  'start_queue_timeout',
   'initialize_failed',
   'service_exited',
   'protocol_error',
@@ -38,6 +39,7 @@ export const ERROR_CODES = [
   'data_dir_needs_migration',
   'unknown_project',
   'unknown_version',
+  'store_tampered',
   'unknown_agent',
   'usage',
   'io_error',
@@ -61,6 +63,11 @@ export const ERROR_CODES = [
   'binary_file',
   'special_file',
   'folder_not_empty',
+  'too_deep',
+  'ill_formed_text',
+  'harness_not_allowed',
+  'env_not_allowed',
+  'invalid_header',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

@@ -1,6 +1,7 @@
 /** The public API of `@scienceevolve/sdk`: named exports only, never `export *`. A test pins this list. */
 export { SdkError, isSdkError, toSdkError, ERROR_CODES } from './errors.js';
 export type { ErrorCode, SdkErrorOptions } from './errors.js';
+export { redactUrl } from './redact.js';
 
 export {
   WorkflowSchema,
@@ -45,13 +46,30 @@ export { workflowJsonSchema, workflowJsonSchemaText, WORKFLOW_JSON_SCHEMA_ID } f
 export { initFolder, INIT_HARNESSES } from './workflow/initFolder.js';
 export type { InitFolderOptions, InitFolderResult, InitHarness } from './workflow/initFolder.js';
 
-export { openDataDir, migrateDataDir, defaultDataDir, DATA_DIR_FORMAT } from './store/dataDir.js';
+export { openDataDir, checkDataDir, defaultDataDir, DATA_DIR_FORMAT } from './store/dataDir.js';
+export { migrateDataDir } from './store/migrate.js';
+export type { MigrateResult } from './store/migrate.js';
 export { projectIdForWorkspace, resolveProjectId } from './store/projectId.js';
 export { ProjectPaths, openProject } from './store/projectStore.js';
 export { storeSource } from './store/sourceStore.js';
 export type { StoredSource } from './store/sourceStore.js';
-export { acceptWorkflow, readAccepted, requireAccepted, readVersion, listVersions } from './store/workflowVersions.js';
-export type { WorkflowVersion, AcceptResult, AcceptOptions, AcceptedBy } from './store/workflowVersions.js';
+export {
+  acceptWorkflow,
+  readAccepted,
+  requireAccepted,
+  readVersion,
+  readVersions,
+  listVersions,
+} from './store/workflowVersions.js';
+export type {
+  WorkflowVersion,
+  AcceptResult,
+  AcceptOptions,
+  AcceptedBy,
+  AcceptedPointer,
+} from './store/workflowVersions.js';
+export { verifyProjects } from './store/verify.js';
+export type { VerifyReport, ProjectVerification, VerifyProblem } from './store/verify.js';
 export { loadWorkflow, readWorkflowFile } from './store/workflowLoad.js';
 export type { LoadWorkflowOptions, LoadWorkflowResult } from './store/workflowLoad.js';
 
@@ -170,6 +188,7 @@ export type {
   RunStatusReport,
   InvocationStatus,
   LiveService,
+  DamagedStore,
 } from './engine/runStatus.js';
 export type {
   RunRecord,

@@ -43,7 +43,7 @@ test('status reports damaged run records, never skips them; a directory without 
   assert.match(project.corruptRuns[1]!.message, /is not the record of run run-other/);
 
   const human = await runCli(['status', '--data-dir', box.dataDir, '--project', box.project]);
-  assert.equal(human.code, 0, human.stderr);
+  assert.equal(human.code, 1, 'damage makes the exit status 1');
   assert.match(human.stdout, /run run-notjson: DAMAGED RECORD — .*run\.json is not valid JSON/);
   assert.match(human.stdout, /run run-other: DAMAGED RECORD/);
 });

@@ -10,9 +10,13 @@ import { loadWorkflow } from '../../../packages/sdk/src/store/workflowLoad.ts';
 
 const SERVER = "require('node:process').stdin.resume();";
 
-function base(allow = true) {
+function base(allow = true, orchestration: Record<string, unknown> = {}) {
   return {
-    orchestration: { allowMainReconfiguration: allow, allowedRemoteUrls: ['http://127.0.0.1:9/'] },
+    orchestration: {
+      allowMainReconfiguration: allow,
+      allowedRemoteUrls: ['http://127.0.0.1:9/'],
+      ...orchestration,
+    } as Record<string, unknown>,
     agents: {
       main: { mcpServers: [{ name: 'tools', project: 'tools' }] },
       analyst: { mcpServers: [] as Array<Record<string, string>> },
@@ -21,12 +25,19 @@ function base(allow = true) {
   };
 }
 
-async function project(t: { after: (fn: () => Promise<void>) => void }, allow = true) {
+async function project(
+  t: { after: (fn: () => Promise<void>) => void },
+  allow = true,
+  orchestration: Record<string, unknown> = {},
+) {
   const dataDir = await mkdtemp(join(tmpdir(), 'se-apply-'));
   t.after(() => rm(dataDir, { recursive: true, force: true }));
-  await loadWorkflow({ dataDir, project: 'p', workflow: base(allow) });
+  await loadWorkflow({ dataDir, project: 'p', workflow: base(allow, orchestration) });
   return openProject(dataDir, 'p');
 }
+
+/** An operator setting that lets Main add agents (SPEC §9): each new agent gets this harness. */
+const SCRIPTED_DEFAULT = { defaultHarness: { type: 'scripted' } };
 
 function errorsOf(error: unknown): Array<{ code: string; path: string }> {
   return ((error as { data?: { errors?: Array<{ code: string; path: string }> } }).data?.errors ?? []).map((e) => ({
@@ -92,7 +103,7 @@ test('refused cases, each with its code and path, nothing written', async (t) =>
     {
       name: 'changing orchestration',
       mutate: (w) => {
-        w.orchestration.allowedRemoteUrls.push('http://evil.example/');
+        (w.orchestration.allowedRemoteUrls as string[]).push('http://evil.example/');
       },
       expect: [{ code: 'reconfiguration_not_allowed', path: '$.orchestration' }],
     },
@@ -173,8 +184,8 @@ test('two concurrent applies by Main: one lands, the other answers workflow_conf
 });
 
 test('Main adds a service and an agent named "constructor" (valid names): a new version, never internal', async (t) => {
-  const paths = await project(t);
-  const next = base();
+  const paths = await project(t, true, SCRIPTED_DEFAULT);
+  const next = base(true, SCRIPTED_DEFAULT);
   // Object literals: own properties named "constructor".
   const snapshot = {
     ...next,

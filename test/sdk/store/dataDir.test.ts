@@ -33,8 +33,8 @@ async function writeFormat(dataDir: string, format: unknown): Promise<void> {
 }
 
 describe('the data dir', () => {
-  test('the format is 1', () => {
-    assert.equal(DATA_DIR_FORMAT, 1);
+  test('the format is 2 (the hash-chained store)', () => {
+    assert.equal(DATA_DIR_FORMAT, 2);
   });
 
   test('the library default is ~/.scienceevolve/data', () => {
@@ -46,7 +46,7 @@ describe('the data dir', () => {
     const dataDir = join(parent, 'a', 'b');
     const opened = await openDataDir(relative(process.cwd(), dataDir));
     assert.equal(opened, dataDir);
-    assert.deepEqual(await formatOf(dataDir), { format: 1, createdBy: 'scienceevolve' });
+    assert.deepEqual(await formatOf(dataDir), { format: 2, createdBy: 'scienceevolve' });
     assert.equal(await openDataDir(dataDir), dataDir, 'opens again');
   });
 

@@ -1,9 +1,11 @@
 /** Accepted workflow versions (SPEC §4): versions/<n>.json, accepted.json, a new version only on change. */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import stableStringify from 'fast-json-stable-stringify';
 import {
   acceptWorkflow,
   definitionDigest,
@@ -37,7 +39,7 @@ describe('acceptWorkflow', () => {
     await assert.rejects(readVersion(paths, 1), withCode('unknown_version'));
   });
 
-  test('versions 1, 2, …; accepted.json equals the last versions file; old versions stay', async (t) => {
+  test('versions 1, 2, … chained by digests; accepted.json names the last and its digest; old versions stay', async (t) => {
     const paths = await openProject(await tempDir(t), 'p');
     const before = Date.now();
     const r1 = await acceptWorkflow(paths, minimalWorkflow());
@@ -52,7 +54,14 @@ describe('acceptWorkflow', () => {
       changed: true,
     });
     const v1 = await readJson(paths.versionPath(1));
-    assert.deepEqual(await readJson(paths.acceptedPath), v1);
+    const v1Text = await readFile(paths.versionPath(1), 'utf8');
+    assert.equal(
+      v1Text,
+      `${JSON.stringify(v1, null, 2)}\n`,
+      'one spelling: JSON.stringify(record, null, 2) and a newline',
+    );
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+    assert.deepEqual(await readJson(paths.acceptedPath), { version: 1, digest: sha(stableStringify(v1)) });
     const record = v1 as Record<string, unknown>;
     assert.deepEqual(Object.keys(record).sort(), [
       'acceptedAt',
@@ -60,9 +69,13 @@ describe('acceptWorkflow', () => {
       'changedAgents',
       'changedMcps',
       'digests',
+      'previous',
       'version',
       'workflow',
+      'workflowDigest',
     ]);
+    assert.equal(record.previous, null);
+    assert.equal(record.workflowDigest, sha(stableStringify(record.workflow)));
     assert.equal(record.version, 1);
     assert.equal(record.by, 'operator');
     assert.deepEqual(record.workflow, fullWorkflow(), 'stored with every default filled');
@@ -76,7 +89,8 @@ describe('acceptWorkflow', () => {
     assert.deepEqual(r2.changedMcps, ['tools']);
     const v2 = (await readJson(paths.versionPath(2))) as Record<string, unknown>;
     assert.equal(v2.by, 'main');
-    assert.deepEqual(await readJson(paths.acceptedPath), v2);
+    assert.equal(v2.previous, sha(stableStringify(v1)), 'version 2 names the digest of version 1');
+    assert.deepEqual(await readJson(paths.acceptedPath), { version: 2, digest: sha(stableStringify(v2)) });
     assert.deepEqual(await readAccepted(paths), v2);
     assert.deepEqual(await readVersion(paths, 1), v1);
     assert.deepEqual(await listVersions(paths), [1, 2]);

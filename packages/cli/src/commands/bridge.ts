@@ -1,5 +1,5 @@
 /** `scienceevolve bridge http-to-stdio --url U [--header "K: V"]…`: a stdio MCP server forwarding to a Streamable HTTP one. */
-import { httpToStdio, protectStdout } from '@scienceevolve/sdk';
+import { httpToStdio, protectStdout, redactUrl } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
@@ -14,7 +14,10 @@ function parseHeader(text: string): [string, string] {
   const colon = text.indexOf(':');
   const name = colon === -1 ? '' : text.slice(0, colon).trim();
   if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-    throw usageError(`--header takes "Name: value", not "${colon === -1 ? text : `${name}:…`}"`);
+    // Never quoted: the text may be the secret itself (a value given without its name).
+    throw usageError(
+      '--header takes "Name: value", an HTTP header name (letters, digits, -) before the colon; the text given is not shown',
+    );
   }
   return [name, text.slice(colon + 1).trim()];
 }
@@ -40,7 +43,7 @@ export async function bridgeCommand(argv: string[], io: Io): Promise<number> {
     parsed = new URL(url);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http(s)');
   } catch {
-    throw usageError(`--url takes an http(s) URL, not "${url}"`);
+    throw usageError(`--url takes an http(s) URL, not "${redactUrl(url)}"`);
   }
   if (parsed.username !== '' || parsed.password !== '') {
     // Never repeated: the message would show the password.
@@ -52,7 +55,8 @@ export async function bridgeCommand(argv: string[], io: Io): Promise<number> {
   const headers: Record<string, string> = {};
   for (const text of values.header ?? []) {
     const [name, value] = parseHeader(text);
-    headers[name] = value;
+    // Defined, not assigned: a header named `__proto__` would otherwise be dropped.
+    Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
   }
   const timeoutMs = positiveInt(values['timeout-ms'], '--timeout-ms');
   const connectTimeoutMs = positiveInt(values['connect-timeout-ms'], '--connect-timeout-ms');
@@ -69,7 +73,9 @@ export async function bridgeCommand(argv: string[], io: Io): Promise<number> {
       onError: (error) => io.stderr(`bridge: ${error.message}\n`),
     });
     try {
-      io.stderr(`bridging stdio to ${url} (${bridge.remoteProtocolVersion ?? 'unknown protocol version'})\n`);
+      io.stderr(
+        `bridging stdio to ${redactUrl(url)} (${bridge.remoteProtocolVersion ?? 'unknown protocol version'})\n`,
+      );
       await Promise.race([bridge.closed, stop.wait()]);
     } finally {
       await bridge.close();

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { closeHostSupervisor, SdkError, startGateway } from '@scienceevolve/sdk';
-import { parse, positiveInt, required } from '../args.js';
+import { parse, positiveInt, RANGES, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 
@@ -36,8 +36,7 @@ export async function gatewayCommand(argv: string[], io: Io): Promise<number> {
     throw usageError('gateway takes no positional arguments', 'quote the launch command: --stdio "node server.js"');
   }
   const stdio = required(values.stdio, '--stdio', 'the launch command of a stdio MCP server, in quotes');
-  const port = positiveInt(values.port, '--port');
-  if (port !== undefined && port > 65_535) throw usageError(`--port takes 0–65535, not ${port}`);
+  const port = positiveInt(values.port, '--port', RANGES.port);
   const logLevel = values['log-level'];
   if (logLevel !== undefined && logLevel !== 'info' && logLevel !== 'debug' && logLevel !== 'none') {
     throw usageError(`--log-level takes info, debug or none, not "${logLevel}"`);

@@ -1,7 +1,7 @@
 /** `scienceevolve harness-config --format F …`: the MCP configuration an external harness needs to reach an agent's managed bridge. */
 import { fileURLToPath } from 'node:url';
 import { HARNESS_CONFIG_FORMATS, type HarnessConfigFormat, harnessConfig, serveCommand } from '@scienceevolve/sdk';
-import { parse, positiveInt, required } from '../args.js';
+import { parse, positiveInt, RANGES, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 
 export const HARNESS_CONFIG_HELP = [
@@ -67,8 +67,8 @@ export async function harnessConfigCommand(argv: string[], io: Io): Promise<numb
     });
   }
   const serverName = values.name ?? 'scienceevolve';
-  const startupTimeoutSec = positiveInt(values['startup-timeout-sec'], '--startup-timeout-sec');
-  const toolTimeoutSec = positiveInt(values['tool-timeout-sec'], '--tool-timeout-sec');
+  const startupTimeoutSec = positiveInt(values['startup-timeout-sec'], '--startup-timeout-sec', RANGES.positiveSec);
+  const toolTimeoutSec = positiveInt(values['tool-timeout-sec'], '--tool-timeout-sec', RANGES.positiveSec);
   const text = harnessConfig({
     format: format as HarnessConfigFormat,
     serverName,

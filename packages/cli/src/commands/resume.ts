@@ -1,5 +1,5 @@
 /** `scienceevolve resume`: continues interrupted runs (SPEC §10.3). */
-import { type CorruptRun, closeHostSupervisor, publicError, resumeRuns, runStatus } from '@scienceevolve/sdk';
+import { closeHostSupervisor, publicError, resumeRuns } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { cancelOnSignal, progressOnStderr } from './run.js';
@@ -15,6 +15,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     project: { type: 'string' },
     run: { type: 'string' },
     'startup-budget-ms': { type: 'string' },
+    'max-concurrent-starts': { type: 'string' },
+    'start-queue-limit-ms': { type: 'string' },
     'grace-ms': { type: 'string' },
   });
   if (positionals.length > 0) throw usageError('resume takes no positional arguments');
@@ -32,28 +34,29 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       project,
       run: values.run,
       startupBudgetMs: positiveInt(values['startup-budget-ms'], '--startup-budget-ms'),
+      maxConcurrentStarts: positiveInt(values['max-concurrent-starts'], '--max-concurrent-starts'),
+      startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
       signal: abort.signal,
       onEvent: progressOnStderr(io),
     });
     // The error as events publish it: a service's (or CLI's) stderr lines stay in run.json, out of the output.
+    // A run whose record is damaged comes back failed with error store_tampered naming the run and its file.
     const runs = results.map((r) => ({ run: r.run, status: r.status, output: r.output, error: publicError(r.error) }));
-    // A run whose record is damaged cannot be continued: said on stderr, never passed over in silence.
-    const damaged = values.run === undefined ? await damagedRuns(dataDir, project) : [];
-    for (const c of damaged) io.stderr(`run ${c.run}: DAMAGED RECORD, not resumed — ${c.message} (${c.path})\n`);
     if (values.json) printJson(io, { runs });
-    else if (runs.length === 0)
-      io.stdout(damaged.length > 0 ? 'no run could be continued\n' : 'no interrupted or cancelled runs\n');
-    else for (const r of runs) io.stdout(`${r.run}: ${r.status}${r.output !== null ? `\n${r.output}` : ''}\n`);
-    return damaged.length === 0 && results.every((r) => r.status === 'succeeded') ? EXIT.ok : EXIT.failed;
+    else if (runs.length === 0) io.stdout('no interrupted or cancelled runs\n');
+    else {
+      for (const r of runs) {
+        io.stdout(`${r.run}: ${r.status}${r.output !== null ? `\n${r.output}` : ''}\n`);
+        if (r.error !== null) {
+          io.stdout(`  error ${r.error.code}: ${r.error.message}\n`);
+          if (r.error.remedy !== undefined) io.stdout(`  remedy: ${r.error.remedy}\n`);
+        }
+      }
+    }
+    return results.every((r) => r.status === 'succeeded') ? EXIT.ok : EXIT.failed;
   } finally {
     dispose();
     await closeHostSupervisor();
   }
-}
-
-/** The runs of `project` whose `run.json` is damaged (as `status` lists them). */
-async function damagedRuns(dataDir: string, project: string): Promise<CorruptRun[]> {
-  const report = await runStatus({ dataDir, project });
-  return report.projects.flatMap((p) => p.corruptRuns);
 }

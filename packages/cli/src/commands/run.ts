@@ -29,7 +29,9 @@ export function progressLine(event: RunEvent): string | undefined {
     case 'invocation.started':
       return `${who} invocation ${event.invocation} attempt ${event.attempt}${event.restarted ? ' (restarted)' : ''}${event.fromCheckpoint ? ' from its checkpoint' : ''}: starting ${event.services.length > 0 ? `services ${event.services.join(', ')}` : 'no services'}`;
     case 'service.ready':
-      return `${who} service ${event.service} ready (${event.tools} tools, ${event.startMs} ms)`;
+      return `${who} service ${event.service} ready (${event.tools} tools, ${event.startMs} ms${
+        event.queuedMs ? `, after ${event.queuedMs} ms queued for its turn to start` : ''
+      })`;
     case 'service.failed':
       return `${who} service ${event.service} failed: ${event.error.message}`;
     case 'model.called':
@@ -91,6 +93,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     project: { type: 'string' },
     script: { type: 'string' },
     'startup-budget-ms': { type: 'string' },
+    'max-concurrent-starts': { type: 'string' },
+    'start-queue-limit-ms': { type: 'string' },
     'grace-ms': { type: 'string' },
   });
   if (positionals.length !== 1) {
@@ -113,6 +117,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       script: values.script,
       requirement: positionals[0]!,
       startupBudgetMs: positiveInt(values['startup-budget-ms'], '--startup-budget-ms'),
+      maxConcurrentStarts: positiveInt(values['max-concurrent-starts'], '--max-concurrent-starts'),
+      startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
       signal: abort.signal,
       onEvent: progressOnStderr(io),

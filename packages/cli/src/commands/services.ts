@@ -8,7 +8,7 @@ import {
   serveStdio,
   writeBridgeTokenFile,
 } from '@scienceevolve/sdk';
-import { parse, positiveInt, required } from '../args.js';
+import { parse, positiveInt, RANGES, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 
@@ -62,7 +62,7 @@ function common(values: Record<string, unknown>) {
 async function probe(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(argv, { ...OPTIONS, hold: { type: 'string' } });
   if (positionals.length > 0) throw usageError('services probe takes no positional arguments');
-  const hold = positiveInt(values.hold, '--hold');
+  const hold = positiveInt(values.hold, '--hold', RANGES.sec);
   const options = common(values);
   const stop = untilSignal();
   try {
@@ -116,6 +116,7 @@ async function serve(argv: string[], io: Io): Promise<number> {
   const tokenFile = values.http
     ? required(values['token-file'], '--token-file', 'where the bearer token is written (never to stdout)')
     : undefined;
+  const port = positiveInt(values.port, '--port', RANGES.port) ?? 0;
   // The stdio face owns fd 1 from the first moment: anything else the process prints goes to stderr.
   const output = values.http ? undefined : protectStdout().protocolOutput;
   const stop = untilSignal();
@@ -125,7 +126,7 @@ async function serve(argv: string[], io: Io): Promise<number> {
       if (values.http) {
         const token = createBridgeToken();
         await writeBridgeTokenFile(tokenFile!, token);
-        const face = await serveHttp(served.surface, { token, port: positiveInt(values.port, '--port') ?? 0 });
+        const face = await serveHttp(served.surface, { token, port });
         try {
           const info = { project: served.project, invocation: served.invocation, url: face.url, tokenFile };
           if (values.json) printJson(io, info);

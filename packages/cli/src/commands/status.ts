@@ -5,7 +5,8 @@ import { EXIT, type Io, printJson, usageError } from '../output.js';
 
 export const STATUS_HELP = [
   'status --data-dir D [--project P] [--json]',
-  '                                     runs, invocations, token usage, live services and the accepted version',
+  '                                     runs, invocations, token usage, live services and the accepted version;',
+  '                                     exit 1 when a record or the workflow store is damaged',
 ].join('\n');
 
 export async function statusCommand(argv: string[], io: Io): Promise<number> {
@@ -15,20 +16,24 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
     dataDir: required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state'),
     project: values.project,
   });
+  // Damage is reported and makes the exit status 1, so that a script notices it.
+  const damaged = report.projects.some((p) => p.acceptedError !== null || p.corruptRuns.length > 0);
+  const exit = damaged ? EXIT.failed : EXIT.ok;
   if (values.json) {
     printJson(io, report);
-    return EXIT.ok;
+    return exit;
   }
   if (report.projects.length === 0) io.stdout(`no projects in ${report.dataDir}\n`);
   for (const p of report.projects) {
-    io.stdout(`project ${p.project}: accepted version ${p.acceptedVersion ?? '(none)'}\n`);
+    if (p.acceptedError !== null) io.stdout(`project ${p.project}: DAMAGED STORE — ${p.acceptedError.message}\n`);
+    else io.stdout(`project ${p.project}: accepted version ${p.acceptedVersion ?? '(none)'}\n`);
     for (const r of p.runs) {
       io.stdout(
         `  run ${r.run}: ${r.status} (started ${r.startedAt}${r.resumes > 0 ? `, resumed ${r.resumes}×` : ''})${usageText(r.usage)}\n`,
       );
       for (const i of r.invocations) {
         io.stdout(
-          `    ${i.agent} ${i.id}: ${i.state}, ${i.attempts} attempt${i.attempts === 1 ? '' : 's'}${i.restarted ? ', restarted' : ''}, ${i.toolCalls} tool call${i.toolCalls === 1 ? '' : 's'}${usageText(i.usage)}\n`,
+          `    ${i.agent} ${i.id}: ${i.state}, ${i.attempts} attempt${i.attempts === 1 ? '' : 's'}${i.restarted ? ', restarted' : ''}, ${i.toolCalls} tool call${i.toolCalls === 1 ? '' : 's'}${i.startQueuedMs > 0 ? `, ${i.startQueuedMs} ms queued to start` : ''}${usageText(i.usage)}\n`,
         );
       }
     }
@@ -39,7 +44,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
       );
     }
   }
-  return EXIT.ok;
+  return exit;
 }
 
 /** `; 3 model calls, 1,200 in / 80 out tokens`, or nothing when no model was called. */

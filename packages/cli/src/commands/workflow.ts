@@ -1,4 +1,8 @@
-/** `scienceevolve workflow load|show`: the operator's view of a project's accepted workflow. */
+/**
+ * `scienceevolve workflow load|show|history|diff|verify`: the operator's view of a project's accepted
+ * workflow. Every read checks the store's hash chain (`store_tampered` on an edit made outside the SDK);
+ * `verify` checks a whole project.
+ */
 import {
   ProjectPaths,
   SdkError,
@@ -8,12 +12,14 @@ import {
   listVersions,
   loadWorkflow,
   openDataDir,
-  requireAccepted,
   readVersion,
+  readVersions,
+  requireAccepted,
   resolveProjectId,
+  verifyProjects,
 } from '@scienceevolve/sdk';
 import { readFile, writeFile } from 'node:fs/promises';
-import { parse, positiveInt, required } from '../args.js';
+import { parse, positiveInt, RANGES, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 
 export const WORKFLOW_HELP = [
@@ -29,6 +35,9 @@ export const WORKFLOW_HELP = [
   '                                     build workflow.json from a workflow folder (workflow.yaml, services/<name>/)',
   'workflow unpack <workflow.json> <dir> [--json]',
   '                                     write a workflow.json as a workflow folder (dir new or empty)',
+  'workflow verify --data-dir D [--project P] [--json]',
+  '                                     check every version, the hash chain, accepted.json and every stored',
+  '                                     source against its digest; exit 1 on any problem',
 ].join('\n');
 
 const PROJECT_OPTIONS = {
@@ -45,9 +54,10 @@ export async function workflowCommand(argv: string[], io: Io): Promise<number> {
   if (sub === 'diff') return diff(rest, io);
   if (sub === 'pack') return pack(rest, io);
   if (sub === 'unpack') return unpack(rest, io);
+  if (sub === 'verify') return verify(rest, io);
   throw usageError(
     sub === undefined ? 'workflow needs a subcommand' : `unknown subcommand "workflow ${sub}"`,
-    'use `workflow load`, `show`, `history`, `diff`, `pack` or `unpack`',
+    'use `workflow load`, `show`, `history`, `diff`, `verify`, `pack` or `unpack`',
   );
 }
 
@@ -144,7 +154,7 @@ async function show(argv: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw usageError('workflow show takes no positional arguments');
   const dataDir = required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state');
   const project = resolveProjectId({ project: values.project, workspace: values.workspace });
-  const version = positiveInt(values.version, '--version');
+  const version = positiveInt(values.version, '--version', RANGES.version);
   // Reading must not create the project: a mistyped --project would otherwise leave an empty project behind.
   const paths = new ProjectPaths(await openDataDir(dataDir), project);
   const record = version === undefined ? await requireAccepted(paths) : await readVersion(paths, version);
@@ -182,8 +192,8 @@ async function history(argv: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw usageError('workflow history takes no positional arguments');
   const paths = await existingProject(values);
   const versions = [];
-  for (const n of await listVersions(paths)) {
-    const v = await readVersion(paths, n);
+  // The whole chain read once and checked link by link.
+  for (const v of await readVersions(paths)) {
     versions.push({
       version: v.version,
       acceptedAt: v.acceptedAt,
@@ -211,7 +221,10 @@ async function diff(argv: string[], io: Io): Promise<number> {
       'workflow diff takes two version numbers',
       'scienceevolve workflow diff 1 2 --data-dir D --project P',
     );
-  const [a, b] = positionals.map((p, i) => positiveInt(p, i === 0 ? 'version A' : 'version B')!) as [number, number];
+  const [a, b] = positionals.map((p, i) => positiveInt(p, i === 0 ? 'version A' : 'version B', RANGES.version)!) as [
+    number,
+    number,
+  ];
   const paths = await existingProject(values);
   const [before, after] = [await readVersion(paths, a), await readVersion(paths, b)];
   const d = diffWorkflows(before.workflow, after.workflow);
@@ -244,4 +257,26 @@ async function diff(argv: string[], io: Io): Promise<number> {
 /** A version's digest of definition `name`, or null when the version has no such definition (own keys only). */
 function digestOf(digests: Readonly<Record<string, string>>, name: string): string | null {
   return Object.hasOwn(digests, name) ? (digests[name] ?? null) : null;
+}
+
+async function verify(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, { 'data-dir': { type: 'string' }, project: { type: 'string' } });
+  if (positionals.length > 0) throw usageError('workflow verify takes no positional arguments');
+  const dataDir = required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state');
+  const report = await verifyProjects({ dataDir, project: values.project });
+  if (values.json) printJson(io, report);
+  else {
+    if (report.projects.length === 0) io.stdout(`no projects in ${report.dataDir}\n`);
+    for (const p of report.projects) {
+      const checked = `accepted version ${p.acceptedVersion ?? '(none)'}; ${p.versions} version file${p.versions === 1 ? '' : 's'} and ${p.sources} source${p.sources === 1 ? '' : 's'} checked`;
+      io.stdout(
+        p.ok
+          ? `project ${p.project}: ok (${checked})\n`
+          : `project ${p.project}: ${p.problems.length} problem${p.problems.length === 1 ? '' : 's'} (${checked})\n`,
+      );
+      for (const problem of p.problems) io.stdout(`  ${problem.code}: ${problem.message}\n`);
+      for (const note of p.notes) io.stdout(`  note: ${note}\n`);
+    }
+  }
+  return report.ok ? EXIT.ok : EXIT.failed;
 }

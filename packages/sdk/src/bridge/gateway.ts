@@ -27,6 +27,7 @@ import { delay, SupervisedGroup } from '../services/processGroup.js';
 import { sweepStrays } from '../services/strayProcesses.js';
 import { sharedSupervisor } from '../services/sharedSupervisor.js';
 import { runEach } from '../services/teardown.js';
+import { durationMs } from '../workflow/workflowSchema.js';
 
 /** supergateway's documented default port, and the gateway's: 8000. */
 export const DEFAULT_GATEWAY_PORT = 8000;
@@ -135,8 +136,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       remedy: 'Pass --port 1–65535, or 0 for a free one.',
     });
   }
-  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
+  const graceMs = durationMs(options.graceMs, 'graceMs', DEFAULT_GRACE_MS);
+  const deadline = Date.now() + durationMs(options.readyTimeoutMs, 'readyTimeoutMs', 30_000, 1);
   const remaining = () => Math.max(1, deadline - Date.now());
   const onEvent = options.onEvent ?? (() => {});
   const port = requestedPort === 0 ? await freePort() : requestedPort;

@@ -18,6 +18,7 @@ import { writeFileAtomic } from '../store/atomicFile.js';
 import { checkMessage, DEFAULT_INPUT_LIMITS } from './inputLimits.js';
 import type { Surface } from './surface.js';
 import { createSurfaceServer } from './surfaceServer.js';
+import { loopbackHostAllowed, loopbackOriginAllowed } from './loopbackRule.js';
 
 /** The endpoint path. */
 export const HTTP_FACE_PATH = '/mcp';
@@ -63,8 +64,6 @@ export function writeBridgeTokenFile(path: string, token: string): Promise<void>
   return writeFileAtomic(path, token, { mode: 0o600 });
 }
 
-const LOOPBACK_HOSTNAMES: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
@@ -74,30 +73,6 @@ function tokenMatches(header: string | undefined, expected: Buffer): boolean {
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
   const given = digest(match?.[1] ?? '');
   return timingSafeEqual(given, expected) && match !== null;
-}
-
-function hostAllowed(host: string | undefined, port: number): boolean {
-  if (host === undefined) return false;
-  try {
-    const url = new URL(`http://${host}`);
-    return (
-      LOOPBACK_HOSTNAMES.has(url.hostname) &&
-      (url.port === '' || Number(url.port) === port) &&
-      url.host === host.toLowerCase()
-    );
-  } catch {
-    return false;
-  }
-}
-
-function originAllowed(origin: string | undefined): boolean {
-  if (origin === undefined) return true;
-  try {
-    const url = new URL(origin);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOSTNAMES.has(url.hostname);
-  } catch {
-    return false;
-  }
 }
 
 function acceptsBoth(accept: string | undefined): boolean {
@@ -160,9 +135,9 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
   let port = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!hostAllowed(req.headers.host, port))
+    if (!loopbackHostAllowed(req.headers.host, port))
       return refuse(res, 403, 'forbidden: the Host header is not this loopback endpoint');
-    if (!originAllowed(req.headers.origin))
+    if (!loopbackOriginAllowed(req.headers.origin))
       return refuse(res, 403, 'forbidden: requests from this Origin are not allowed');
     const path = (req.url ?? '').split('?')[0];
     if (path !== HTTP_FACE_PATH) return refuse(res, 404, `not found: the endpoint is ${HTTP_FACE_PATH}`);

@@ -18,7 +18,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { SdkError } from '../errors.js';
-import { endSession, isNetworkFailure, isSessionGone, networkMessage, publicUrl } from '../services/remoteHttp.js';
+import { headerValueProblem, networkMessage, redactUrl } from '../redact.js';
+import { endSession, isNetworkFailure, isSessionGone } from '../services/remoteHttp.js';
+import { durationMs } from '../workflow/workflowSchema.js';
 import { LineTransport, type LineLimits } from './lineTransport.js';
 import { toProtocolError, unsupportedRequestMessage } from './surfaceServer.js';
 
@@ -26,7 +28,7 @@ import { toProtocolError, unsupportedRequestMessage } from './surfaceServer.js';
 export interface HttpToStdioOptions extends Partial<LineLimits> {
   /** The Streamable HTTP endpoint, e.g. `http://127.0.0.1:8000/mcp`. */
   url: string;
-  /** Extra HTTP headers sent with every request (e.g. `Authorization`). Never logged. */
+  /** Extra HTTP headers sent with every request (e.g. `Authorization`). Never logged or shown in an error. */
   headers?: Record<string, string>;
   /** Where requests come from. Default `process.stdin`. */
   input?: Readable;
@@ -52,6 +54,22 @@ export interface HttpToStdioBridge {
   close(): Promise<void>;
 }
 
+/** `headers` as given, after refusing a value HTTP cannot carry; `invalid_header` names the header, never its value. */
+function checkedHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const checked: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const problem = headerValueProblem(name, value);
+    if (problem !== undefined) {
+      throw new SdkError('invalid_header', problem, {
+        remedy: `give "${name}" its value on one line, without line breaks`,
+        data: { header: name },
+      });
+    }
+    Object.defineProperty(checked, name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return checked;
+}
+
 /** Drops the reserved `io.modelcontextprotocol/*` keys (the 2026 per-request envelope) from `_meta`. */
 function withoutEnvelope<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
@@ -70,19 +88,28 @@ function withoutEnvelope<T>(value: T): T {
 /**
  * Connects to the Streamable HTTP server at `url`, then serves it over stdio until the input ends.
  *
- * @throws SdkError `remote_unreachable` when the HTTP server cannot be connected to.
+ * @throws SdkError `usage` for a duration that is not an integer up to 2^31 − 1 ms; `invalid_header` when a header value holds a line break or NUL (never quoting it);
+ * `remote_unreachable` when the HTTP server cannot be connected to. No message shows a header value or the
+ * URL's user information or query values.
  */
 export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToStdioBridge> {
-  const timeout = options.timeoutMs ?? 60_000;
-  const connectTimeout = options.connectTimeoutMs ?? 30_000;
-  const shownUrl = publicUrl(options.url);
+  const timeout = durationMs(options.timeoutMs, 'timeoutMs', 60_000, 1);
+  const connectTimeout = durationMs(options.connectTimeoutMs, 'connectTimeoutMs', 30_000, 1);
+  const endSessionTimeout = durationMs(options.endSessionTimeoutMs, 'endSessionTimeoutMs', 2000);
+  const shownUrl = redactUrl(options.url);
+  const headers = checkedHeaders(options.headers ?? {});
+  const secrets = { values: Object.values(headers) };
   const unreachable = (what: string, error: unknown) =>
-    new SdkError('remote_unreachable', `${what.replace('{url}', shownUrl)}: ${networkMessage(error, options.url)}`, {
-      remedy:
-        'Check that the server is running and speaks Streamable HTTP at that URL (not SSE), and its headers/token.',
-      data: { url: shownUrl },
-      cause: error,
-    });
+    new SdkError(
+      'remote_unreachable',
+      `${what.replace('{url}', shownUrl)}: ${networkMessage(error, options.url, secrets)}`,
+      {
+        remedy:
+          'Check that the server is running and speaks Streamable HTTP at that URL (not SSE), and its headers/token.',
+        data: { url: shownUrl },
+        cause: error,
+      },
+    );
   const connectNew = async (): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> => {
     const client = new Client(
       { name: 'scienceevolve-http-to-stdio', version: '0.1.0' },
@@ -97,7 +124,7 @@ export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToSt
       );
     };
     const transport = new StreamableHTTPClientTransport(new URL(options.url), {
-      requestInit: { headers: options.headers ?? {} },
+      requestInit: { headers },
     });
     try {
       await client.connect(transport, { timeout: connectTimeout });
@@ -234,7 +261,7 @@ export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToSt
           await lines.close();
         } finally {
           await renewing?.done.catch(() => {});
-          await endSession(current.transport, options.endSessionTimeoutMs);
+          await endSession(current.transport, endSessionTimeout);
           await current.client.close();
         }
       }

@@ -2,28 +2,13 @@
  * Loaded into supergateway with `node --import` by `gateway`: supergateway 4 listens on every interface
  * and checks neither `Host` nor `Origin`, and has no option for either. This module, evaluated before
  * supergateway's own code, makes every server of that process listen on 127.0.0.1 when no host was
- * given, and answers 403 to an HTTP request whose `Host` or `Origin` is not a loopback name (the DNS
- * rebinding defence the SDK's own HTTP face has). It touches nothing but the process that imports it: the
+ * given, and answers 403 to an HTTP request whose `Host` or `Origin` fails the rule of the SDK's own
+ * HTTP face (`loopbackRule.ts`, one function for both: the DNS rebinding defence). It touches nothing but the process that imports it: the
  * stdio server supergateway launches does not inherit it (it is not in `NODE_OPTIONS`).
  */
 import http from 'node:http';
 import net from 'node:net';
-
-const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
-
-function hostnameOf(value: string): string {
-  // `Host` is `name[:port]`, an IPv6 literal in brackets.
-  if (value.startsWith('[')) return value.slice(0, value.indexOf(']') + 1).toLowerCase();
-  return value.split(':')[0]!.toLowerCase();
-}
-
-function originIsLoopback(origin: string): boolean {
-  try {
-    return LOOPBACK_NAMES.has(new URL(origin).hostname.toLowerCase());
-  } catch {
-    return false;
-  }
-}
+import { loopbackHostAllowed, loopbackOriginAllowed } from './loopbackRule.js';
 
 const originalListen = net.Server.prototype.listen;
 net.Server.prototype.listen = function listen(this: net.Server, ...args: unknown[]) {
@@ -50,12 +35,10 @@ const originalEmit = http.Server.prototype.emit;
 http.Server.prototype.emit = function emit(this: http.Server, event: string | symbol, ...args: unknown[]) {
   if (event === 'request') {
     const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
-    const host = req.headers.host;
-    const origin = req.headers.origin;
+    // The HTTP face's rule, to the letter (loopbackRule.ts): the port is the one this request came in on.
     if (
-      host === undefined ||
-      !LOOPBACK_NAMES.has(hostnameOf(host)) ||
-      (origin !== undefined && !originIsLoopback(origin))
+      !loopbackHostAllowed(req.headers.host, req.socket.localPort ?? 0) ||
+      !loopbackOriginAllowed(req.headers.origin)
     ) {
       res
         .writeHead(403, { 'content-type': 'text/plain', connection: 'close' })

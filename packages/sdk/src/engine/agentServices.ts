@@ -18,6 +18,7 @@ import { loadWorkflow } from '../store/workflowLoad.js';
 import { type WorkflowVersion, requireAccepted } from '../store/workflowVersions.js';
 import { agentSurface } from './agentSurface.js';
 import { FIXED_CATALOG_SERVICE, fixedCatalog } from './fixedCatalog.js';
+import { redactUrl } from '../redact.js';
 
 /** Options shared by probe and serve. */
 export interface AgentServicesOptions {
@@ -111,7 +112,8 @@ function report(prepared: Prepared, services: InvocationServices): ProbeReport {
         name: alias,
         definition: planned.kind === 'project' ? planned.definitionName : null,
         digest: planned.kind === 'project' ? planned.digest : null,
-        ...(planned.kind === 'remote' ? { url: planned.url } : {}),
+        // Shown redacted: a query token or user information never reaches the report.
+        ...(planned.kind === 'remote' ? { url: redactUrl(planned.url) } : {}),
         pid: facts.pid ?? (typeof error?.data.pid === 'number' ? error.data.pid : null),
         pgid: facts.pgid ?? (typeof error?.data.pgid === 'number' ? error.data.pgid : null),
         state: error ? 'failed' : 'ready',

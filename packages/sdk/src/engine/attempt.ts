@@ -17,7 +17,7 @@ import type { ProjectPaths } from '../store/projectStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { agentSurface } from './agentSurface.js';
 import { CheckpointWriter, checkpointPath, readCheckpoint } from './checkpoints.js';
-import type { EngineOptions } from './engineOptions.js';
+import { type EngineOptions, startGateFor } from './engineOptions.js';
 import { delegateTool, fixedCatalog } from './fixedCatalog.js';
 import { type AttemptRecord, type InvocationRecord, type RunFile, type RunRecord, now } from './runRecord.js';
 import { observeSurface } from './toolJournal.js';
@@ -182,9 +182,17 @@ export async function runAttempt(
       workspace,
       registry,
       startupBudgetMs: host.options.startupBudgetMs,
+      startGate: startGateFor(host.options),
+      startQueueLimitMs: host.options.startQueueLimitMs,
       graceMs: host.options.graceMs,
       hostEnv: host.options.hostEnv,
-      onEvent: (event) => serviceEvent(host, invocation, servicesId, event),
+      onEvent: (event) => {
+        // The attempt's wait at the admission gate: its longest-waiting service's (saved with the state below).
+        if (event.type === 'service.ready' && (event.queuedMs ?? 0) > 0) {
+          attempt.startQueuedMs = Math.max(attempt.startQueuedMs ?? 0, event.queuedMs ?? 0);
+        }
+        serviceEvent(host, invocation, servicesId, event);
+      },
       signal: host.signal,
     });
     host.setState(invocation, 'running');

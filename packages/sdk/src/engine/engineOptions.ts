@@ -1,5 +1,6 @@
 /** The options of the engine's entry points and what a run reports (shared by runs.ts, runLoop.ts and attempt.ts). */
 import { SdkError } from '../errors.js';
+import { StartGate } from '../services/admission.js';
 import type { ErrorRecord, RunEvent, RunStatus } from '../events/runEvents.js';
 import type { HarnessFactories } from '../harness/harnessFor.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
@@ -10,6 +11,13 @@ export interface EngineOptions {
   onEvent?: (event: RunEvent) => void;
   /** Milliseconds every service of one invocation together has to be ready. Default 35,000. */
   startupBudgetMs?: number;
+  /**
+   * How many project-service starts of this run may run at once; the rest queue at the admission gate and
+   * their start budget counts from admission. Default: the process's gate, one start per core.
+   */
+  maxConcurrentStarts?: number;
+  /** Milliseconds a service start may wait at the admission gate before `start_queue_timeout`. Default 300,000. */
+  startQueueLimitMs?: number;
   /** Milliseconds between SIGTERM and SIGKILL when services and harness processes are collected. Default 2,000. */
   graceMs?: number;
   /** Milliseconds a forwarded call may take. Default 60,000. */
@@ -38,13 +46,18 @@ export function checkEngineDurations(options: EngineOptions): void {
     ['startupBudgetMs', options.startupBudgetMs, 1],
     ['graceMs', options.graceMs, 0],
     ['forwardTimeoutMs', options.forwardTimeoutMs, 1],
+    ['startQueueLimitMs', options.startQueueLimitMs, 0],
+    // Not a duration, but the same rule: a whole number in range, or usage before anything starts.
+    ['maxConcurrentStarts', options.maxConcurrentStarts, 1],
   ];
   for (const [name, value, floor] of durations) {
     if (value === undefined) continue;
     if (!Number.isInteger(value) || value < floor || value > MAX_DURATION_MS) {
       throw new SdkError(
         'usage',
-        `${name} must be a whole number of milliseconds from ${floor} to ${MAX_DURATION_MS}`,
+        name === 'maxConcurrentStarts'
+          ? `${name} must be a whole number from ${floor} to ${MAX_DURATION_MS}`
+          : `${name} must be a whole number of milliseconds from ${floor} to ${MAX_DURATION_MS}`,
         {
           remedy: `pass ${name} as an integer in that range, or leave it out for its default`,
           data: { option: name },
@@ -52,6 +65,22 @@ export function checkEngineDurations(options: EngineOptions): void {
       );
     }
   }
+}
+
+const runGates = new WeakMap<EngineOptions, StartGate>();
+
+/**
+ * The admission gate of a run's service starts: its own gate of `maxConcurrentStarts` places (one per
+ * options object, so every attempt of the run shares it), or undefined for the process's gate.
+ */
+export function startGateFor(options: EngineOptions): StartGate | undefined {
+  if (options.maxConcurrentStarts === undefined) return undefined;
+  let gate = runGates.get(options);
+  if (gate === undefined) {
+    gate = new StartGate(options.maxConcurrentStarts);
+    runGates.set(options, gate);
+  }
+  return gate;
 }
 
 /** What a finished (or stopped) run reports: the shape of `run --json` plus where things are. */

@@ -41,6 +41,8 @@ Rules:
 - Accepted definitions cannot be changed, replaced or removed: to change one, add it under a NEW name and move the references.
 - Omitting "mcpDefinitions" keeps the accepted table; supplying it states the full table (references and new entries).
 - Leave "orchestration" and every agent's "harness" exactly as get_workflow returned them.
+- A new agent has no "harness" (it gets orchestration.defaultHarness); without a defaultHarness, agents cannot be added.
+- A new service's "envFrom" may read only the host variables in orchestration.mainMayMapEnv.
 - A remote service {"name", "url"} must match orchestration.allowedRemoteUrls.
 - Nothing is started now: new services start at the affected agents' next invocation.
 On success: {"version", "changedMcps", "changedAgents"}. On a bad snapshot: isError with every error's code and path; fix them and call again.

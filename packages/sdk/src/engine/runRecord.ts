@@ -3,12 +3,13 @@
  * depends on it and after every transition, so `status` and `resume` can read it at any moment.
  */
 import { randomBytes } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isHostAlive } from '@scienceevolve/supervisor/protocol';
 import { processStartTime } from '@scienceevolve/supervisor/protocol';
 import { SdkError, toSdkError } from '../errors.js';
-import { readJsonFile, writeFileAtomic } from '../store/atomicFile.js';
+import { writeFileAtomic } from '../store/atomicFile.js';
 import type { ErrorRecord, InvocationState, RunStatus, UsageTotals } from '../events/runEvents.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
@@ -36,6 +37,8 @@ export interface AttemptRecord {
   toolCalls?: number;
   /** Tool calls that reached the surface as the harness reported them (agent CLIs), or null when it did not say. */
   toolCallsReached?: number | null;
+  /** Milliseconds the attempt's longest-waiting service start queued at the admission gate (absent: none). */
+  startQueuedMs?: number;
 }
 
 /** One invocation (an agent working one task). */
@@ -107,21 +110,40 @@ export function runEventsPath(paths: ProjectPaths, runId: string): string {
 
 /** A run whose `run.json` could not be read or is not a run record: `status` reports it, never skips it. */
 export interface CorruptRun {
+  /** The run id (its directory's name). */
   run: string;
+  /** The damaged `run.json`. */
   path: string;
+  /** What is wrong with it. */
   message: string;
 }
 
 const STATUSES: readonly string[] = ['running', 'succeeded', 'failed', 'cancelled', 'interrupted'];
 
 /**
- * Reads one run's record; undefined when there is none. A file that is not JSON or not a run record of
- * this run (anything may edit the data dir) throws `io_error` naming the file.
+ * Reads one run's record; undefined when there is none. A file that is not JSON (a truncated write by
+ * anything but the SDK, whose writes are atomic) or not a run record of this run throws `store_tampered`
+ * naming the run and the file.
  */
 export async function readRunRecord(paths: ProjectPaths, runId: string): Promise<RunRecord | undefined> {
   const path = runRecordPath(paths, runId);
-  const record = await readJsonFile<unknown>(path);
-  if (record === undefined) return undefined;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new SdkError('io_error', `could not read ${path} (run ${runId}): ${(error as Error).message}`, {
+      remedy: 'check the permissions of the data dir',
+      data: { path, run: runId },
+      cause: error,
+    });
+  }
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch (error) {
+    throw damaged(path, runId, `is not valid JSON (${(error as Error).message}; ${text.length} characters)`);
+  }
   const r = record as Partial<RunRecord>;
   const valid =
     typeof record === 'object' &&
@@ -132,14 +154,43 @@ export async function readRunRecord(paths: ProjectPaths, runId: string): Promise
     STATUSES.includes(r.status) &&
     Array.isArray(r.invocations) &&
     typeof r.host === 'object' &&
-    r.host !== null;
-  if (!valid) {
-    throw new SdkError('io_error', `${path} is not the record of run ${runId}`, {
-      remedy: 'restore the file, or remove the run directory if the run is not needed',
-      data: { path, run: runId },
-    });
-  }
+    r.host !== null &&
+    typeof r.host.pid === 'number' &&
+    typeof r.startedAt === 'string' &&
+    typeof r.resumes === 'number';
+  if (!valid) throw damaged(path, runId, `is not the record of run ${runId}`);
+  // What status and resume read of each invocation: a damaged entry is reported here, not met as a crash.
+  const invocations = r.invocations as unknown[];
+  const bad = invocations.findIndex((i) => !validInvocation(i));
+  if (bad >= 0)
+    throw damaged(
+      path,
+      runId,
+      `is damaged: invocation ${bad + 1} of ${invocations.length} is not an invocation record`,
+    );
   return record as RunRecord;
+}
+
+const INVOCATION_STATES: readonly string[] = ['starting', 'running', 'succeeded', 'failed', 'interrupted'];
+
+function validInvocation(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const i = value as Partial<InvocationRecord>;
+  return (
+    typeof i.id === 'string' &&
+    typeof i.agent === 'string' &&
+    typeof i.state === 'string' &&
+    INVOCATION_STATES.includes(i.state) &&
+    Array.isArray(i.attempts) &&
+    i.attempts.every((a) => typeof a === 'object' && a !== null)
+  );
+}
+
+function damaged(path: string, runId: string, what: string): SdkError {
+  return new SdkError('store_tampered', `run ${runId}: ${path} ${what}`, {
+    remedy: 'restore the file from a backup, or remove the run directory if the run is not needed',
+    data: { path, run: runId },
+  });
 }
 
 /** Every run of a project, oldest first, and the runs whose `run.json` is damaged. */
@@ -153,6 +204,14 @@ export async function listRunRecords(paths: ProjectPaths): Promise<{ records: Ru
   const records: RunRecord[] = [];
   const corrupt: CorruptRun[] = [];
   for (const name of names.sort()) {
+    // Only directory names the SDK makes are runs; another entry counts only when it holds a run.json.
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
+      if (existsSync(join(paths.runsDir, name, 'run.json'))) {
+        const path = join(paths.runsDir, name, 'run.json');
+        corrupt.push({ run: name, path, message: `${path} is in a directory that is no run id` });
+      }
+      continue;
+    }
     try {
       const record = await readRunRecord(paths, name);
       // A directory without run.json is not a run (a `services probe` or `serve` directory, or a run

@@ -4,11 +4,12 @@
  */
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { isHostAlive, parseMarker, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
-import { SdkError } from '../errors.js';
+import { SdkError, toSdkError } from '../errors.js';
+import { checkDataDir } from '../store/dataDir.js';
 import { ProjectPaths } from '../store/projectStore.js';
-import { readAccepted } from '../store/workflowVersions.js';
+import { type WorkflowVersion, readAccepted } from '../store/workflowVersions.js';
 import { type UsageTotals, emptyUsage } from '../events/runEvents.js';
 import { type CorruptRun, type InvocationState, type RunStatus, effectiveStatus, listRunRecords } from './runRecord.js';
 
@@ -24,6 +25,8 @@ export interface InvocationStatus {
   usage: UsageTotals;
   /** Tool calls that reached the surface, summed over the attempts. */
   toolCalls: number;
+  /** Milliseconds the invocation's service starts waited at the admission gate, summed over the attempts. */
+  startQueuedMs: number;
 }
 
 /** One run as `status` shows it. */
@@ -55,12 +58,25 @@ export interface LiveService {
 /** One project as `status` shows it. */
 export interface ProjectStatus {
   project: string;
-  /** The accepted version, or null when none was accepted. */
+  /** The accepted version, or null when none was accepted or the store is damaged (see `acceptedError`). */
   acceptedVersion: number | null;
+  /**
+   * Why the accepted version could not be read (`store_tampered`: `accepted.json` or its version file was
+   * changed outside the SDK), or null. A damaged store is reported, never shown as "no accepted version".
+   */
+  acceptedError: DamagedStore | null;
   runs: RunStatusReport[];
   /** Runs whose `run.json` is damaged (not JSON, or not this run's record): reported, never skipped. */
   corruptRuns: CorruptRun[];
   liveServices: LiveService[];
+}
+
+/** A store read that failed: the code, the message and the file it names. */
+export interface DamagedStore {
+  code: string;
+  message: string;
+  /** The file named by the error, or null. */
+  path: string | null;
 }
 
 /** The `status --json` document. */
@@ -78,7 +94,8 @@ export interface StatusOptions {
 
 /** Reports runs, invocations, live services and the accepted version of one project or of all. */
 export async function runStatus(options: StatusOptions): Promise<StatusReport> {
-  const dataDir = resolve(options.dataDir);
+  // A damaged, newer or older format.json is an error here as everywhere: nothing below could be trusted.
+  const dataDir = await checkDataDir(options.dataDir);
   const projectsDir = join(dataDir, 'projects');
   let ids: string[];
   if (options.project !== undefined) {
@@ -96,11 +113,20 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
   const projects: ProjectStatus[] = [];
   for (const id of ids) {
     const paths = new ProjectPaths(dataDir, id);
-    const accepted = await readAccepted(paths).catch(() => undefined);
+    let accepted: WorkflowVersion | undefined;
+    let acceptedError: DamagedStore | null = null;
+    try {
+      accepted = await readAccepted(paths);
+    } catch (error) {
+      const e = toSdkError(error, 'io_error');
+      const path = e.data.path;
+      acceptedError = { code: e.code, message: e.message, path: typeof path === 'string' ? path : null };
+    }
     const { records: runs, corrupt } = await listRunRecords(paths);
     projects.push({
       project: id,
       acceptedVersion: accepted?.version ?? null,
+      acceptedError,
       corruptRuns: corrupt,
       runs: runs.map((r) => ({
         run: r.run,
@@ -120,6 +146,7 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
           restarted: i.restarted,
           usage: i.usage ?? emptyUsage(),
           toolCalls: i.attempts.reduce((sum, a) => sum + (a.toolCalls ?? 0), 0),
+          startQueuedMs: i.attempts.reduce((sum, a) => sum + (a.startQueuedMs ?? 0), 0),
         })),
       })),
       liveServices: marked.flatMap((p) => {

@@ -18,6 +18,7 @@ import { loadWorkflow, readWorkflowFile } from '../store/workflowLoad.js';
 import { requireAccepted } from '../store/workflowVersions.js';
 import { parseWorkflow } from '../workflow/validate.js';
 import {
+  type CorruptRun,
   RunFile,
   type RunRecord,
   effectiveStatus,
@@ -148,7 +149,9 @@ function resumable(record: RunRecord): boolean {
  * state and the accepted version, marks what was in flight `interrupted`, and continues Main's invocation
  * with new processes (`restarted: true`) from its checkpoint: calls whose results were recorded are not
  * made again, and a worker Main had delegated continues from its own checkpoint when Main delegates the
- * same task again. A run named by `run` that already finished is returned as it is.
+ * same task again. A run named by `run` that already finished is returned as it is. A run whose
+ * `run.json` is damaged is returned first, with status `failed` and error `store_tampered` naming the run
+ * and the file (the file is left as it is); with `run` given, its damaged record throws `store_tampered`.
  */
 export async function resumeRuns(options: ResumeOptions): Promise<RunResult[]> {
   checkEngineDurations(options);
@@ -163,6 +166,7 @@ export async function resumeRuns(options: ResumeOptions): Promise<RunResult[]> {
   await requireAccepted(paths);
   await sweepProjectStrays(paths, { graceMs: options.graceMs });
   let records: RunRecord[];
+  let corrupt: CorruptRun[] = [];
   if (options.run !== undefined) {
     const found = await readRunRecord(paths, options.run);
     if (found === undefined) {
@@ -179,10 +183,13 @@ export async function resumeRuns(options: ResumeOptions): Promise<RunResult[]> {
     }
     records = [found];
   } else {
-    // A damaged record cannot be continued; `status` reports it.
-    records = (await listRunRecords(paths)).records.filter(resumable);
+    const listed = await listRunRecords(paths);
+    records = listed.records.filter(resumable);
+    corrupt = listed.corrupt;
   }
-  const results: RunResult[] = [];
+  // A damaged record cannot be continued: it is reported among the results (status failed, error
+  // store_tampered naming the run and its file), never dropped; the file is left as it is.
+  const results: RunResult[] = corrupt.map((c) => damagedResult(paths, c));
   for (const record of records) {
     if (record.status === 'succeeded' || record.status === 'failed') {
       results.push(await finishedResult(paths, record));
@@ -198,6 +205,26 @@ export async function resumeRuns(options: ResumeOptions): Promise<RunResult[]> {
     }
   }
   return results;
+}
+
+/** The result {@link resumeRuns} reports for a run whose `run.json` is damaged. */
+function damagedResult(paths: ProjectPaths, c: CorruptRun): RunResult {
+  const runDir = join(paths.runsDir, c.run);
+  return {
+    run: c.run,
+    project: paths.projectId,
+    status: 'failed',
+    output: null,
+    error: {
+      code: 'store_tampered',
+      message: `run ${c.run} was not resumed: ${c.message.startsWith(`run ${c.run}: `) ? c.message.slice(`run ${c.run}: `.length) : c.message}`,
+      remedy: 'restore the file from a backup, or remove the run directory if the run is not needed',
+      data: { run: c.run, path: c.path },
+    },
+    events: [],
+    runDir,
+    eventsPath: join(runDir, 'events.jsonl'),
+  };
 }
 
 /** Continues one run; undefined when another host claimed it first. */

@@ -188,7 +188,10 @@ interface ServiceEventFields extends InvocationEventBase {
 /** A service is listed and serving. */
 export interface ServiceReadyEvent extends ServiceEventFields {
   type: 'service.ready';
+  /** Milliseconds from the start (for a project service: from its admission) to ready. */
   startMs: number;
+  /** Milliseconds a project service's start waited at the admission gate before it began. */
+  queuedMs?: number;
   tools: number;
   resources: number;
   resourceTemplates: number;

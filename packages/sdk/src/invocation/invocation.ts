@@ -10,6 +10,7 @@ import { collectMarked } from '@scienceevolve/supervisor/terminate';
 import { formatMarker, processStartTime } from '@scienceevolve/supervisor/protocol';
 import { SdkError, toSdkError } from '../errors.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
+import { sharedStartGate, type StartGate } from '../services/admission.js';
 import { connectRemoteService } from '../services/remoteService.js';
 import { buildServiceEnv } from '../services/serviceEnv.js';
 import { DEFAULT_STARTUP_BUDGET_MS } from '../services/startBudget.js';
@@ -17,6 +18,7 @@ import type { ServiceEvent } from '../services/serviceEvents.js';
 import type { ServiceSession } from '../services/serviceSession.js';
 import { type StdioServiceSession, startStdioService } from '../services/stdioService.js';
 import type { ProjectPaths } from '../store/projectStore.js';
+import { checkSourceCopy } from '../store/sourceStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { copySource } from './copySource.js';
 import { eraFilePath, fileEraMemory } from './eraFile.js';
@@ -39,8 +41,18 @@ export interface InvocationOptions {
   workspace: string;
   /** The supervisor (see `hostSupervisor`); without one, nothing covers a host crash. */
   registry?: ProcessRegistry;
-  /** Milliseconds for every service together to be ready. Default 35,000. */
+  /**
+   * Milliseconds for the services to be ready. Default 35,000. A project service's budget counts from its
+   * admission (see `startGate`): time spent waiting for a turn to start is not taken from it.
+   */
   startupBudgetMs?: number;
+  /**
+   * The admission gate project services' starts pass (a burst of starts queues instead of thrashing).
+   * Default the process's gate, sized to the machine's cores.
+   */
+  startGate?: StartGate;
+  /** Milliseconds a start may wait at the gate before it fails with `start_queue_timeout`. Default 300,000. */
+  startQueueLimitMs?: number;
   /** Milliseconds between SIGTERM and SIGKILL on stop. Default 2,000. */
   graceMs?: number;
   /** Where `envFrom` reads host variables. Default `process.env` (never modified). */
@@ -98,7 +110,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
   const runtimePath = paths.invocationDir(options.runId, invocationId);
   const plan = planServices(version, agent);
   await mkdir(join(runtimePath, 'mcp'), { recursive: true });
-  await mkdir(paths.privateDir, { recursive: true });
+  await mkdir(paths.serviceDataDir, { recursive: true });
 
   const marker = formatMarker({
     projectId: paths.projectId,
@@ -133,16 +145,38 @@ export async function startInvocationServices(options: InvocationOptions): Promi
           return { planned, session };
         }
         const sourceDir = join(runtimePath, 'mcp', planned.name);
-        await copySource(paths.sourceDir(planned.digest, planned.definitionName), sourceDir);
+        const storedDir = paths.sourceDir(planned.digest, planned.definitionName);
+        await copySource(storedDir, sourceDir);
+        // The copy is what runs: checked against the digest the accepted version names (docs/data-dir.md).
+        await checkSourceCopy(sourceDir, storedDir, planned.definition, planned.digest);
         const env = buildServiceEnv({
           serviceName: planned.name,
           hostEnv: options.hostEnv ?? process.env,
           envFrom: planned.definition.envFrom,
           workspace: options.workspace,
           sourceDir,
-          projectRoot: paths.privateDir,
+          projectRoot: paths.serviceDataDir,
           marker,
         });
+        // The budget counts from admission: the wait for a turn is reported apart (`queuedMs`).
+        const admission = await (options.startGate ?? sharedStartGate())
+          .admit({
+            signal: cancel.signal,
+            ...(options.startQueueLimitMs === undefined ? {} : { queueLimitMs: options.startQueueLimitMs }),
+            what: `service "${planned.name}" of invocation ${invocationId}`,
+          })
+          .catch((error: unknown) => {
+            if (!cancel.signal.aborted) throw error;
+            // Cancelled in the queue (the run, or another service's failure): reported as any cancelled start.
+            throw new SdkError(
+              'startup_timeout',
+              `service "${planned.name}" was cancelled while it waited for its turn to start`,
+              {
+                remedy: 'see the failure that cancelled the start, or resume the run',
+                data: { service: planned.name, phase: 'queued', cancelled: true },
+              },
+            );
+          });
         const session = await startStdioService(
           {
             serviceName: planned.name,
@@ -160,8 +194,13 @@ export async function startInvocationServices(options: InvocationOptions): Promi
             graceMs: options.graceMs,
             eraMemory: fileEraMemory(eraFilePath(paths.root, planned.digest), planned.digest),
           },
-          { deadline, signal: cancel.signal, onEvent },
-        );
+          {
+            deadline: admission.queuedMs > 0 ? Date.now() + budgetMs : deadline,
+            signal: cancel.signal,
+            onEvent,
+            queuedMs: admission.queuedMs,
+          },
+        ).finally(() => admission.release());
         return { planned, session };
       } catch (error) {
         if (options.cancelOnFailure) cancel.abort(new Error(`service "${planned.name}" failed to start`));

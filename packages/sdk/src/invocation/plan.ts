@@ -37,7 +37,9 @@ export type PlannedService = PlannedProjectService | PlannedRemoteService;
 
 /** Resolves `agent`'s services in `version`. `unknown_agent` when the workflow has no such agent. */
 export function planServices(version: WorkflowVersion, agent: string): PlannedService[] {
-  const agentConfig = version.workflow.agents[agent];
+  const agents = version.workflow.agents;
+  // Own keys only: an agent named `constructor` or `toString` is absent, not Object.prototype's.
+  const agentConfig = Object.hasOwn(agents, agent) ? agents[agent] : undefined;
   if (agentConfig === undefined) {
     throw new SdkError('unknown_agent', `the workflow (version ${version.version}) has no agent "${agent}"`, {
       remedy: `use one of: ${Object.keys(version.workflow.agents).join(', ')}`,
@@ -65,7 +67,8 @@ export function planServices(version: WorkflowVersion, agent: string): PlannedSe
       if (entry.tools !== undefined) shared.toolFilters.set(entry.name, entry.tools);
       continue;
     }
-    const definition = version.workflow.mcpDefinitions[definitionName];
+    const definitions = version.workflow.mcpDefinitions;
+    const definition = Object.hasOwn(definitions, definitionName) ? definitions[definitionName] : undefined;
     if (definition === undefined) {
       // Validation refuses this; a hand-edited data dir is the only way here.
       throw new SdkError('unknown_reference', `agent "${agent}" names the undefined service "${definitionName}"`, {
@@ -78,7 +81,9 @@ export function planServices(version: WorkflowVersion, agent: string): PlannedSe
       name: entry.name,
       aliases: [entry.name],
       definitionName,
-      digest: version.digests[definitionName] ?? definitionDigest(definition),
+      digest:
+        (Object.hasOwn(version.digests, definitionName) ? version.digests[definitionName] : undefined) ??
+        definitionDigest(definition),
       definition,
       toolFilters: filtersOf(entry),
     };

@@ -13,6 +13,7 @@ import { type ValidationIssue, invalidWorkflowError, validateWorkflow } from '..
 import type { Workflow } from '../workflow/workflowSchema.js';
 import { remoteUrlRefusal } from './allowedUrls.js';
 import { resolveReferences } from './references.js';
+import { restoreRedacted } from './workflowView.js';
 
 /** The answer of a successful apply. */
 export interface ApplyResult {
@@ -44,10 +45,21 @@ export async function applyWorkflow(
   const by = options.by ?? 'main';
   const current = await readAccepted(paths);
   const resolved = resolveReferences(snapshot, current?.workflow);
-  const candidate = mergeSnapshot(resolved.snapshot, current);
+  let candidate = mergeSnapshot(resolved.snapshot, current);
+  const policyIssues: ValidationIssue[] = [];
+  if (by === 'main') {
+    // The harness rules look at what Main wrote, before validation fills a default harness in.
+    const inForce = requireReconfiguration(current);
+    const applied = applyAgentPolicy(restoreRedacted(candidate, inForce.workflow), inForce);
+    candidate = applied.snapshot;
+    policyIssues.push(...applied.issues);
+  }
   const validated = validateWorkflow(candidate);
-  if (resolved.issues.length > 0 || !validated.ok) {
-    throw invalidWorkflowError(sortIssues([...resolved.issues, ...validated.errors]), 'the proposed workflow');
+  if (resolved.issues.length > 0 || policyIssues.length > 0 || !validated.ok) {
+    throw invalidWorkflowError(
+      sortIssues([...resolved.issues, ...policyIssues, ...validated.errors]),
+      'the proposed workflow',
+    );
   }
   const basedOn = current?.version ?? 0;
   const result = await acceptWorkflow(paths, validated.workflow, {
@@ -68,7 +80,7 @@ export async function applyWorkflow(
         );
       }
       const issues = mainReconfigurationIssues(inForce, next);
-      if (issues.length > 0) throw invalidWorkflowError(issues, 'the proposed workflow');
+      if (issues.length > 0) throw invalidWorkflowError(sortIssues(issues), 'the proposed workflow');
     },
   });
   return { version: result.version, changedMcps: result.changedMcps, changedAgents: result.changedAgents };
@@ -76,6 +88,58 @@ export async function applyWorkflow(
 
 function sortIssues(issues: ValidationIssue[]): ValidationIssue[] {
   return issues.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** The version in force when Main may reconfigure it; else `reconfiguration_not_allowed`. */
+function requireReconfiguration(current: WorkflowVersion | undefined): WorkflowVersion {
+  if (current === undefined || !current.workflow.orchestration.allowMainReconfiguration) {
+    throw new SdkError('reconfiguration_not_allowed', 'this workflow does not allow Main to reconfigure services', {
+      remedy: 'the operator must set orchestration.allowMainReconfiguration to true and load the workflow',
+    });
+  }
+  return current;
+}
+
+/**
+ * SPEC §9, on the snapshot as Main wrote it: an agent Main adds carries no `harness` and gets
+ * `orchestration.defaultHarness`; without a default harness Main may not add agents. An existing agent
+ * keeps its harness (checked after validation, in {@link mainReconfigurationIssues}).
+ */
+function applyAgentPolicy(
+  snapshot: unknown,
+  current: WorkflowVersion,
+): { snapshot: unknown; issues: ValidationIssue[] } {
+  const issues: ValidationIssue[] = [];
+  if (!isPlainObject(snapshot) || !isPlainObject(snapshot.agents)) return { snapshot, issues };
+  const before = current.workflow;
+  const defaultHarness = before.orchestration.defaultHarness;
+  const agents: Record<string, unknown> = {};
+  for (const [name, agent] of Object.entries(snapshot.agents)) {
+    let shown = agent;
+    if (!Object.hasOwn(before.agents, name) && isPlainObject(agent)) {
+      if (Object.hasOwn(agent, 'harness')) {
+        issues.push({
+          code: 'harness_not_allowed',
+          path: toJsonPath(['agents', name, 'harness']),
+          message: `Main never sets a harness: remove "harness" from the new agent "${name}"; it gets the operator's orchestration.defaultHarness`,
+        });
+      } else if (defaultHarness === undefined) {
+        issues.push({
+          code: 'harness_not_allowed',
+          path: toJsonPath(['agents', name]),
+          message: `Main may not add agents to this workflow (orchestration.defaultHarness is not set): give the work to an existing agent, or ask the operator to set a default harness`,
+        });
+      } else {
+        shown = { ...agent, harness: defaultHarness };
+      }
+    }
+    Object.defineProperty(agents, name, { value: shown, enumerable: true, writable: true, configurable: true });
+  }
+  return { snapshot: { ...snapshot, agents }, issues };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function mergeSnapshot(snapshot: unknown, current: WorkflowVersion | undefined): unknown {
@@ -87,17 +151,29 @@ function mergeSnapshot(snapshot: unknown, current: WorkflowVersion | undefined):
 
 /**
  * The rules of SPEC §9 for Main: reconfiguration must be allowed; accepted definitions are immutable
- * (not rewritten, replaced or removed); `orchestration` and harnesses stay the operator's; a remote URL
- * Main adds must match `orchestration.allowedRemoteUrls`.
+ * (not rewritten, replaced or removed); `orchestration` and harnesses stay the operator's
+ * (`harness_not_allowed`); a definition Main adds maps through `envFrom` only the host variables of
+ * `orchestration.mainMayMapEnv` (`env_not_allowed`); a remote URL Main adds must match
+ * `orchestration.allowedRemoteUrls`.
  */
 export function mainReconfigurationIssues(current: WorkflowVersion | undefined, next: Workflow): ValidationIssue[] {
-  if (current === undefined || !current.workflow.orchestration.allowMainReconfiguration) {
-    throw new SdkError('reconfiguration_not_allowed', 'this workflow does not allow Main to reconfigure services', {
-      remedy: 'the operator must set orchestration.allowMainReconfiguration to true and load the workflow',
-    });
-  }
+  const before = requireReconfiguration(current).workflow;
   const issues: ValidationIssue[] = [];
-  const before = current.workflow;
+  const mayMap = new Set(before.orchestration.mainMayMapEnv ?? []);
+  for (const [name, definition] of Object.entries(next.mcpDefinitions)) {
+    if (Object.hasOwn(before.mcpDefinitions, name)) continue;
+    for (const [variable, hostVariable] of Object.entries(definition.envFrom)) {
+      if (mayMap.has(hostVariable)) continue;
+      issues.push({
+        code: 'env_not_allowed',
+        path: toJsonPath(['mcpDefinitions', name, 'envFrom', variable]),
+        message:
+          mayMap.size === 0
+            ? `a service Main proposes may not read host variables (orchestration.mainMayMapEnv is empty): remove "${variable}" from envFrom`
+            : `a service Main proposes may read only the host variables in orchestration.mainMayMapEnv (${[...mayMap].join(', ')}), not "${hostVariable}": map one of those or remove "${variable}"`,
+      });
+    }
+  }
   for (const [name, definition] of Object.entries(before.mcpDefinitions)) {
     const proposed = Object.hasOwn(next.mcpDefinitions, name) ? next.mcpDefinitions[name] : undefined;
     if (proposed === undefined) {
@@ -126,7 +202,7 @@ export function mainReconfigurationIssues(current: WorkflowVersion | undefined, 
     const previous = Object.hasOwn(before.agents, agentName) ? before.agents[agentName] : undefined;
     if (previous !== undefined && stableStringify(previous.harness) !== stableStringify(agent.harness)) {
       issues.push({
-        code: 'reconfiguration_not_allowed',
+        code: 'harness_not_allowed',
         path: toJsonPath(['agents', agentName, 'harness']),
         message: `the harness of "${agentName}" is the operator's to change; send it as get_workflow returned it`,
       });

@@ -2,12 +2,25 @@
  * What `get_workflow` answers (SPEC §9): the accepted workflow and its version. Without sources (the
  * default) each definition is a summary — its digest, its launch settings and its file list with sizes —
  * so a model reads a large workflow for a few hundred bytes a service and keeps those services in
- * `apply_workflow` by reference; with sources, each definition is shown in full, with its digest.
+ * `apply_workflow` by reference; with sources, each definition is shown in full, with its digest. Every
+ * URL (remote entries, model endpoints, `allowedRemoteUrls`) is shown redacted, and
+ * {@link restoreRedacted} puts the accepted values back when Main echoes them.
  */
+import stableStringify from 'fast-json-stable-stringify';
+import type { z } from 'zod';
+import { redactUrl } from '../redact.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import { readAccepted } from '../store/workflowVersions.js';
 import { definitionDigest } from '../workflow/digest.js';
-import type { McpDefinition, Workflow } from '../workflow/workflowSchema.js';
+import {
+  type Agent,
+  type Harness,
+  HarnessSchema,
+  type McpDefinition,
+  type Orchestration,
+  OrchestrationSchema,
+  type Workflow,
+} from '../workflow/workflowSchema.js';
 
 /** Options of {@link readWorkflowView}. */
 export interface WorkflowViewOptions {
@@ -45,7 +58,99 @@ export function workflowView(workflow: Workflow, options: WorkflowViewOptions = 
     const shown = options.sources === true ? fullView(definition) : summaryView(definition);
     Object.defineProperty(definitions, name, { value: shown, enumerable: true, writable: true, configurable: true });
   }
-  return { ...workflow, mcpDefinitions: definitions };
+  const agents: Record<string, unknown> = {};
+  for (const [name, agent] of Object.entries(workflow.agents)) {
+    Object.defineProperty(agents, name, {
+      value: agentView(agent),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return { ...workflow, orchestration: orchestrationView(workflow.orchestration), agents, mcpDefinitions: definitions };
+}
+
+/**
+ * An agent as the model sees it: every URL redacted (`redactUrl`: no user information, query values
+ * `REDACTED`), so a token in an operator's remote URL or model endpoint never reaches the model.
+ */
+export function agentView(agent: Agent): Agent {
+  return {
+    ...agent,
+    harness: harnessView(agent.harness),
+    mcpServers: agent.mcpServers.map((entry) =>
+      entry.url === undefined ? entry : { ...entry, url: redactUrl(entry.url) },
+    ),
+  };
+}
+
+/** `orchestration` as the model sees it: its URLs redacted, like {@link agentView}. */
+export function orchestrationView(orchestration: Orchestration): Orchestration {
+  return {
+    ...orchestration,
+    allowedRemoteUrls: orchestration.allowedRemoteUrls.map(redactUrl),
+    ...(orchestration.defaultHarness === undefined
+      ? {}
+      : { defaultHarness: harnessView(orchestration.defaultHarness) }),
+  };
+}
+
+function harnessView(harness: Harness): Harness {
+  if (!('baseUrl' in harness) || harness.baseUrl === undefined) return harness;
+  return { ...harness, baseUrl: redactUrl(harness.baseUrl) };
+}
+
+/**
+ * Undoes {@link workflowView}'s redaction in a snapshot Main sends back: an `orchestration` equal to the
+ * view of the accepted one, an existing agent's harness equal to the view of its accepted harness, and a
+ * remote entry whose URL is the view of the URL of that agent's entry of the same name become the
+ * accepted values again. Anything else is left as Main wrote it, for the rules to judge.
+ */
+export function restoreRedacted(snapshot: unknown, accepted: Workflow): unknown {
+  if (!isPlainObject(snapshot)) return snapshot;
+  const out: Record<string, unknown> = { ...snapshot };
+  if (sameAs(OrchestrationSchema, snapshot.orchestration, orchestrationView(accepted.orchestration))) {
+    out.orchestration = accepted.orchestration;
+  }
+  if (isPlainObject(snapshot.agents)) {
+    const agents: Record<string, unknown> = {};
+    for (const [name, agent] of Object.entries(snapshot.agents)) {
+      let restored = agent;
+      const before = Object.hasOwn(accepted.agents, name) ? accepted.agents[name] : undefined;
+      if (before !== undefined && isPlainObject(agent)) restored = restoreAgent(agent, before);
+      Object.defineProperty(agents, name, { value: restored, enumerable: true, writable: true, configurable: true });
+    }
+    out.agents = agents;
+  }
+  return out;
+}
+
+function restoreAgent(agent: Record<string, unknown>, before: Agent): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...agent };
+  if (Object.hasOwn(agent, 'harness') && sameAs(HarnessSchema, agent.harness, harnessView(before.harness))) {
+    out.harness = before.harness;
+  }
+  if (Array.isArray(agent.mcpServers)) {
+    out.mcpServers = agent.mcpServers.map((entry: unknown) => {
+      if (!isPlainObject(entry) || typeof entry.url !== 'string') return entry;
+      const original = before.mcpServers.find(
+        (b) => b.name === entry.name && b.url !== undefined && b.url !== entry.url && redactUrl(b.url) === entry.url,
+      );
+      return original === undefined ? entry : { ...entry, url: original.url };
+    });
+  }
+  return out;
+}
+
+/** Whether `value`, with its defaults filled by `schema`, is `view`. */
+function sameAs(schema: z.ZodType, value: unknown, view: unknown): boolean {
+  if (value === undefined) return false;
+  const parsed = schema.safeParse(value);
+  return parsed.success && stableStringify(parsed.data) === stableStringify(view);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function fullView(definition: McpDefinition): Record<string, unknown> {

@@ -60,6 +60,8 @@ export abstract class BaseSession implements ServiceSession {
   /** Lists the service again when its lists' shortest `ttlMs` has passed (2026-07-28). */
   private expiryTimer: NodeJS.Timeout | undefined;
   private readonly listTtlFloorMs: number;
+  /** Milliseconds the start waited at the admission gate (set by a kind that passes one). */
+  protected queuedMs: number | undefined;
   private relisting: Promise<void> | undefined;
   /** Aborts a re-listing in flight when the session closes. */
   private readonly relistAbort = new AbortController();
@@ -260,6 +262,7 @@ export abstract class BaseSession implements ServiceSession {
       prompts: c.prompts.length,
       ...(c.protocolVersion === undefined ? {} : { protocolVersion: c.protocolVersion }),
       ...this.eraFacts(),
+      ...(this.queuedMs === undefined ? {} : { queuedMs: this.queuedMs }),
     });
   }
 

@@ -9,6 +9,7 @@ import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process'
 import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
 import { collectGroup, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS } from '@scienceevolve/supervisor/terminate';
 import type { ProcessRegistry } from './processRegistry.js';
+import { timerMs } from '../workflow/workflowSchema.js';
 
 /** Default milliseconds between SIGTERM and SIGKILL: 2,000 (SPEC §5.7; the kill path's one default). */
 export { DEFAULT_GRACE_MS };
@@ -150,5 +151,5 @@ export class SupervisedGroup {
  * task is such a wait must not exit early. Every wait that uses it is bounded by a deadline.
  */
 export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve) => setTimeout(resolve, timerMs(ms)));
 }

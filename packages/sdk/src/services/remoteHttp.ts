@@ -6,6 +6,7 @@
  * failures, and dropping the server's identity stamp from results (the bridge's faces set their own).
  */
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { networkMessage as redactNetworkMessage, redactUrl } from '../redact.js';
 import { raceDelay } from './teardown.js';
 
 /** Milliseconds a session's `DELETE` may take on close before we stop waiting: 2,000 (2 s). */
@@ -49,27 +50,10 @@ export function isNetworkFailure(error: unknown): boolean {
 }
 
 /**
- * `error`'s message with its cause's code when it has one (`fetch failed (ECONNREFUSED)`), and every
- * spelling of `url` in it (as given, and as `URL` writes it) replaced by its public form ({@link publicUrl}):
- * fetch and the transports repeat the URL, whose query may hold a token. Every message about a remote
- * that quotes an underlying error goes through here.
+ * `error`'s message with every spelling of `url` redacted (see `redact.ts`, the one redaction point).
+ * Every message about a remote that quotes an underlying error goes through here.
  */
-export function networkMessage(error: unknown, url: string): string {
-  let text: string;
-  if (error instanceof Error) {
-    const causeCode = ((error as { cause?: unknown }).cause as { code?: unknown } | undefined)?.code;
-    text = typeof causeCode === 'string' ? `${error.message} (${causeCode})` : error.message;
-  } else text = String(error);
-  const shown = publicUrl(url);
-  const spellings = [url];
-  try {
-    spellings.push(new URL(url).href);
-  } catch {
-    // An invalid URL has only the spelling it was given.
-  }
-  for (const spelling of spellings) if (spelling !== '' && spelling !== shown) text = text.split(spelling).join(shown);
-  return text;
-}
+export const networkMessage = redactNetworkMessage;
 
 /**
  * `result` without `_meta["io.modelcontextprotocol/serverInfo"]` (and without `_meta` when nothing else
@@ -87,12 +71,5 @@ export function withoutServerInfo<T>(result: T): T {
   return copy as T;
 }
 
-/** A user-facing form of a URL: without user info, query and fragment (which may hold credentials). */
-export function publicUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(invalid URL)';
-  }
-}
+/** A user-facing form of a URL: no user info or fragment, query values `REDACTED` (see `redact.ts`). */
+export const publicUrl = redactUrl;

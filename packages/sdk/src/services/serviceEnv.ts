@@ -45,7 +45,7 @@ export interface ServiceEnvInput {
 export function buildServiceEnv(input: ServiceEnvInput): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of INHERITED_ENV_KEYS) {
-    const value = input.hostEnv[key];
+    const value = Object.hasOwn(input.hostEnv, key) ? input.hostEnv[key] : undefined;
     // A value that is a function definition is how bash exports functions (`() {`); the MCP SDK skips them too.
     if (value !== undefined && !value.startsWith('()')) env[key] = value;
   }
@@ -53,7 +53,8 @@ export function buildServiceEnv(input: ServiceEnvInput): Record<string, string> 
   const missing: { variable: string; hostVariable: string }[] = [];
   for (const [variable, hostVariable] of Object.entries(input.envFrom ?? {})) {
     if ((SDK_ENV_KEYS as readonly string[]).includes(variable)) continue;
-    const value = input.hostEnv[hostVariable];
+    // Own keys only: `"X": "constructor"` reads no host variable, not Object.prototype's constructor.
+    const value = Object.hasOwn(input.hostEnv, hostVariable) ? input.hostEnv[hostVariable] : undefined;
     if (value === undefined) missing.push({ variable, hostVariable });
     else env[variable] = value;
   }

@@ -71,8 +71,10 @@ export type ServiceEvent =
   | (ServiceEventBase & { type: 'service.state'; from: ServiceState | undefined; to: ServiceState })
   | (ServiceEventBase & {
       type: 'service.ready';
-      /** Milliseconds from the start call to ready. */
+      /** Milliseconds from the start call to ready (for a stdio service: from its admission). */
       startMs: number;
+      /** Milliseconds a stdio service's start waited at the admission gate before it began (0: none). */
+      queuedMs?: number;
       tools: number;
       resources: number;
       resourceTemplates: number;

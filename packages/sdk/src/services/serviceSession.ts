@@ -79,6 +79,8 @@ export interface SessionStartOptions {
    * notifications within it are listed once). Default 50.
    */
   listChangeDebounceMs?: number;
+  /** Milliseconds the start waited at the admission gate before this call (reported in `service.ready`). */
+  queuedMs?: number;
   /**
    * Milliseconds: the shortest wait before listing a 2026-07-28 service again when its lists' `ttlMs`
    * has passed (a server's `ttlMs` of 5 ms does not make the SDK list 200 times a second). Default 1,000.

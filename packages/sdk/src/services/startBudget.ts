@@ -2,6 +2,7 @@
  * The time a service start may take: the caller's deadline and/or abort signal, as one AbortSignal and a
  * number of milliseconds left for each request. The invocation layer owns the 35-second total (SPEC §5.5).
  */
+import { timerMs } from '../workflow/workflowSchema.js';
 
 /** Milliseconds a start may take when the caller gives no deadline: 35,000. */
 export const DEFAULT_STARTUP_BUDGET_MS = 35_000;
@@ -41,7 +42,7 @@ export class StartBudget {
       const ms = this.deadline - now;
       if (ms <= 0) this.abort('deadline');
       // Unref'd: a budget never keeps the host alive by itself; whoever awaits the start holds other handles.
-      else this.timer = setTimeout(() => this.abort('deadline'), ms).unref();
+      else this.timer = setTimeout(() => this.abort('deadline'), timerMs(ms)).unref();
     }
   }
 

@@ -122,6 +122,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
     super(spec.serviceName, spec.aliases, options.onEvent, options.listChangeDebounceMs, options.listTtlFloorMs);
     this.spec = spec;
     this.options = options;
+    this.queuedMs = options.queuedMs;
     this.stderrLogPath = spec.stderrLogPath;
     this.identity = identityOf(spec);
   }

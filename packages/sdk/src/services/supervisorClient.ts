@@ -10,6 +10,7 @@ import { type HostMessage, isSupervisorMessage, type SupervisorMessage } from '@
 import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 import { SdkError } from '../errors.js';
 import type { ProcessRegistry } from './processRegistry.js';
+import { timerMs } from '../workflow/workflowSchema.js';
 
 /** Options of {@link SupervisorClient.start}. */
 export interface SupervisorClientOptions {
@@ -189,7 +190,7 @@ export class SupervisorClient implements ProcessRegistry {
     try {
       if (child !== undefined && child.exitCode === null && child.signalCode === null) {
         const exited = new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.#options.graceMs + 5000);
+          const timer = setTimeout(resolve, timerMs(this.#options.graceMs + 5000));
           timer.unref();
           child.once('exit', () => {
             clearTimeout(timer);

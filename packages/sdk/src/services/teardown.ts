@@ -1,4 +1,5 @@
 /** Small helpers for lifecycles: running every cleanup step, and waiting with a cap. */
+import { timerMs } from '../workflow/workflowSchema.js';
 
 /** Runs every step in order, each even when an earlier one threw; resolves with what was thrown. */
 export async function runEach(steps: readonly (() => unknown)[]): Promise<unknown[]> {
@@ -25,7 +26,7 @@ export async function raceDelay(promise: Promise<unknown>, ms: number): Promise<
       () => undefined,
     ),
     new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
+      timer = setTimeout(resolve, timerMs(ms));
     }),
   ]);
   if (timer !== undefined) clearTimeout(timer);

@@ -2,21 +2,25 @@
  * The data dir (SPEC §4): the one directory that holds everything the SDK persists, with its layout's
  * format version in `format.json`.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { SdkError } from '../errors.js';
 import { readJsonFile, writeJsonAtomic } from './atomicFile.js';
 
-/** The layout version this SDK writes and reads. */
-export const DATA_DIR_FORMAT = 1;
+/**
+ * The layout version this SDK writes and reads. Format 2 (this one) keeps the workflow store as a hash
+ * chain and gives services `service-data/`; format 1 had neither (`scienceevolve migrate` upgrades it).
+ */
+export const DATA_DIR_FORMAT = 2;
 
 /** The library's default data dir: `~/.scienceevolve/data`. The CLI always requires `--data-dir`. */
 export function defaultDataDir(): string {
   return join(homedir(), '.scienceevolve', 'data');
 }
 
-interface FormatFile {
+/** `<dataDir>/format.json`. */
+export interface FormatFile {
   format: number;
   createdBy?: string;
 }
@@ -30,8 +34,15 @@ export async function openDataDir(dataDir: string): Promise<string> {
   const root = resolve(dataDir);
   await mkdir(root, { recursive: true });
   const path = join(root, 'format.json');
-  const found = await readJsonFile<FormatFile>(path);
+  const found = await readFormatFile(path);
   if (found === undefined) {
+    if (await hasProjects(root)) {
+      // Projects written before format.json existed: their stores predate the hash chain.
+      throw new SdkError('data_dir_needs_migration', `the data dir ${root} has projects but no format.json`, {
+        remedy: `run \`scienceevolve migrate --data-dir ${root}\` once`,
+        data: { path },
+      });
+    }
     await writeJsonAtomic(path, { format: DATA_DIR_FORMAT, createdBy: 'scienceevolve' } satisfies FormatFile);
     return root;
   }
@@ -39,9 +50,43 @@ export async function openDataDir(dataDir: string): Promise<string> {
   return root;
 }
 
+/**
+ * Checks a data dir's `format.json` without creating or changing anything (for readers such as `status`):
+ * throws as {@link openDataDir} does for a damaged, newer or older format. A data dir without the file
+ * passes (nothing was written there yet). Returns the absolute path.
+ */
+export async function checkDataDir(dataDir: string): Promise<string> {
+  const root = resolve(dataDir);
+  const path = join(root, 'format.json');
+  const found = await readFormatFile(path);
+  if (found !== undefined) checkFormat(found, path);
+  return root;
+}
+
+/** Reads `format.json`; `undefined` when it does not exist; a file that is not JSON is `io_error`. */
+export async function readFormatFile(path: string): Promise<FormatFile | undefined> {
+  try {
+    return await readJsonFile<FormatFile>(path);
+  } catch (error) {
+    throw new SdkError('io_error', `${path} is damaged: ${(error as Error).message}`, {
+      remedy: `if this is a ScienceEvolve data dir, write {"format": ${DATA_DIR_FORMAT}} into it; otherwise pass another --data-dir`,
+      data: { path },
+      cause: error,
+    });
+  }
+}
+
+async function hasProjects(root: string): Promise<boolean> {
+  try {
+    return (await readdir(join(root, 'projects'))).length > 0;
+  } catch {
+    return false;
+  }
+}
+
 /** Throws unless `found` is this SDK's format. */
-function checkFormat(found: FormatFile, path: string): void {
-  if (typeof found.format !== 'number') {
+export function checkFormat(found: FormatFile, path: string): void {
+  if (typeof found !== 'object' || found === null || typeof found.format !== 'number') {
     throw new SdkError('io_error', `${path} has no format number`, {
       remedy: 'this directory is not a ScienceEvolve data dir; pass another --data-dir',
       data: { path },
@@ -57,25 +102,11 @@ function checkFormat(found: FormatFile, path: string): void {
   if (found.format < DATA_DIR_FORMAT) {
     throw new SdkError(
       'data_dir_needs_migration',
-      `the data dir ${path} has the older format ${found.format}; this SDK reads format ${DATA_DIR_FORMAT}`,
-      { remedy: 'run `scienceevolve migrate --data-dir <dir>` once', data: { path, format: found.format } },
+      `the data dir ${path} has the older format ${found.format}; this SDK reads format ${DATA_DIR_FORMAT}: run \`scienceevolve migrate --data-dir ${dirname(path)}\` once`,
+      {
+        remedy: 'run `scienceevolve migrate --data-dir <dir>` once (it writes the hash chain over the stored versions)',
+        data: { path, format: found.format },
+      },
     );
   }
-}
-
-/**
- * Upgrades a data dir to this SDK's format. Format 1 is the first format, so there is nothing to convert
- * yet: it creates `format.json` where it is missing and reports the format found.
- */
-export async function migrateDataDir(dataDir: string): Promise<{ from: number | null; to: number }> {
-  const root = resolve(dataDir);
-  const path = join(root, 'format.json');
-  const found = await readJsonFile<FormatFile>(path);
-  if (found !== undefined && found.format > DATA_DIR_FORMAT) checkFormat(found, path);
-  if (found !== undefined && typeof found.format === 'number' && found.format < DATA_DIR_FORMAT) {
-    // Format 1 is the first format: there is nothing to convert, only the record to bring up to date.
-    await writeJsonAtomic(path, { format: DATA_DIR_FORMAT, createdBy: 'scienceevolve' } satisfies FormatFile);
-  }
-  await openDataDir(root);
-  return { from: found?.format ?? null, to: DATA_DIR_FORMAT };
 }

@@ -1,8 +1,21 @@
 /** One project's area of the data dir and the paths in it (SPEC §4). */
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { SdkError } from '../errors.js';
+import { NAME_PATTERN } from '../workflow/limits.js';
 import { openDataDir } from './dataDir.js';
 import { checkProjectId } from './projectId.js';
+
+const DIGEST = /^[0-9a-f]{64}$/;
+/** One directory name made by the SDK (run, invocation and attempt ids): no separator, no dot first. */
+const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+
+function unsafe(message: string, data: Record<string, unknown>): SdkError {
+  return new SdkError('unsafe_path', message, {
+    remedy: 'a stored name or id was edited outside ScienceEvolve; run `scienceevolve workflow verify` for the project',
+    data,
+  });
+}
 
 /** The paths of one project. Pure path arithmetic; {@link openProject} creates the project. */
 export class ProjectPaths {
@@ -37,23 +50,43 @@ export class ProjectPaths {
   get mcpDir(): string {
     return join(this.root, 'mcp');
   }
-  /** The persistent, immutable source of a definition. */
+  /**
+   * The persistent, immutable source of a definition. `digest` must be a sha256 hex digest and `name` a
+   * definition name (§3.4); anything else (a stored name edited to `../../x`) is `unsafe_path`, never a path.
+   */
   sourceDir(digest: string, name: string): string {
-    return join(this.mcpDir, digest, `project-${name}`);
+    if (!DIGEST.test(digest)) throw unsafe(`"${digest}" is not a sha256 hex digest`, { digest });
+    if (!NAME_PATTERN.test(name)) throw unsafe(`"${name}" is not a definition name`, { definition: name });
+    return this.inside(join(this.mcpDir, digest, `project-${name}`));
   }
   get runsDir(): string {
     return join(this.root, 'runs');
   }
+  /** A run's directory; a run id that is not one directory name is `unsafe_path`. */
   runDir(runId: string): string {
-    return join(this.runsDir, runId);
+    if (!SEGMENT.test(runId)) throw unsafe(`"${runId}" is not a run id`, { run: runId });
+    return this.inside(join(this.runsDir, runId));
   }
-  /** An invocation's runtimePath. */
+  /** An invocation's runtimePath; an id that is not one directory name is `unsafe_path`. */
   invocationDir(runId: string, invocationId: string): string {
-    return join(this.runDir(runId), 'invocations', invocationId);
+    if (!SEGMENT.test(invocationId))
+      throw unsafe(`"${invocationId}" is not an invocation id`, { invocation: invocationId });
+    return this.inside(join(this.runDir(runId), 'invocations', invocationId));
   }
-  /** The project's private SDK data handed to services as `SCIENCEEVOLVE_PROJECT_ROOT`. */
-  get privateDir(): string {
-    return join(this.root, 'private');
+  /** Asserts that `path` lies inside the project's directory (and so inside the data dir). */
+  inside(path: string): string {
+    const rel = relative(this.root, resolve(path));
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
+      throw unsafe(`${path} is outside the project directory ${this.root}`, { path });
+    }
+    return path;
+  }
+  /**
+   * `service-data/`: the directory for the services' own data, handed to them as
+   * `SCIENCEEVOLVE_PROJECT_ROOT`. It holds none of the SDK's control files.
+   */
+  get serviceDataDir(): string {
+    return join(this.root, 'service-data');
   }
   /** Supervisor logs. */
   get supervisorDir(): string {

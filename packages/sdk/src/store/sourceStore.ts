@@ -3,8 +3,8 @@
  * directory and renamed into place, so a reader never sees half a version; immutable once written.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { lstat, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { processStartTime } from '@scienceevolve/supervisor/protocol';
 import { SdkError } from '../errors.js';
 import { definitionDigest } from '../workflow/digest.js';
@@ -101,4 +101,73 @@ async function removeDeadWritersLeftovers(mcpDir: string): Promise<void> {
     if (processStartTime(pid) !== undefined) continue;
     await rm(join(mcpDir, name), { recursive: true, force: true });
   }
+}
+
+/** The files of a stored source (or of its copy): relative path (with `/`) → content. A symlink or special file is tampering. */
+export async function readSourceFiles(dir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = Object.create(null) as Record<string, string>;
+  const root = resolve(dir);
+  const walk = async (at: string): Promise<void> => {
+    for (const entry of await readdir(at, { withFileTypes: true })) {
+      const path = join(at, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else if (entry.isFile()) files[relative(root, path).split(sep).join('/')] = await readFile(path, 'utf8');
+      else {
+        const kind = (await lstat(path)).isSymbolicLink() ? 'a symbolic link' : 'not a regular file';
+        throw new SdkError('store_tampered', `${path} is ${kind}; a stored source holds regular files only`, {
+          remedy: 'restore the source from a backup, or load the workflow again into a new data dir',
+          data: { path },
+        });
+      }
+    }
+  };
+  try {
+    await walk(root);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new SdkError('store_tampered', `${dir} is missing; an accepted version names it`, {
+        remedy: 'restore the source from a backup, or load the workflow again into a new data dir',
+        data: { path: dir },
+      });
+    }
+    throw error;
+  }
+  return files;
+}
+
+/** Which files differ between what the version says and what is stored, in a few words. */
+export function sourceDifferences(expected: Record<string, string>, stored: Record<string, string>): string {
+  const parts: string[] = [];
+  for (const path of Object.keys(expected).sort()) {
+    if (!Object.hasOwn(stored, path)) parts.push(`${path} missing`);
+    else if (stored[path] !== expected[path]) parts.push(`${path} differs`);
+  }
+  for (const path of Object.keys(stored).sort()) if (!Object.hasOwn(expected, path)) parts.push(`${path} added`);
+  return parts.slice(0, 5).join(', ') + (parts.length > 5 ? `, and ${parts.length - 5} more` : '');
+}
+
+/**
+ * Checks an invocation's copy of a stored source against the digest the accepted version names, before
+ * the service runs from it: a source edited under `mcp/<digest>/` after it was stored (by anything but
+ * the SDK, which never changes it) is `store_tampered` naming the stored directory and the files that differ.
+ */
+export async function checkSourceCopy(
+  copy: string,
+  stored: string,
+  definition: McpDefinition,
+  digest: string,
+): Promise<void> {
+  const files = await readSourceFiles(copy);
+  const actual = definitionDigest({ ...definition, files });
+  if (actual === digest) return;
+  const differing = sourceDifferences(definition.files, files);
+  throw new SdkError(
+    'store_tampered',
+    `${stored} was changed outside ScienceEvolve: it does not match its digest ${digest}${differing === '' ? '' : ` (${differing})`}`,
+    {
+      remedy:
+        'run `scienceevolve workflow verify` for the project, then restore the source from a backup or load the workflow into a new data dir',
+      data: { path: stored, digest },
+    },
+  );
 }

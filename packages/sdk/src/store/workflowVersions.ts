@@ -1,37 +1,30 @@
 /**
  * Accepted workflow versions (SPEC §4): `workflow/versions/<n>.json` for every version and
- * `workflow/accepted.json` for the one in force, each written atomically. Sources are stored before a
+ * `workflow/accepted.json` naming the one in force, each written atomically and linked
+ * by digests into a hash chain (storeChain.ts), checked on every read. Sources are stored before a
  * version names them, and the version file before the accepted pointer, so a crash at any point leaves
  * the old version in force or the new one complete.
  */
-import { readdir } from 'node:fs/promises';
 import { SdkError } from '../errors.js';
 import { type WorkflowDiff, diffWorkflows } from '../workflow/diff.js';
 import { parseWorkflow } from '../workflow/validate.js';
 import type { Workflow } from '../workflow/workflowSchema.js';
-import { readJsonFile, writeJsonAtomic } from './atomicFile.js';
+import { writeFileAtomic } from './atomicFile.js';
 import { withFileLock } from './fileLock.js';
 import type { ProjectPaths } from './projectStore.js';
 import { storeSource } from './sourceStore.js';
+import {
+  type AcceptedBy,
+  type AcceptedPointer,
+  type WorkflowVersion,
+  storedText,
+  readChainFrom,
+  readHead,
+  recordDigest,
+  workflowDigest,
+} from './storeChain.js';
 
-/** Who accepted a version. */
-export type AcceptedBy = 'operator' | 'main';
-
-/** One accepted version as stored. */
-export interface WorkflowVersion {
-  /** 1, 2, … */
-  version: number;
-  /** ISO 8601 time of acceptance. */
-  acceptedAt: string;
-  by: AcceptedBy;
-  /** Definition name → digest. */
-  digests: Record<string, string>;
-  /** What changed against the previous version. */
-  changedMcps: string[];
-  changedAgents: string[];
-  /** The complete workflow, defaults filled. */
-  workflow: Workflow;
-}
+export type { AcceptedBy, AcceptedPointer, WorkflowVersion } from './storeChain.js';
 
 /** The result of {@link acceptWorkflow}. */
 export interface AcceptResult extends WorkflowDiff {
@@ -55,14 +48,18 @@ export interface AcceptOptions {
   lockTimeoutMs?: number;
 }
 
-/** The version in force, or `undefined` when none was accepted yet. */
+/**
+ * The version in force, or `undefined` when none was accepted yet. Checked as it is read: `accepted.json`
+ * and the version file it names against their schemas and the digest `accepted.json` names;
+ * `store_tampered` naming the file otherwise.
+ */
 export async function readAccepted(paths: ProjectPaths): Promise<WorkflowVersion | undefined> {
-  return readJsonFile<WorkflowVersion>(paths.acceptedPath);
+  return (await readHead(paths))?.record;
 }
 
 /**
  * The version in force; throws `unknown_project` when the project has none (it was never loaded, or the
- * project id is mistyped).
+ * project id is mistyped), `store_tampered` when the store was changed outside the SDK.
  */
 export async function requireAccepted(paths: ProjectPaths): Promise<WorkflowVersion> {
   const version = await readAccepted(paths);
@@ -76,36 +73,34 @@ export async function requireAccepted(paths: ProjectPaths): Promise<WorkflowVers
   return version;
 }
 
-/** One version by number; `unknown_version` when there is none. */
+/**
+ * One version by number, checked along the hash chain from the version in force down to it;
+ * `unknown_version` when there is none (a version above the one in force was never in force).
+ */
 export async function readVersion(paths: ProjectPaths, version: number): Promise<WorkflowVersion> {
-  const found =
-    Number.isInteger(version) && version > 0
-      ? await readJsonFile<WorkflowVersion>(paths.versionPath(version))
-      : undefined;
-  if (found === undefined) {
+  const head = await readHead(paths);
+  if (head === undefined || !Number.isInteger(version) || version < 1 || version > head.record.version) {
     throw new SdkError('unknown_version', `project ${paths.projectId} has no workflow version ${version}`, {
       remedy: 'pass a version from 1 to the accepted one (`workflow show` without --version prints it)',
       data: { project: paths.projectId, version },
     });
   }
-  return found;
+  return (await readChainFrom(paths, head, version))[0]!;
 }
 
-/** Every version number stored, ascending. Versions above the accepted one (a crash before the pointer moved) are left out. */
+/**
+ * Every version from 1 to the one in force, ascending, with the whole chain checked: each file against
+ * its schema and each link. Empty when nothing was accepted yet.
+ */
+export async function readVersions(paths: ProjectPaths): Promise<WorkflowVersion[]> {
+  const head = await readHead(paths);
+  if (head === undefined) return [];
+  return readChainFrom(paths, head, 1);
+}
+
+/** Every version number from 1 to the one in force, ascending, the chain checked ({@link readVersions}). */
 export async function listVersions(paths: ProjectPaths): Promise<number[]> {
-  const accepted = (await readAccepted(paths))?.version ?? 0;
-  let names: string[];
-  try {
-    names = await readdir(paths.versionsDir);
-  } catch {
-    return [];
-  }
-  return names
-    .map((n) => /^(\d+)\.json$/.exec(n)?.[1])
-    .filter((n): n is string => n !== undefined)
-    .map(Number)
-    .filter((n) => n <= accepted)
-    .sort((a, b) => a - b);
+  return (await readVersions(paths)).map((v) => v.version);
 }
 
 /**
@@ -122,7 +117,8 @@ export async function acceptWorkflow(
   return withFileLock(
     paths.workflowLockPath,
     async () => {
-      const current = await readAccepted(paths);
+      const head = await readHead(paths);
+      const current = head?.record;
       options.check?.(current, workflow);
       const diff = diffWorkflows(current?.workflow, workflow);
       const digests: Record<string, string> = {};
@@ -140,12 +136,15 @@ export async function acceptWorkflow(
         digests,
         changedMcps: diff.changedMcps,
         changedAgents: diff.changedAgents,
+        previous: head?.digest ?? null,
+        workflowDigest: workflowDigest(workflow),
         workflow,
       };
       // A version file above the accepted one is a leftover of a crash before the pointer moved: it was
       // never in force, so writing over it is correct.
-      await writeJsonAtomic(paths.versionPath(record.version), record);
-      await writeJsonAtomic(paths.acceptedPath, record);
+      await writeFileAtomic(paths.versionPath(record.version), storedText(record));
+      const pointer: AcceptedPointer = { version: record.version, digest: recordDigest(record) };
+      await writeFileAtomic(paths.acceptedPath, storedText(pointer));
       return { ...diff, version: record.version, previousVersion, digests };
     },
     { timeoutMs: options.lockTimeoutMs },

@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import { type ErrorCode, SdkError } from '../errors.js';
 import { fileDirectoryConflicts, unsafePathReason } from './filePaths.js';
+import { scanDocument } from './documentScan.js';
 import { toJsonPath } from './jsonPath.js';
 import { FIXED_CATALOG_NAMES, LIMITS, RESERVED_ENV_NAMES } from './limits.js';
 import { toolFilterShapeProblem, type Workflow, WorkflowSchema } from './workflowSchema.js';
@@ -48,6 +49,10 @@ export function validateWorkflow(document: unknown): ValidationResult {
         },
       ]);
     }
+    // Before anything recurses into the document: its depth, lone surrogates and `__proto__` keys.
+    const scanned = scanDocument(document);
+    if (scanned.some((f) => f.code === 'too_deep')) return fail(scanned);
+    issues.push(...scanned);
     const references = checkDocument(document, issues);
     // reportInput: an issue of the wrong type carries the value, so the message can say what was given.
     const parsed = WorkflowSchema.safeParse(document, { reportInput: true });

@@ -4,6 +4,7 @@
  * `validate.ts`, which is the entry point callers use.
  */
 import { z } from 'zod';
+import { SdkError } from '../errors.js';
 import { COMMAND_PATTERN, ENV_NAME_PATTERN, LIMITS, NAME_PATTERN } from './limits.js';
 
 const nameMessage = `must be 1–${LIMITS.nameChars} characters of a-z 0-9 - _, starting with a letter or digit; rename it`;
@@ -161,6 +162,30 @@ export type HarnessPreset = z.infer<typeof HarnessFormatSchema>;
 /** The longest duration an option may name: 2^31 − 1 ms (a longer `setTimeout` fires at once). */
 export const MAX_DURATION_MS = 2_147_483_647;
 
+/**
+ * `ms` as a timer can wait for it: from 0 to {@link MAX_DURATION_MS}. Node fires a `setTimeout` of more
+ * than 2^31 − 1 ms (or of NaN) after 1 ms, so every timer whose delay is computed goes through here.
+ */
+export function timerMs(ms: number): number {
+  if (Number.isNaN(ms) || ms <= 0) return 0;
+  return Math.min(ms, MAX_DURATION_MS);
+}
+
+/**
+ * A duration option of the API in milliseconds: `fallback` when absent, else an integer from `floor`
+ * (default 0) to {@link MAX_DURATION_MS}; anything else throws SdkError `usage` naming the option.
+ */
+export function durationMs(value: number | undefined, name: string, fallback: number, floor = 0): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < floor || value > MAX_DURATION_MS) {
+    throw new SdkError('usage', `${name} must be a whole number of milliseconds from ${floor} to ${MAX_DURATION_MS}`, {
+      remedy: `pass ${name} as an integer in that range, or leave it out for its default (${fallback} ms)`,
+      data: { option: name },
+    });
+  }
+  return value;
+}
+
 /** A duration in milliseconds from the workflow: a positive integer no longer than {@link MAX_DURATION_MS}. */
 const DurationMsSchema = z
   .int({ error: 'must be a whole number of milliseconds' })
@@ -280,6 +305,13 @@ export const OrchestrationSchema = z.strictObject({
   invocationRetries: z.int().min(0).max(LIMITS.invocationRetries).default(1),
   /** URL prefixes a remote entry proposed by Main must match. */
   allowedRemoteUrls: z.array(z.url({ protocol: /^https?$/ })).default([]),
+  /** The harness of an agent Main adds through `apply_workflow`; absent, Main may not add agents. */
+  defaultHarness: HarnessSchema.optional(),
+  /**
+   * The host variables a definition Main proposes may read through `envFrom`. Absent means none (`[]`); it
+   * is not filled in when absent, so workflows stored before it existed keep their stored form.
+   */
+  mainMayMapEnv: z.array(EnvNameSchema).max(256, { error: 'at most 256 variables' }).optional(),
 });
 /** `orchestration`, with defaults filled. */
 export type Orchestration = z.infer<typeof OrchestrationSchema>;

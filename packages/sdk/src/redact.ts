@@ -1,0 +1,105 @@
+/**
+ * The one redaction point of the SDK: what an error, a log line, an event or a model-facing view may show
+ * of a URL or an HTTP header. A URL loses its user information and fragment, and the value of every query
+ * parameter (`?token=…` becomes `?token=REDACTED`); a header shows its name, never its value; a message
+ * that quotes an underlying error has every spelling of the URL and every header value replaced. A header
+ * value with a line break or NUL is refused before it is used ({@link headerValueProblem}): HTTP cannot
+ * carry it, and the library that refuses it would repeat it.
+ *
+ * It sits beside `errors.ts` at the bottom of the import picture, so every layer may use it.
+ */
+
+/** What replaces a hidden value in a URL's query, or a header's value. */
+export const REDACTED = 'REDACTED';
+
+/**
+ * `url` as any output may show it: scheme, host, port and path, with every query value replaced by
+ * {@link REDACTED}; no user information, no fragment. `(invalid URL)` when it does not parse.
+ */
+export function redactUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return '(invalid URL)';
+  }
+  let query = '';
+  if (parsed.search !== '') {
+    const names = [...parsed.searchParams.keys()];
+    query = `?${names.map((name) => `${encodeURIComponent(name)}=${REDACTED}`).join('&')}`;
+  }
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}${query}`;
+}
+
+/** Whether `url` parses and shows the same after {@link redactUrl}: it holds nothing to hide. */
+export function isRedactedUrl(url: string): boolean {
+  return redactUrl(url) === url;
+}
+
+/** The message of `error`, with its cause's code when it has one (`fetch failed (ECONNREFUSED)`). */
+export function errorText(error: unknown): string {
+  if (error instanceof Error) {
+    const causeCode = ((error as { cause?: unknown }).cause as { code?: unknown } | undefined)?.code;
+    return typeof causeCode === 'string' ? `${error.message} (${causeCode})` : error.message;
+  }
+  return String(error);
+}
+
+/** What a message must not show: URLs (shown redacted) and secret values (shown as {@link REDACTED}). */
+export interface Secrets {
+  /** URLs whose every spelling (as given, as `URL` writes it) is replaced by its {@link redactUrl} form. */
+  urls?: readonly string[];
+  /** Header values and other secrets, replaced wherever they occur (each line of a value too). */
+  values?: readonly string[];
+}
+
+/** The shortest secret value that is replaced in text: shorter ones would mangle ordinary words. */
+const MIN_SECRET_CHARS = 4;
+
+/** `text` with every URL of `secrets.urls` redacted and every value of `secrets.values` replaced. */
+export function redactText(text: string, secrets: Secrets): string {
+  let out = text;
+  for (const url of secrets.urls ?? []) {
+    const shown = redactUrl(url);
+    const spellings = [url];
+    try {
+      spellings.push(new URL(url).href);
+    } catch {
+      // An invalid URL has only the spelling it was given.
+    }
+    for (const spelling of spellings) if (spelling !== '' && spelling !== shown) out = out.split(spelling).join(shown);
+  }
+  const values = (secrets.values ?? []).flatMap((value) => [value, ...value.split(/[\r\n]+/), JSON.stringify(value)]);
+  // Longest first, so that a whole value is replaced before one of its lines.
+  for (const value of [...new Set(values)].sort((a, b) => b.length - a.length)) {
+    if (value.trim().length >= MIN_SECRET_CHARS) out = out.split(value).join(REDACTED);
+  }
+  return out;
+}
+
+/**
+ * The message of `error` (see {@link errorText}) with `url` and `secrets` redacted: fetch and the MCP
+ * transports repeat the URL, whose query may hold a token, and header values in their own errors. Every
+ * message about a remote that quotes an underlying error goes through here.
+ */
+export function networkMessage(error: unknown, url: string, secrets: Secrets = {}): string {
+  return redactText(errorText(error), { urls: [url, ...(secrets.urls ?? [])], values: secrets.values ?? [] });
+}
+
+/**
+ * Why a header value cannot be sent, or `undefined`: a carriage return, line feed or NUL (header
+ * injection; fetch refuses it with a message that repeats the value). The reason never quotes the value.
+ */
+export function headerValueProblem(name: string, value: string): string | undefined {
+  if (/[\r\n\0]/.test(value)) {
+    return `the value of header "${name}" holds a line break or NUL character, which HTTP cannot carry (its value is not shown)`;
+  }
+  return undefined;
+}
+
+/** `headers` as output may show them: each name with the value {@link REDACTED}. */
+export function redactHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const shown: Record<string, string> = Object.create(null);
+  for (const name of Object.keys(headers)) shown[name] = REDACTED;
+  return { ...shown };
+}

@@ -1,0 +1,318 @@
+/**
+ * The hash chain of a project's workflow store (docs/data-dir.md, "Tamper evidence"). Every control file
+ * the store writes (`workflow/versions/<n>.json`, `workflow/accepted.json`) holds its record as
+ * `JSON.stringify(record, null, 2)` and one newline, nothing else (so a reader can tell any other bytes);
+ * its digest is the sha256 hex of the record's canonical JSON (`fast-json-stable-stringify`: keys
+ * sorted, no white space), which does not depend on key order. A version names the digest of its predecessor's
+ * file (`previous`) and of its own workflow (`workflowDigest`); `accepted.json` names the version in force
+ * and the digest of its file. Each read checks the bytes, the record's schema and the links it crosses,
+ * and refuses anything else with `store_tampered` naming the file and what did not match.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import stableStringify from 'fast-json-stable-stringify';
+import { SdkError, toSdkError } from '../errors.js';
+import { definitionDigest } from '../workflow/digest.js';
+import { validateWorkflow } from '../workflow/validate.js';
+import type { Workflow } from '../workflow/workflowSchema.js';
+import type { ProjectPaths } from './projectStore.js';
+
+/** Who accepted a version. */
+export type AcceptedBy = 'operator' | 'main';
+
+/** One accepted version as stored. */
+export interface WorkflowVersion {
+  /** 1, 2, … */
+  version: number;
+  /** ISO 8601 time of acceptance. */
+  acceptedAt: string;
+  by: AcceptedBy;
+  /** Definition name → digest. */
+  digests: Record<string, string>;
+  /** What changed against the previous version. */
+  changedMcps: string[];
+  changedAgents: string[];
+  /** The digest of the previous version's record (sha256 hex of its canonical JSON); null for version 1. */
+  previous: string | null;
+  /** The sha256 hex of the canonical JSON of `workflow`. */
+  workflowDigest: string;
+  /** The complete workflow, defaults filled. */
+  workflow: Workflow;
+}
+
+/** `workflow/accepted.json`: the version in force and the digest of its file. */
+export interface AcceptedPointer {
+  version: number;
+  /** sha256 hex of the canonical JSON of the record in `workflow/versions/<version>.json`. */
+  digest: string;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+const VERSION_KEYS = [
+  'acceptedAt',
+  'by',
+  'changedAgents',
+  'changedMcps',
+  'digests',
+  'previous',
+  'version',
+  'workflow',
+  'workflowDigest',
+];
+const POINTER_KEYS = ['digest', 'version'];
+
+/** The text a record is stored as: `JSON.stringify(value, null, 2)` and a newline (one spelling per record). */
+export function storedText(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** The digest of a record: sha256 hex of its canonical JSON. */
+export function recordDigest(value: unknown): string {
+  return createHash('sha256').update(stableStringify(value), 'utf8').digest('hex');
+}
+
+/** The digest of a workflow, as a version's `workflowDigest` names it. */
+export function workflowDigest(workflow: Workflow): string {
+  return recordDigest(workflow);
+}
+
+/** The `store_tampered` error: `file` did not hold what the SDK wrote; `what` says what did not match. */
+export function tamperedError(paths: ProjectPaths | undefined, file: string, what: string): SdkError {
+  const verify =
+    paths === undefined
+      ? '`scienceevolve workflow verify --data-dir D`'
+      : `\`scienceevolve workflow verify --data-dir ${paths.dataDir} --project ${paths.projectId}\``;
+  return new SdkError('store_tampered', `${file} was changed outside ScienceEvolve: ${what}`, {
+    remedy: `run ${verify} to list every problem, then restore the file from a backup (the SDK never rewrites a stored version)`,
+    data: { path: file, ...(paths === undefined ? {} : { project: paths.projectId }) },
+  });
+}
+
+/** A stored file read and checked to be exactly the text the SDK writes; `undefined` when it does not exist. */
+export async function readStored(paths: ProjectPaths | undefined, file: string): Promise<unknown> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'EISDIR') throw tamperedError(paths, file, 'it is a directory, not a file');
+    throw new SdkError('io_error', `could not read ${file}: ${(error as Error).message}`, {
+      remedy: 'check the permissions of the data dir',
+      data: { path: file },
+      cause: error,
+    });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch (error) {
+    throw tamperedError(paths, file, `it is not valid JSON (${(error as Error).message})`);
+  }
+  if (!Buffer.from(storedText(value), 'utf8').equals(bytes)) {
+    throw tamperedError(
+      paths,
+      file,
+      'its bytes are not the JSON text the SDK writes (an edit by hand or by a program)',
+    );
+  }
+  return value;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function keysAre(value: Record<string, unknown>, keys: readonly string[]): string | undefined {
+  const found = Object.keys(value).sort();
+  const missing = keys.filter((k) => !Object.hasOwn(value, k));
+  const extra = found.filter((k) => !keys.includes(k));
+  if (missing.length === 0 && extra.length === 0) return undefined;
+  return [
+    missing.length > 0 ? `missing ${missing.map((k) => `"${k}"`).join(', ')}` : '',
+    extra.length > 0 ? `unexpected ${extra.map((k) => `"${k}"`).join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+}
+
+function isVersionNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((v) => typeof v === 'string');
+}
+
+/** Checks `accepted.json`'s record against its schema; throws `store_tampered` naming what did not match. */
+export function checkPointer(paths: ProjectPaths | undefined, file: string, value: unknown): AcceptedPointer {
+  if (!isObject(value)) throw tamperedError(paths, file, 'it is not a JSON object');
+  const keys = keysAre(value, POINTER_KEYS);
+  if (keys !== undefined) throw tamperedError(paths, file, `its keys do not match {"version", "digest"}: ${keys}`);
+  if (!isVersionNumber(value.version)) throw tamperedError(paths, file, '"version" is not a positive integer');
+  if (typeof value.digest !== 'string' || !HEX64.test(value.digest)) {
+    throw tamperedError(paths, file, '"digest" is not a sha256 hex digest');
+  }
+  return { version: value.version, digest: value.digest };
+}
+
+/**
+ * Checks a version file's record against its schema: the record's own fields, the workflow against the
+ * workflow schema (so a name such as `../../x` is refused before any path is built from it), the
+ * workflow's digest, and every definition's digest. `expected` is the version number the file's name says.
+ */
+export function checkVersionRecord(
+  paths: ProjectPaths | undefined,
+  file: string,
+  value: unknown,
+  expected: number,
+): WorkflowVersion {
+  if (!isObject(value)) throw tamperedError(paths, file, 'it is not a JSON object');
+  const keys = keysAre(value, VERSION_KEYS);
+  if (keys !== undefined) throw tamperedError(paths, file, `its keys are not those of a version record: ${keys}`);
+  if (value.version !== expected) {
+    throw tamperedError(paths, file, `"version" is ${JSON.stringify(value.version)}, the file name says ${expected}`);
+  }
+  if (typeof value.acceptedAt !== 'string' || Number.isNaN(Date.parse(value.acceptedAt))) {
+    throw tamperedError(paths, file, '"acceptedAt" is not an ISO 8601 time');
+  }
+  if (value.by !== 'operator' && value.by !== 'main') {
+    throw tamperedError(paths, file, '"by" is neither "operator" nor "main"');
+  }
+  if (!isStringList(value.changedMcps)) throw tamperedError(paths, file, '"changedMcps" is not a list of names');
+  if (!isStringList(value.changedAgents)) throw tamperedError(paths, file, '"changedAgents" is not a list of names');
+  const previousOk =
+    expected === 1 ? value.previous === null : typeof value.previous === 'string' && HEX64.test(value.previous);
+  if (!previousOk) {
+    throw tamperedError(
+      paths,
+      file,
+      expected === 1 ? '"previous" of version 1 is not null' : '"previous" is not a sha256 hex digest',
+    );
+  }
+  if (typeof value.workflowDigest !== 'string' || !HEX64.test(value.workflowDigest)) {
+    throw tamperedError(paths, file, '"workflowDigest" is not a sha256 hex digest');
+  }
+  let result: ReturnType<typeof validateWorkflow>;
+  try {
+    result = validateWorkflow(value.workflow);
+  } catch (error) {
+    throw tamperedError(paths, file, `its workflow could not be checked (${toSdkError(error).message})`);
+  }
+  if (!result.ok) {
+    const first = result.errors
+      .slice(0, 3)
+      .map((e) => `${e.code} at ${e.path}`)
+      .join(', ');
+    throw tamperedError(
+      paths,
+      file,
+      `its workflow no longer validates (${result.errors.length} error${result.errors.length === 1 ? '' : 's'}: ${first})`,
+    );
+  }
+  const actualWorkflowDigest = recordDigest(value.workflow);
+  if (actualWorkflowDigest !== value.workflowDigest) {
+    throw tamperedError(
+      paths,
+      file,
+      `the workflow's digest is ${actualWorkflowDigest}, the record names ${value.workflowDigest}`,
+    );
+  }
+  if (!isObject(value.digests)) throw tamperedError(paths, file, '"digests" is not an object');
+  const definitions = result.workflow.mcpDefinitions;
+  const digests = value.digests;
+  const names = new Set([...Object.keys(definitions), ...Object.keys(digests)]);
+  for (const name of [...names].sort()) {
+    const definition = Object.hasOwn(definitions, name) ? definitions[name] : undefined;
+    const named = Object.hasOwn(digests, name) ? digests[name] : undefined;
+    if (definition === undefined || typeof named !== 'string') {
+      throw tamperedError(paths, file, `"digests" and the workflow's definitions differ at ${JSON.stringify(name)}`);
+    }
+    const actual = definitionDigest(definition);
+    if (actual !== named) {
+      throw tamperedError(
+        paths,
+        file,
+        `definition ${JSON.stringify(name)} has digest ${actual}, "digests" names ${named}`,
+      );
+    }
+  }
+  return value as unknown as WorkflowVersion;
+}
+
+/** Reads `accepted.json`; `undefined` when the project has none. */
+export async function readPointer(paths: ProjectPaths): Promise<AcceptedPointer | undefined> {
+  const value = await readStored(paths, paths.acceptedPath);
+  if (value === undefined) return undefined;
+  return checkPointer(paths, paths.acceptedPath, value);
+}
+
+/** One version file read and checked; with its file's digest. `undefined` when the file does not exist. */
+export async function readVersionFile(
+  paths: ProjectPaths,
+  version: number,
+): Promise<{ record: WorkflowVersion; digest: string } | undefined> {
+  const file = paths.versionPath(version);
+  const value = await readStored(paths, file);
+  if (value === undefined) return undefined;
+  const record = checkVersionRecord(paths, file, value, version);
+  return { record, digest: recordDigest(record) };
+}
+
+/**
+ * The version in force, checked: `accepted.json` against its schema, the version file it names against
+ * its schema and the digest `accepted.json` names. `undefined` when nothing was accepted yet.
+ */
+export async function readHead(paths: ProjectPaths): Promise<{ record: WorkflowVersion; digest: string } | undefined> {
+  const pointer = await readPointer(paths);
+  if (pointer === undefined) return undefined;
+  const head = await readVersionFile(paths, pointer.version);
+  if (head === undefined) {
+    throw tamperedError(
+      paths,
+      paths.acceptedPath,
+      `it names version ${pointer.version}, and ${paths.versionPath(pointer.version)} does not exist`,
+    );
+  }
+  if (head.digest !== pointer.digest) {
+    throw tamperedError(
+      paths,
+      paths.versionPath(pointer.version),
+      `its digest is ${head.digest}, ${paths.acceptedPath} names ${pointer.digest}`,
+    );
+  }
+  return head;
+}
+
+/**
+ * Versions `n` to the one in force, ascending, checked along the chain from the version in force down:
+ * each file's digest must be the `previous` its successor names.
+ */
+export async function readChainFrom(
+  paths: ProjectPaths,
+  head: { record: WorkflowVersion; digest: string },
+  n: number,
+): Promise<WorkflowVersion[]> {
+  const records = [head.record];
+  let current = head;
+  for (let v = head.record.version - 1; v >= n; v--) {
+    const found = await readVersionFile(paths, v);
+    if (found === undefined) {
+      throw tamperedError(
+        paths,
+        paths.versionPath(v),
+        `the file is missing; version ${v + 1} names it as its predecessor`,
+      );
+    }
+    if (found.digest !== current.record.previous) {
+      throw tamperedError(
+        paths,
+        paths.versionPath(v),
+        `its digest is ${found.digest}, and ${paths.versionPath(v + 1)} names ${current.record.previous} as its predecessor`,
+      );
+    }
+    records.push(found.record);
+    current = found;
+  }
+  return records.reverse();
+}
