@@ -22,7 +22,7 @@ const LIMIT = {
 };
 
 function own(o: object, k: string): boolean {
-  return Object.prototype.hasOwnProperty.call(o, k);
+  return Object.hasOwn(o, k);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -67,8 +67,9 @@ export function independentCheck(doc: unknown): { broken: string[]; surrogates: 
   const walkStrings = (v: unknown, path: string): void => {
     if (typeof v === 'string') {
       if (!wellFormed(v)) surrogates.push(`${path}: lone surrogate`);
-    } else if (Array.isArray(v)) v.forEach((x, i) => walkStrings(x, `${path}[${i}]`));
-    else if (isObject(v))
+    } else if (Array.isArray(v)) {
+      for (const [i, x] of v.entries()) walkStrings(x, `${path}[${i}]`);
+    } else if (isObject(v))
       for (const k of Object.keys(v)) {
         if (!wellFormed(k)) surrogates.push(`${path}: key with a lone surrogate`);
         walkStrings(v[k], `${path}.${k}`);
@@ -183,7 +184,8 @@ export function independentCheck(doc: unknown): { broken: string[]; surrogates: 
   if (own(doc, 'orchestration') && !isObject(orch)) broken.push('$.orchestration: not an object');
   if (isObject(orch) && own(orch, 'invocationRetries')) {
     const r = orch.invocationRetries;
-    if (typeof r !== 'number' || !Number.isSafeInteger(r) || r < 0) broken.push('$.orchestration.invocationRetries: bad');
+    if (typeof r !== 'number' || !Number.isSafeInteger(r) || r < 0)
+      broken.push('$.orchestration.invocationRetries: bad');
   }
   return { broken, surrogates };
 }

@@ -126,7 +126,11 @@ export function killAll(pids: number[]): void {
 }
 
 /** Runs `task` over `items` with at most `limit` at once. */
-export async function pool<T, R>(items: T[], limit: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function pool<T, R>(
+  items: T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {

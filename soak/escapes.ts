@@ -113,10 +113,10 @@ export async function pathEscapes(runTag: string, quick: boolean): Promise<Escap
     const tmpPwned = '/tmp/se-soak-pwned';
     const tmpBefore = existsSync(tmpPwned);
     const cases = [
-      ...DOTDOT_PATHS.map((p) => ({ p, escape: true })),
-      ...LOOKALIKE_PATHS.map((p) => ({ p, escape: false })),
+      ...DOTDOT_PATHS.map((p) => ({ p, escapes: true })),
+      ...LOOKALIKE_PATHS.map((p) => ({ p, escapes: false })),
     ];
-    for (const [i, { p, escape }] of cases.entries()) {
+    for (const [i, { p, escapes }] of cases.entries()) {
       for (const asEntrypoint of quick ? [false] : [false, true]) {
         const files: Record<string, string> = { 'server.cjs': 'process.stdin.resume();\n' };
         Object.defineProperty(files, p, { value: 'pwned', enumerable: true, writable: true, configurable: true });
@@ -132,10 +132,17 @@ export async function pathEscapes(runTag: string, quick: boolean): Promise<Escap
           load: await runCli(['workflow', 'load', wf, '--data-dir', data, '--project', project, '--json']),
           unpack: await runCli(['workflow', 'unpack', wf, join(dir, 'out', `u${i}-${asEntrypoint}`), '--json']),
         };
-        if (escape && !quick)
+        if (escapes && !quick)
           results.probe = await runCli(
-            ['services', 'probe', '--data-dir', data, '--project', project, '--workflow', wf]
-              .concat(['--workspace', join(dir, 'ws'), '--agent', 'main', '--grace-ms', '300', '--json']),
+            ['services', 'probe', '--data-dir', data, '--project', project, '--workflow', wf].concat([
+              '--workspace',
+              join(dir, 'ws'),
+              '--agent',
+              'main',
+              '--grace-ms',
+              '300',
+              '--json',
+            ]),
             { timeoutMs: 60_000 },
           );
         killAll(await survivorsAfter(() => markedPids(project), 3000));
@@ -143,7 +150,7 @@ export async function pathEscapes(runTag: string, quick: boolean): Promise<Escap
         const exits = Object.entries(results)
           .map(([k, x]) => `${k} exit ${x.code}`)
           .join(', ');
-        if (!escape) {
+        if (!escapes) {
           r.lookalikes++;
           if (results.load?.code !== 0 || results.unpack?.code !== 0) r.lookalikesRefused.push(`${label}: ${exits}`);
           continue;
@@ -188,8 +195,16 @@ export async function pathEscapes(runTag: string, quick: boolean): Promise<Escap
       }),
     );
     const probe = await runCli(
-      ['services', 'probe', '--data-dir', join(dir, 'data2'), '--workflow', wf, '--workspace', join(dir, 'ws-link')]
-        .concat(['--agent', 'main', '--grace-ms', '300', '--json']),
+      [
+        'services',
+        'probe',
+        '--data-dir',
+        join(dir, 'data2'),
+        '--workflow',
+        wf,
+        '--workspace',
+        join(dir, 'ws-link'),
+      ].concat(['--agent', 'main', '--grace-ms', '300', '--json']),
       { timeoutMs: 60_000 },
     );
     r.probeThroughSymlinkedWorkspace = `exit ${probe.code}`;
@@ -253,8 +268,15 @@ export async function secrets(runTag: string, count: number): Promise<SecretsRep
         }),
       );
       const probe = await runCli(
-        ['services', 'probe', '--data-dir', join(dir, 'data'), '--project', project, '--workflow', wf]
-          .concat(['--workspace', join(dir, 'ws'), '--agent', 'main', '--grace-ms', '300', '--json']),
+        ['services', 'probe', '--data-dir', join(dir, 'data'), '--project', project, '--workflow', wf].concat([
+          '--workspace',
+          join(dir, 'ws'),
+          '--agent',
+          'main',
+          '--grace-ms',
+          '300',
+          '--json',
+        ]),
         { env, timeoutMs: 60_000 },
       );
       killAll(await survivorsAfter(() => markedPids(project), 3000));

@@ -38,7 +38,16 @@ const HOSTILE_STRINGS = [
   'sp ace',
   'x'.repeat(4097),
 ];
-const HUGE_NUMBERS = ['1e400', '-1e400', '9007199254740993', '123456789012345678901234567890', '-0', '1.5', '-1', '1e-400'];
+const HUGE_NUMBERS = [
+  '1e400',
+  '-1e400',
+  '9007199254740993',
+  '123456789012345678901234567890',
+  '-0',
+  '1.5',
+  '-1',
+  '1e-400',
+];
 
 function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
   Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
@@ -136,7 +145,22 @@ export function mutate(rng: Rng): { kind: string; text: string } {
       break;
     }
     case 'path': {
-      const p = rng.pick(['..', '../x', 'a/../b', 'a/..', '/abs', 'a\\b', 'a//b', './a', 'a/./b', 'a\0b', 'lib', 'lib/util.cjs/x', '', 'ok/fine.txt']);
+      const p = rng.pick([
+        '..',
+        '../x',
+        'a/../b',
+        'a/..',
+        '/abs',
+        'a\\b',
+        'a//b',
+        './a',
+        'a/./b',
+        'a\0b',
+        'lib',
+        'lib/util.cjs/x',
+        '',
+        'ok/fine.txt',
+      ]);
       const files = def0.files as Record<string, string>;
       setOwn(files, p, 'content');
       if (rng.int(2) === 0) def0.entrypoint = p;
@@ -153,7 +177,10 @@ export function mutate(rng: Rng): { kind: string; text: string } {
     }
     case 'nesting': {
       const depth = rng.pick([100, 1000, 10_000, 100_000]);
-      const text = JSON.stringify(doc).replace('"instructions":"work"', `"instructions":${'['.repeat(depth)}${']'.repeat(depth)}`);
+      const text = JSON.stringify(doc).replace(
+        '"instructions":"work"',
+        `"instructions":${'['.repeat(depth)}${']'.repeat(depth)}`,
+      );
       return { kind, text };
     }
     case 'number': {
@@ -164,8 +191,12 @@ export function mutate(rng: Rng): { kind: string; text: string } {
       const text = JSON.stringify(doc);
       const variant = rng.int(3);
       if (variant === 0)
-        return { kind, text: text.replace('"mcpDefinitions":', '"mcpDefinitions":{"evil":{"files":{}}},"mcpDefinitions":') };
-      if (variant === 1) return { kind, text: text.replace('"command":"node"', '"command":"node","command":"rm -rf /"') };
+        return {
+          kind,
+          text: text.replace('"mcpDefinitions":', '"mcpDefinitions":{"evil":{"files":{}}},"mcpDefinitions":'),
+        };
+      if (variant === 1)
+        return { kind, text: text.replace('"command":"node"', '"command":"node","command":"rm -rf /"') };
       return { kind, text: text.replace('"agents":{', '"agents":{"main":{"mcpServers":[]},') };
     }
     case 'proto-name': {
@@ -184,8 +215,11 @@ export function mutate(rng: Rng): { kind: string; text: string } {
     }
     case 'count': {
       const which = rng.int(3);
-      if (which === 0) for (let i = 3; i < 33 + rng.int(2); i++) defs[`tools-${i}`] = { entrypoint: 'a.cjs', files: { 'a.cjs': 'x' } };
-      else if (which === 1) for (let i = 0; i < 33 + rng.int(2) - servers.length; i++) servers.push({ name: `r-${i}`, url: 'http://127.0.0.1:1/mcp' });
+      if (which === 0)
+        for (let i = 3; i < 33 + rng.int(2); i++) defs[`tools-${i}`] = { entrypoint: 'a.cjs', files: { 'a.cjs': 'x' } };
+      else if (which === 1)
+        for (let i = 0; i < 33 + rng.int(2) - servers.length; i++)
+          servers.push({ name: `r-${i}`, url: 'http://127.0.0.1:1/mcp' });
       else def0.files = Object.fromEntries(Array.from({ length: 100 + rng.int(2) }, (_, i) => [`f${i}.cjs`, 'x']));
       if (which === 2) def0.entrypoint = 'f0.cjs';
       break;
@@ -261,7 +295,8 @@ export async function fuzz(rng: Rng, count: number, cliEvery: number): Promise<F
     for (let i = 0; i < count; i++) {
       const { kind, text } = mutate(rng);
       r.documents++;
-      const k = (r.kinds[kind] ??= { total: 0, accepted: 0 });
+      r.kinds[kind] ??= { total: 0, accepted: 0 };
+      const k = r.kinds[kind];
       k.total++;
       let result: ReturnType<typeof validateWorkflowText>;
       try {
@@ -301,7 +336,11 @@ export async function fuzz(rng: Rng, count: number, cliEvery: number): Promise<F
       if (check.surrogates.length > 0) r.acceptedWithLoneSurrogates++;
       if (kind === 'duplicate-key') r.acceptedWithDuplicateKeys++;
       try {
-        await loadWorkflow({ dataDir: join(dir, 'data'), project: `soak-load-${i % 4}`, workflow: doc as Record<string, unknown> });
+        await loadWorkflow({
+          dataDir: join(dir, 'data'),
+          project: `soak-load-${i % 4}`,
+          workflow: doc as Record<string, unknown>,
+        });
         r.loaded++;
       } catch (error) {
         const code = (error as { code?: string }).code;

@@ -6,12 +6,25 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Rng, fixtureDefinition, killAll, markedPids, pidsWithArg, pool, runCli, survivorsAfter } from './common.js';
+import {
+  type Rng,
+  fixtureDefinition,
+  killAll,
+  markedPids,
+  pidsWithArg,
+  pool,
+  runCli,
+  survivorsAfter,
+} from './common.js';
 
 /** The hostile fixtures: file (test/fixtures/services, or `soak:` for soak/fixtures), and what it does. */
 export const HOSTILE: ReadonlyArray<{ file: string; what: string; args?: (dir: string, token: string) => string[] }> = [
   { file: 'ignoresSigterm.cjs', what: 'ignores SIGTERM' },
-  { file: 'spawnsGrandchildren.cjs', what: 'setsid grandchild ignoring SIGTERM', args: (dir) => [join(dir, 'pids.json')] },
+  {
+    file: 'spawnsGrandchildren.cjs',
+    what: 'setsid grandchild ignoring SIGTERM',
+    args: (dir) => [join(dir, 'pids.json')],
+  },
   { file: 'printsBannerOnStdout.cjs', what: 'stdout garbage before setup' },
   { file: 'soak:writesGarbageAfterSetup.cjs', what: 'stdout garbage after setup' },
   { file: 'progressBarBeforeAnswer.cjs', what: '\\r progress bar' },
@@ -130,7 +143,8 @@ export async function hostile(
   };
   for (const o of outcomes) {
     o.fixtures.forEach((f, j) => {
-      const e = (perFixture[f] ??= { services: 0, ready: 0, failed: 0 });
+      perFixture[f] ??= { services: 0, ready: 0, failed: 0 };
+      const e = perFixture[f];
       e.services++;
       report.services++;
       if (o.states[j] === 'ready') e.ready++;
@@ -139,7 +153,9 @@ export async function hostile(
     report.markedSurvivors += o.marked;
     report.envClearedSurvivors += o.envCleared;
     if (o.marked + o.envCleared > 0)
-      report.invocationsWithSurvivors.push(`[${o.fixtures.join(', ')}]: ${o.marked} marked, ${o.envCleared} env-cleared`);
+      report.invocationsWithSurvivors.push(
+        `[${o.fixtures.join(', ')}]: ${o.marked} marked, ${o.envCleared} env-cleared`,
+      );
     if (o.problem) report.problems.push(`[${o.fixtures.join(', ')}]: ${o.problem}`);
   }
   const times = outcomes.map((o) => o.ms).sort((a, b) => a - b);

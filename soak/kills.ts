@@ -22,7 +22,13 @@ export interface KillReport {
 /** `count` held probes, each SIGKILLed at a random moment; `concurrency` at once. */
 export async function hostKills(rng: Rng, count: number, concurrency: number, runTag: string): Promise<KillReport> {
   const delays = Array.from({ length: count }, () => (rng.int(2) === 0 ? rng.int(1500) : 1500 + rng.int(6000)));
-  const report: KillReport = { tries: count, killedBeforeReport: 0, killedAfterReport: 0, leftovers: 0, triesWithLeftovers: [] };
+  const report: KillReport = {
+    tries: count,
+    killedBeforeReport: 0,
+    killedAfterReport: 0,
+    leftovers: 0,
+    triesWithLeftovers: [],
+  };
   await pool(delays, concurrency, async (delay, i) => {
     const dir = mkdtempSync(join(tmpdir(), 'se-soak-kill-'));
     const project = `soak-${runTag}-k${i}`;
@@ -47,8 +53,17 @@ export async function hostKills(rng: Rng, count: number, concurrency: number, ru
       );
       const child = spawn(
         process.execPath,
-        [BIN, 'services', 'probe', '--data-dir', join(dir, 'data'), '--project', project, '--workflow', wf]
-          .concat(['--workspace', join(dir, 'ws'), '--agent', 'main', '--grace-ms', '300', '--hold', '60', '--json']),
+        [BIN, 'services', 'probe', '--data-dir', join(dir, 'data'), '--project', project, '--workflow', wf].concat([
+          '--workspace',
+          join(dir, 'ws'),
+          '--agent',
+          'main',
+          '--grace-ms',
+          '300',
+          '--hold',
+          '60',
+          '--json',
+        ]),
         { stdio: ['ignore', 'pipe', 'ignore'] },
       );
       let reported = false;
@@ -64,7 +79,9 @@ export async function hostKills(rng: Rng, count: number, concurrency: number, ru
       const left = await survivorsAfter(() => markedPids(project), 15_000);
       if (left.length > 0) {
         report.leftovers += left.length;
-        report.triesWithLeftovers.push(`killed after ${delay} ms (${reported ? 'after' : 'before'} the report): ${left.length} left`);
+        report.triesWithLeftovers.push(
+          `killed after ${delay} ms (${reported ? 'after' : 'before'} the report): ${left.length} left`,
+        );
         killAll(left);
       }
     } finally {
