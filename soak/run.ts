@@ -21,6 +21,7 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     parts: { type: 'string', default: 'hostile,kills,apply,fuzz,paths,secrets' },
     out: { type: 'string', default: join(ROOT, 'docs/reliability.md') },
+    counts: { type: 'string' },
   },
 });
 const quick = values.quick === true;
@@ -40,6 +41,27 @@ const SIZES = quick
       cliEvery: 100,
       secrets: 200,
     };
+
+// `--counts hostile=200,fuzz=10000`: a partial run between quick and full (the page says so).
+const overridden: string[] = [];
+for (const pair of values.counts?.split(',') ?? []) {
+  const [key, value] = pair.split('=');
+  const n = Number(value);
+  if (key === undefined || !Object.hasOwn(SIZES, key) || !Number.isSafeInteger(n) || n < 1) {
+    process.stderr.write(
+      `soak: --counts takes name=whole number pairs of ${Object.keys(SIZES).join(', ')}; got "${pair}"\n`,
+    );
+    process.exit(2);
+  }
+  (SIZES as Record<string, number>)[key] = n;
+  overridden.push(`${key}=${n}`);
+}
+const mode =
+  overridden.length > 0
+    ? `partial (${quick ? 'quick' : 'full'} sizes with ${overridden.join(', ')})`
+    : quick
+      ? 'quick'
+      : 'full';
 
 const started = new Date();
 const loadBefore = loadavg();
@@ -193,7 +215,7 @@ lines.push(
 lines.push('');
 lines.push('## This run');
 lines.push('');
-lines.push(`- mode: **${quick ? 'quick' : 'full'}**, seed ${seed}, parts: ${[...parts].join(', ')}`);
+lines.push(`- mode: **${mode}**, seed ${seed}, parts: ${[...parts].join(', ')}`);
 lines.push(
   `- date: ${started.toISOString()}, took ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s (${Object.entries(
     timings,
