@@ -15,6 +15,22 @@ const { resolve } = require('node:path');
 const SDK = '^packages/sdk/src/';
 
 /**
+ * The SDK's entry points: `index.ts` (the package root) and the light entries `<name>Entry.ts` behind the
+ * sub-path exports (`@scienceevolve/sdk/workflow`, `/store`, …). They sit above every layer.
+ */
+const ENTRIES = `${SDK}(index|[A-Za-z]+Entry)\\.ts$`;
+
+/**
+ * The light entries: what the cheap CLI commands load. `agentServicesEntry.ts` (`/agent-services`) is an
+ * entry but not light: it serves MCP.
+ */
+const LIGHT_ENTRIES = `${SDK}(workflow|store|status|harnessConfig)Entry\\.ts$`;
+
+/** What a light entry never reaches, directly or through anything it imports: MCP, model, process and HTTP code. */
+const HEAVY_PACKAGES = 'node_modules/(@modelcontextprotocol|@ai-sdk|ai|bullmq|ioredis|supergateway)/';
+const HEAVY_CORE = '^(child_process|http|https|http2|node:child_process|node:http|node:https|node:http2)$';
+
+/**
  * What each layer of packages/sdk/src may import inside packages/sdk/src besides its own folder
  * (a layer is a folder, or `errors.ts`). Everything not listed is above it, or beside it and kept apart.
  */
@@ -65,7 +81,7 @@ const layerRules = Object.entries(LAYERS).map(([layer, allowed]) => ({
         '(imports point down the picture; bridge and invocation never import each other, the engine wires them)',
   severity: 'error',
   from: { path: layerPath(layer) },
-  to: { path: SDK, pathNot: [layerPath(layer), ...allowed.map(layerPath), `${SDK}index\\.ts$`] },
+  to: { path: SDK, pathNot: [layerPath(layer), ...allowed.map(layerPath), ENTRIES] },
 }));
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -74,10 +90,22 @@ module.exports = {
     ...layerRules,
     {
       name: 'sdk-index-is-the-top',
-      comment: 'nothing inside the SDK imports packages/sdk/src/index.ts: it is the public API, above every layer',
+      comment:
+        'nothing inside the SDK imports packages/sdk/src/index.ts or an entry (<name>Entry.ts): they are ' +
+        'the public API, above every layer',
       severity: 'error',
       from: { path: SDK },
-      to: { path: `${SDK}index\\.ts$` },
+      to: { path: ENTRIES },
+    },
+    {
+      name: 'light-entries-stay-light',
+      comment:
+        'a light entry (packages/sdk/src/{workflow,store,status,harnessConfig}Entry.ts) never reaches MCP, model, process ' +
+        'or HTTP code (node:child_process, node:http…), directly or through what it imports: the cheap CLI ' +
+        'commands load only these',
+      severity: 'error',
+      from: { path: LIGHT_ENTRIES },
+      to: { path: [HEAVY_PACKAGES, HEAVY_CORE], reachable: true },
     },
     {
       name: 'sdk-folder-has-a-layer',
@@ -85,7 +113,7 @@ module.exports = {
         'every file of packages/sdk/src is index.ts or in a layer: a new folder gets its place in LAYERS of ' +
         '.dependency-cruiser.cjs (and in docs/decisions/import-boundaries.md) before it imports anything',
       severity: 'error',
-      from: { path: SDK, pathNot: [...Object.keys(LAYERS).map(layerPath), `${SDK}index\\.ts$`] },
+      from: { path: SDK, pathNot: [...Object.keys(LAYERS).map(layerPath), ENTRIES] },
       to: {},
     },
     {

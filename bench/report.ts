@@ -84,14 +84,14 @@ export const GOALS: ReadonlyArray<{ id: string; measure: string; baseline: strin
     goal: '≤ +1 ms per turn',
   },
   {
-    id: '',
-    measure: 'a cheap command (`validate` of a small workflow), whole process',
+    id: '9',
+    measure: 'a cheap command (`validate` of a small workflow), whole process, on Node 20 (9a) and 24 (9b)',
     baseline: '`node -e 0`',
     goal: '≤ 1.6×',
   },
   {
-    id: '',
-    measure: '`services probe` of one service, whole process',
+    id: '10',
+    measure: '`services probe` of one service, whole process, on Node 20 (10a) and 24 (10b)',
     baseline: 'a script with the official client doing the same start, list and close',
     goal: '≤ 1.15×',
   },

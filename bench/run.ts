@@ -9,6 +9,7 @@
  *                                 marked with the run that measured it (from bench/results.json, or parsed
  *                                 from docs/benchmarks.md when there is none)
  *   npm run bench -- --note TEXT  a sentence about what else the machine was doing, for docs/benchmarks.md
+ *   npm run bench -- --node24 P   the Node 24 binary for the rows measured on both runtimes (9, 10)
  *
  * Every process a benchmark starts is collected, also on error; at the end the run checks /proc for any
  * process carrying this run's marker or tag, kills and reports any it finds, and exits non-zero.
@@ -20,6 +21,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { execFileSync } from 'node:child_process';
+import { NODE24_ENV, PROBE_GOAL, VALIDATE_GOAL, probeBench, validateBench } from './cliStart.js';
 import { concurrentInvocations } from './concurrentInvocations.js';
 import { copyBench } from './copy.js';
 import { digestBench } from './digest.js';
@@ -61,6 +63,8 @@ const STEPS: Step[] = [
     goal: MODEL_LOOP_GOAL,
     run: async (c, p) => [await modelLoopBench(c, p)],
   },
+  { ids: ['9'], name: 'validate, whole process', goal: `≤ ${VALIDATE_GOAL}×`, run: (c) => validateBench(c) },
+  { ids: ['10'], name: 'services probe, whole process', goal: `≤ ${PROBE_GOAL}×`, run: (c, p) => probeBench(c, p) },
 ];
 
 function machineState(): { loadavg: number[]; busiest: string[] } {
@@ -80,9 +84,15 @@ function machineState(): { loadavg: number[]; busiest: string[] } {
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, note: { type: 'string' } },
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      note: { type: 'string' },
+      node24: { type: 'string' },
+    },
     allowPositionals: false,
   });
+  if (values.node24 !== undefined) process.env[NODE24_ENV] = values.node24;
   const only = values.only?.split(',').map((s) => s.trim());
   const token = randomBytes(4).toString('hex');
   // Every process this run starts directly inherits the tag (services get their minimal env and the marker).

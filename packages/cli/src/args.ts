@@ -1,7 +1,7 @@
 /** Argument parsing for every command: node's parseArgs, strict, with usage errors (exit 2) for anything unknown. */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 
-import { MAX_DURATION_MS } from '@scienceevolve/sdk';
+import { MAX_DURATION_MS } from '@scienceevolve/sdk/workflow';
 import { usageError } from './output.js';
 
 /** Options every command takes. */

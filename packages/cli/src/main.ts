@@ -1,46 +1,58 @@
 /** The `scienceevolve` command: parse, call the SDK, print. Nothing here that the SDK's API cannot do. */
-import { BRIDGE_HELP, bridgeCommand } from './commands/bridge.js';
-import { GATEWAY_HELP, gatewayCommand } from './commands/gateway.js';
-import { HARNESS_CONFIG_HELP, harnessConfigCommand } from './commands/harnessConfig.js';
-import { INIT_HELP, initCommand } from './commands/init.js';
-import { MIGRATE_HELP, migrateCommand } from './commands/migrate.js';
-import { RESUME_HELP, resumeCommand } from './commands/resume.js';
-import { RUN_HELP, runCommand } from './commands/run.js';
-import { SCHEMA_HELP, schemaCommand } from './commands/schema.js';
-import { SERVICES_HELP, servicesCommand } from './commands/services.js';
-import { STATUS_HELP, statusCommand } from './commands/status.js';
-import { UI_HELP, uiCommand } from './commands/ui.js';
-import { VALIDATE_HELP, validateCommand } from './commands/validate.js';
-import { WORKFLOW_HELP, workflowCommand } from './commands/workflow.js';
 import { EXIT, type Io, processIo, reportError, usageError } from './output.js';
 
-type Command = (argv: string[], io: Io) => Promise<number>;
+/** One command's module, as the table below loads it. */
+interface CommandModule {
+  /** Runs the command with its arguments (the command name removed); resolves to the exit code. */
+  run: (argv: string[], io: Io) => Promise<number>;
+  /** The command's lines of the top-level help. */
+  help: string;
+}
 
-const COMMANDS: Record<string, Command> = {
-  validate: validateCommand,
-  workflow: workflowCommand,
-  migrate: migrateCommand,
-  services: servicesCommand,
-  bridge: bridgeCommand,
-  gateway: gatewayCommand,
-  'harness-config': harnessConfigCommand,
-  run: runCommand,
-  resume: resumeCommand,
-  status: statusCommand,
-  schema: schemaCommand,
-  init: initCommand,
-  ui: uiCommand,
-};
+/**
+ * The commands, in the order of the help text. Each loads its module with a dynamic `import()` only when
+ * it runs, so a command loads only the SDK layers it needs (`validate` never loads MCP, process or HTTP
+ * code). To add a command, add one line here — `name: () => import('./commands/x.js').then((m) => ({ run:
+ * m.xCommand, help: m.X_HELP }))` — and nothing else: a static import of a command module in this file
+ * would load it for every command. `--help` loads them all.
+ */
+const COMMANDS = new Map<string, () => Promise<CommandModule>>([
+  ['validate', () => import('./commands/validate.js').then((m) => ({ run: m.validateCommand, help: m.VALIDATE_HELP }))],
+  ['workflow', () => import('./commands/workflow.js').then((m) => ({ run: m.workflowCommand, help: m.WORKFLOW_HELP }))],
+  ['services', () => import('./commands/services.js').then((m) => ({ run: m.servicesCommand, help: m.SERVICES_HELP }))],
+  ['bridge', () => import('./commands/bridge.js').then((m) => ({ run: m.bridgeCommand, help: m.BRIDGE_HELP }))],
+  ['gateway', () => import('./commands/gateway.js').then((m) => ({ run: m.gatewayCommand, help: m.GATEWAY_HELP }))],
+  [
+    'harness-config',
+    () =>
+      import('./commands/harnessConfig.js').then((m) => ({ run: m.harnessConfigCommand, help: m.HARNESS_CONFIG_HELP })),
+  ],
+  ['run', () => import('./commands/run.js').then((m) => ({ run: m.runCommand, help: m.RUN_HELP }))],
+  ['resume', () => import('./commands/resume.js').then((m) => ({ run: m.resumeCommand, help: m.RESUME_HELP }))],
+  ['status', () => import('./commands/status.js').then((m) => ({ run: m.statusCommand, help: m.STATUS_HELP }))],
+  ['ui', () => import('./commands/ui.js').then((m) => ({ run: m.uiCommand, help: m.UI_HELP }))],
+  ['migrate', () => import('./commands/migrate.js').then((m) => ({ run: m.migrateCommand, help: m.MIGRATE_HELP }))],
+  ['schema', () => import('./commands/schema.js').then((m) => ({ run: m.schemaCommand, help: m.SCHEMA_HELP }))],
+  ['init', () => import('./commands/init.js').then((m) => ({ run: m.initCommand, help: m.INIT_HELP }))],
+]);
 
-const HELP = `scienceevolve — workflows of agents with supervised MCP services
+/** The top-level help: every command's lines, which loads every command module. */
+async function helpText(): Promise<string> {
+  const modules = await Promise.all([...COMMANDS.values()].map((load) => load()));
+  return `scienceevolve — workflows of agents with supervised MCP services
 
 Usage: scienceevolve <command> [options]
 
-  ${[VALIDATE_HELP, WORKFLOW_HELP, SERVICES_HELP, BRIDGE_HELP, GATEWAY_HELP, HARNESS_CONFIG_HELP, RUN_HELP, RESUME_HELP, STATUS_HELP, UI_HELP, MIGRATE_HELP, SCHEMA_HELP, INIT_HELP].join('\n').split('\n').join('\n  ')}
+  ${modules
+    .map((m) => m.help)
+    .join('\n')
+    .split('\n')
+    .join('\n  ')}
 
 Every command takes --json (one JSON document on stdout) and --debug (stack traces on errors).
 Exit codes: 0 success, 1 the work failed, 2 usage error.
 `;
+}
 
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */
 export async function run(argv: string[], io: Io = processIo): Promise<number> {
@@ -49,16 +61,18 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
   const [name, ...rest] = argv;
   try {
     if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-      io.stdout(HELP);
+      io.stdout(await helpText());
       return name === undefined ? EXIT.usage : EXIT.ok;
     }
     if (rest.includes('--help') || rest.includes('-h')) {
-      io.stdout(HELP);
+      io.stdout(await helpText());
       return EXIT.ok;
     }
-    // Own keys only: `constructor` or `toString` is an unknown command, not Object.prototype's.
-    if (!Object.hasOwn(COMMANDS, name)) throw usageError(`unknown command "${name}"`);
-    return await COMMANDS[name]!(rest, io);
+    // A Map: `constructor` or `toString` is an unknown command, not Object.prototype's.
+    const load = COMMANDS.get(name);
+    if (load === undefined) throw usageError(`unknown command "${name}"`);
+    const command = await load();
+    return await command.run(rest, io);
   } catch (error) {
     return reportError(error, io, { json, debug });
   }

@@ -1,5 +1,5 @@
 /** How the CLI speaks: one JSON document on stdout with `--json`, human text otherwise; progress and errors on stderr. */
-import { SdkError, isSdkError, toSdkError } from '@scienceevolve/sdk';
+import { SdkError, isSdkError, toSdkError } from '@scienceevolve/sdk/errors';
 
 /** Exit codes (SPEC §13). */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;

@@ -1,6 +1,11 @@
 /** `scienceevolve harness-config --format F …`: the MCP configuration an external harness needs to reach an agent's managed bridge. */
 import { fileURLToPath } from 'node:url';
-import { HARNESS_CONFIG_FORMATS, type HarnessConfigFormat, harnessConfig, serveCommand } from '@scienceevolve/sdk';
+import {
+  HARNESS_CONFIG_FORMATS,
+  type HarnessConfigFormat,
+  harnessConfig,
+  serveCommand,
+} from '@scienceevolve/sdk/harness-config';
 import { parse, positiveInt, RANGES, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 

@@ -1,5 +1,5 @@
 /** `scienceevolve init`: a small working workflow folder to start from. */
-import { INIT_HARNESSES, type InitHarness, initFolder } from '@scienceevolve/sdk';
+import { INIT_HARNESSES, type InitHarness, initFolder } from '@scienceevolve/sdk/workflow';
 import { parse } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 

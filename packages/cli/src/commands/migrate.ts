@@ -1,5 +1,5 @@
 /** `scienceevolve migrate --data-dir D`: the explicit upgrade of a data dir's layout. */
-import { migrateDataDir } from '@scienceevolve/sdk';
+import { migrateDataDir } from '@scienceevolve/sdk/store';
 import { parse, required } from '../args.js';
 import { EXIT, type Io, printJson } from '../output.js';
 

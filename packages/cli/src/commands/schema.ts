@@ -1,6 +1,7 @@
 /** `scienceevolve schema`: the JSON Schema of `workflow.json`, for editors. */
 import { writeFile } from 'node:fs/promises';
-import { SdkError, workflowJsonSchemaText } from '@scienceevolve/sdk';
+import { SdkError } from '@scienceevolve/sdk/errors';
+import { workflowJsonSchemaText } from '@scienceevolve/sdk/workflow';
 import { parse } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 

@@ -7,7 +7,7 @@ import {
   serveHttp,
   serveStdio,
   writeBridgeTokenFile,
-} from '@scienceevolve/sdk';
+} from '@scienceevolve/sdk/agent-services';
 import { parse, positiveInt, RANGES, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';

@@ -1,5 +1,5 @@
 /** `scienceevolve status`: runs, invocations, live services and the accepted version. */
-import { type UsageTotals, runStatus } from '@scienceevolve/sdk';
+import { type UsageTotals, runStatus } from '@scienceevolve/sdk/status';
 import { parse, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 

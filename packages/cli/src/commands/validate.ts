@@ -1,6 +1,6 @@
 /** `scienceevolve validate <workflow.json> [--json]`: validates without touching anything. */
 import { readFile } from 'node:fs/promises';
-import { SdkError, validateWorkflowText } from '@scienceevolve/sdk';
+import { SdkError, validateWorkflowText } from '@scienceevolve/sdk/workflow';
 import { parse } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 

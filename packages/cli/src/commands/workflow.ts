@@ -3,13 +3,9 @@
  * workflow. Every read checks the store's hash chain (`store_tampered` on an edit made outside the SDK);
  * `verify` checks a whole project.
  */
+import { SdkError } from '@scienceevolve/sdk/errors';
 import {
   ProjectPaths,
-  SdkError,
-  diffWorkflows,
-  packFolder,
-  unpackWorkflow,
-  listVersions,
   loadWorkflow,
   openDataDir,
   readVersion,
@@ -17,7 +13,8 @@ import {
   requireAccepted,
   resolveProjectId,
   verifyProjects,
-} from '@scienceevolve/sdk';
+} from '@scienceevolve/sdk/store';
+import { diffWorkflows, packFolder, unpackWorkflow } from '@scienceevolve/sdk/workflow';
 import { readFile, writeFile } from 'node:fs/promises';
 import { parse, positiveInt, RANGES, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';

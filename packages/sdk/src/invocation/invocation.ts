@@ -12,7 +12,7 @@ import { SdkError, toSdkError } from '../errors.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
 import { sharedStartGate, type StartGate } from '../services/admission.js';
 import { connectRemoteService } from '../services/remoteService.js';
-import { buildServiceEnv } from '../services/serviceEnv.js';
+import { buildServiceEnv, serviceCompileCacheDir } from '../services/serviceEnv.js';
 import { DEFAULT_STARTUP_BUDGET_MS } from '../services/startBudget.js';
 import type { ServiceEvent } from '../services/serviceEvents.js';
 import type { ServiceSession } from '../services/serviceSession.js';
@@ -157,6 +157,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
           sourceDir,
           projectRoot: paths.serviceDataDir,
           marker,
+          compileCacheDir: serviceCompileCacheDir(paths.dataDir),
         });
         // The budget counts from admission: the wait for a turn is reported apart (`queuedMs`).
         const admission = await (options.startGate ?? sharedStartGate())

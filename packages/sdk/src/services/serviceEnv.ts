@@ -4,7 +4,7 @@
  * host's environment reaches a service, and `process.env` is never changed.
  */
 import { createRequire } from 'node:module';
-import { delimiter, sep } from 'node:path';
+import { delimiter, join, sep } from 'node:path';
 import { MARKER_ENV } from '@scienceevolve/supervisor/protocol';
 import { SdkError } from '../errors.js';
 
@@ -17,8 +17,19 @@ export const SDK_ENV_KEYS = [
   'SCIENCEEVOLVE_MCP_SOURCE_DIR',
   'SCIENCEEVOLVE_PROJECT_ROOT',
   'NODE_PATH',
+  'NODE_COMPILE_CACHE',
   MARKER_ENV,
 ] as const;
+
+/**
+ * The services' compile cache directory of a data dir, `<dataDir>/cache/compile`: Node ≥ 22.1 keeps
+ * compiled modules there (`NODE_COMPILE_CACHE`), so the next start of a service reads the MCP SDK and
+ * zod compiled instead of parsing them again. Outside every invocation's copy, shared by all projects of
+ * the data dir (Node keys entries by its version and each file's content); Node creates it on first use.
+ */
+export function serviceCompileCacheDir(dataDir: string): string {
+  return join(dataDir, 'cache', 'compile');
+}
 
 /** Input of {@link buildServiceEnv}. */
 export interface ServiceEnvInput {
@@ -36,6 +47,12 @@ export interface ServiceEnvInput {
   projectRoot: string;
   /** The invocation's marker (`SCIENCEEVOLVE_MARKER`, SPEC §6). */
   marker: string;
+  /**
+   * The compile cache directory (`NODE_COMPILE_CACHE`, see {@link serviceCompileCacheDir}); an
+   * invocation always gives it. Without it the variable is unset, and `envFrom` cannot set it either way.
+   * Runtimes without a compile cache (Node 20, non-Node services) ignore it.
+   */
+  compileCacheDir?: string;
 }
 
 /**
@@ -74,6 +91,7 @@ export function buildServiceEnv(input: ServiceEnvInput): Record<string, string> 
   env.SCIENCEEVOLVE_MCP_SOURCE_DIR = input.sourceDir;
   env.SCIENCEEVOLVE_PROJECT_ROOT = input.projectRoot;
   env.NODE_PATH = serviceNodePath();
+  if (input.compileCacheDir !== undefined) env.NODE_COMPILE_CACHE = input.compileCacheDir;
   env[MARKER_ENV] = input.marker;
   return env;
 }

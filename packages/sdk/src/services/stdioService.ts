@@ -30,6 +30,14 @@ const EXIT_DRAIN_MS = 50;
 /** Milliseconds to wait for the leader's exit status once its stdout closed: 1,000. */
 const EXIT_STATUS_WAIT_MS = 1000;
 
+/**
+ * Milliseconds a service being collected has, after its stdin ends, to exit on its own before its group
+ * gets SIGTERM: 100 (the MCP stdio shutdown order: close stdin, wait for the exit, then signal). A v1-SDK
+ * service exits within ~10 ms here. A Node service that exits by itself writes its compile cache
+ * (`NODE_COMPILE_CACHE`, Node ≥ 22.1); one killed by a signal does not, and its next start parses again.
+ */
+const STDIN_EXIT_WAIT_MS = 100;
+
 export type { StdioServiceSession } from './serviceSession.js';
 export type { StdioServiceSpec } from './stdioLaunch.js';
 
@@ -433,10 +441,12 @@ class StdioService extends BaseSession implements StdioServiceSession {
     this.transition('stopping');
     let result: CollectResult = { forced: false, swept: [], survivors: [] };
     await runEach([
-      // Ending stdin first is the MCP stdio shutdown cue; the group is signalled right after it, and a
-      // service that wants to clean up has the grace period.
+      // Ending stdin first is the MCP stdio shutdown cue; a service that exits on it within
+      // STDIN_EXIT_WAIT_MS is not signalled (its group still is, for what it left), and one that wants
+      // to clean up has the grace period after SIGTERM.
       () => this.client?.close(),
       () => this.child?.stdin?.end(),
+      () => (this.child !== undefined && this.pid > 0 ? raceDelay(this.exited, STDIN_EXIT_WAIT_MS) : undefined),
       // SIGTERM, SIGKILL after the grace, sweep; released from the registry only when nothing survived.
       async () => {
         if (this.group !== undefined) result = await this.group.collect();

@@ -43,6 +43,7 @@ export const RESERVED_ENV_NAMES: readonly string[] = [
   'SCIENCEEVOLVE_PROJECT_ROOT',
   'SCIENCEEVOLVE_MARKER',
   'NODE_PATH',
+  'NODE_COMPILE_CACHE',
 ];
 
 /** A valid environment variable name. */

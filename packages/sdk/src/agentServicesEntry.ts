@@ -1,0 +1,22 @@
+/**
+ * `@scienceevolve/sdk/agent-services`: one agent's services outside a run — {@link probeServices},
+ * {@link serveAgentServices} and the bridge faces that serve them. A narrower entry than the package root
+ * for `services probe` and `services serve`: it loads the MCP SDK, the invocation path and the bridge,
+ * but not the engine's harnesses (the AI SDK, agent CLIs, Git). Every name here is also exported by the
+ * package root.
+ */
+export { probeServices, serveAgentServices } from './engine/agentServices.js';
+export type {
+  ProbeReport,
+  ProbedService,
+  HeldProbe,
+  ServedAgent,
+  ServeAgentOptions,
+  AgentServicesOptions,
+} from './engine/agentServices.js';
+export { createBridgeToken, serveHttp, HTTP_FACE_PATH, writeBridgeTokenFile } from './bridge/httpFace.js';
+export type { HttpFace, HttpFaceOptions } from './bridge/httpFace.js';
+export { serveStdio } from './bridge/stdioFace.js';
+export type { StdioFace, StdioFaceOptions } from './bridge/stdioFace.js';
+export { protectStdout } from './bridge/protectStdout.js';
+export type { ProtectedStdout } from './bridge/protectStdout.js';

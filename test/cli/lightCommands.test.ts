@@ -1,0 +1,130 @@
+/**
+ * The cheap commands load only what they need (issue 14): `validate`, `workflow load/show/history/diff`,
+ * `status`, `harness-config` and `migrate`, run as the built bin, load no MCP, model, queue, process or
+ * HTTP code. Every module the process loads is listed by a preload (test/fixtures/cli/moduleLog.mjs: the
+ * ESM load hook, require.cache and process.moduleLoadList); a command that does load the heavy layers
+ * (`services probe`) shows the listing sees them.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { assertGone } from '../fixtures/store/children.js';
+import { tempDir } from '../fixtures/store/tempDir.js';
+import { BIN, ROOT, workflowFixture } from './runCli.js';
+
+const PRELOAD = fileURLToPath(new URL('../fixtures/cli/moduleLog.mjs', import.meta.url));
+const MINIMAL = workflowFixture('minimal.json');
+
+/** What no cheap command may load: package directories (as URL parts) and Node built-ins. */
+const FORBIDDEN_PACKAGES = [
+  '/node_modules/@modelcontextprotocol/',
+  '/node_modules/ai/',
+  '/node_modules/@ai-sdk/',
+  '/node_modules/bullmq/',
+  '/node_modules/ioredis/',
+  '/node_modules/supergateway/',
+];
+const FORBIDDEN_BUILTINS = ['child_process', 'http', 'https', 'http2'];
+
+/** The forbidden modules among `loaded` (package URLs and `builtin:` names). */
+function forbiddenAmong(loaded: readonly string[]): string[] {
+  return loaded.filter(
+    (m) =>
+      FORBIDDEN_PACKAGES.some((p) => m.includes(p)) ||
+      (m.startsWith('builtin:') && FORBIDDEN_BUILTINS.includes(m.slice('builtin:'.length))),
+  );
+}
+
+/** Runs the bin with the module-listing preload; returns its exit code, output and every module it loaded. */
+async function runListed(
+  dir: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string; loaded: string[] }> {
+  const log = join(dir, `modules-${Math.random().toString(36).slice(2)}.log`);
+  await writeFile(log, '');
+  const child = spawn(process.execPath, ['--import', PRELOAD, BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, SCIENCEEVOLVE_MODULE_LOG: log },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => {
+    stdout += c;
+  });
+  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c;
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  clearTimeout(timer);
+  assert.ok(child.pid !== undefined);
+  await assertGone(child.pid);
+  const loaded = [...new Set((await readFile(log, 'utf8')).split('\n').filter(Boolean))];
+  return { code, stdout, stderr, loaded };
+}
+
+describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 }, () => {
+  test('validate, workflow load/show/history/diff/verify, status, harness-config, migrate, schema', async (t) => {
+    const dir = await tempDir(t);
+    const dataDir = join(dir, 'data');
+    const workspace = join(dir, 'ws');
+    const second = join(dir, 'second.json');
+    const doc = JSON.parse(await readFile(MINIMAL, 'utf8'));
+    doc.agents.main.instructions = 'Answer the requirement briefly.';
+    await writeFile(second, JSON.stringify(doc));
+
+    const commands: string[][] = [
+      ['validate', MINIMAL, '--json'],
+      ['workflow', 'load', MINIMAL, '--data-dir', dataDir, '--project', 'study', '--json'],
+      ['workflow', 'load', second, '--data-dir', dataDir, '--project', 'study', '--json'],
+      ['workflow', 'show', '--data-dir', dataDir, '--project', 'study', '--json'],
+      ['workflow', 'history', '--data-dir', dataDir, '--project', 'study', '--json'],
+      ['workflow', 'diff', '1', '2', '--data-dir', dataDir, '--project', 'study', '--json'],
+      ['status', '--data-dir', dataDir, '--json'],
+      ['harness-config', '--format', 'claude', '--data-dir', dataDir, '--workspace', workspace, '--agent', 'main'],
+      ['migrate', '--data-dir', dataDir, '--json'],
+      ['workflow', 'verify', '--data-dir', dataDir, '--json'],
+      ['schema'],
+    ];
+    // One after another: `workflow show` needs the loads before it.
+    for (const args of commands) {
+      const r = await runListed(dir, args);
+      const name = args.slice(0, 2).join(' ');
+      assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+      // The listing saw the CLI itself and the SDK layers it used, so an empty list cannot pass.
+      assert.ok(
+        r.loaded.some((m) => m.endsWith('/packages/cli/dist/main.js')),
+        `${name}: the listing saw main.js`,
+      );
+      assert.ok(
+        r.loaded.some((m) => m.includes('/packages/sdk/dist/')),
+        `${name}: the listing saw the SDK`,
+      );
+      assert.deepEqual(forbiddenAmong(r.loaded), [], `${name} loaded forbidden modules`);
+      // Not the SDK root either: it imports every layer.
+      assert.ok(!r.loaded.some((m) => m.endsWith('/packages/sdk/dist/index.js')), `${name} loaded the SDK root`);
+    }
+  });
+
+  test('the listing sees the heavy layers where a command loads them (services probe), and no more', async (t) => {
+    const dir = await tempDir(t);
+    // A usage error after the command's module loaded: nothing starts, but its imports are all in.
+    const r = await runListed(dir, ['services', 'probe', '--data-dir', join(dir, 'data')]);
+    assert.equal(r.code, 2, r.stderr);
+    const forbidden = forbiddenAmong(r.loaded);
+    assert.ok(
+      forbidden.some((m) => m.includes('/node_modules/@modelcontextprotocol/')),
+      `MCP code listed: ${forbidden.join(', ')}`,
+    );
+    assert.ok(forbidden.includes('builtin:child_process'), 'child_process listed');
+    assert.ok(forbidden.includes('builtin:http'), 'http listed');
+    // services probe/serve load the SDK's /agent-services entry, not the root: no model libraries.
+    const models = r.loaded.filter((m) => m.includes('/node_modules/ai/') || m.includes('/node_modules/@ai-sdk/'));
+    assert.deepEqual(models, [], 'services probe loads no model library');
+    assert.ok(!r.loaded.some((m) => m.endsWith('/packages/sdk/dist/index.js')), 'services probe loads no SDK root');
+  });
+});
