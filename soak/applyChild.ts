@@ -1,0 +1,30 @@
+/**
+ * The child the apply part kills: applies workflows to one project in a loop (argv: data dir, project,
+ * first index), each with definitions whose files differ, until it is SIGKILLed. Prints each accepted version.
+ */
+import { applyWorkflow, openProject } from '../packages/sdk/dist/index.js';
+
+const [dataDir, project, first] = process.argv.slice(2) as [string, string, string];
+const paths = await openProject(dataDir, project);
+for (let i = Number(first); ; i++) {
+  const defs: Record<string, unknown> = {};
+  const servers: unknown[] = [];
+  for (let d = 0; d < 3; d++) {
+    const files: Record<string, string> = {
+      'server.cjs': `// version ${i} definition ${d}\nprocess.stdin.resume();\n`,
+    };
+    for (let f = 0; f < 20; f++) files[`data/f${f}.txt`] = `${i}:${d}:${f}:`.repeat(200 + ((i * 7 + f) % 50));
+    defs[`def-${d}`] = { entrypoint: 'server.cjs', files };
+    servers.push({ name: `svc-${d}`, project: `def-${d}` });
+  }
+  const result = await applyWorkflow(
+    paths,
+    {
+      orchestration: { allowMainReconfiguration: true },
+      agents: { main: { mcpServers: servers } },
+      mcpDefinitions: defs,
+    },
+    { by: 'operator' },
+  );
+  process.stdout.write(`${result.version}\n`);
+}
