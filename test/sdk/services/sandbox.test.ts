@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -205,6 +205,12 @@ test('auto: a definition Main proposed runs sandboxed — no host environment, w
 
   const served = await serve(t, box, hostEnv());
   const dirs = writeDirs(box);
+  if (REPO.startsWith('/tmp/')) {
+    // A checkout under /tmp (a CI clone) lies in the sandbox's private /tmp: check a directory of the
+    // read-only rest of the filesystem instead.
+    dirs.repository = mkdtempSync('/var/tmp/se-sandbox-');
+    t.after(() => rmSync(dirs.repository, { recursive: true, force: true }));
+  }
   const report = await served.call('prober__probe', { hostPid: served.pid, writeDirs: Object.values(dirs), port });
   const offline = await served.call('offline__probe', { hostPid: served.pid, writeDirs: [], port });
 
