@@ -4,6 +4,7 @@
  * Every id that comes from a request is looked up in the store's own lists before it becomes part of a
  * path; nothing here creates, writes or locks anything.
  */
+import { constants } from 'node:fs';
 import { lstat, open, readFile, realpath } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import {
@@ -173,10 +174,18 @@ export class ViewerData {
     if (info === undefined || !info.isFile() || !real.startsWith(realRun + sep)) {
       throw new NotFound(`service "${service}" of ${servicesId} left no stderr log (or it is not a plain file)`);
     }
-    const size = info.size;
+    // Opened without following a symlink put there since the lstat, and checked again on the handle.
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => {
+      throw new NotFound(`service "${service}" of ${servicesId} left no stderr log (or it is not a plain file)`);
+    });
+    const opened = await handle.stat().catch(() => undefined);
+    if (opened === undefined || !opened.isFile() || opened.ino !== info.ino || opened.dev !== info.dev) {
+      await handle.close();
+      throw new NotFound(`service "${service}" of ${servicesId} left no stderr log (or it is not a plain file)`);
+    }
+    const size = opened.size;
     const length = Math.min(size, MAX_LOG_BYTES);
     const tail = Buffer.alloc(length);
-    const handle = await open(path, 'r');
     try {
       await handle.read(tail, 0, length, size - length);
     } finally {
