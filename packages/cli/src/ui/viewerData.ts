@@ -15,6 +15,7 @@ import {
   diffWorkflows,
   listVersions,
   readVersion,
+  redactWorkflowUrls,
   runStatus,
 } from '@scienceevolve/sdk';
 
@@ -120,9 +121,10 @@ export class ViewerData {
     const n = Number(versionText);
     const listed = await listVersions(paths);
     if (!listed.includes(n)) throw new NotFound(`project ${projectId} has no version ${n}`);
-    const version = await readVersion(paths, n);
+    // Every URL redacted (a token in a remote entry's query or a model endpoint is never shown), as Main sees them.
+    const version = redacted(await readVersion(paths, n));
     const before = listed.filter((v) => v < n).pop();
-    const previous = before === undefined ? null : await readVersion(paths, before).catch(() => null);
+    const previous = before === undefined ? null : await readVersion(paths, before).then(redacted, () => null);
     return { version, previous, diff: diffWorkflows(previous?.workflow, version.workflow) };
   }
 
@@ -225,6 +227,10 @@ async function journalNamesService(eventsPath: string, servicesId: string, servi
 /** A single path segment: not empty, not `.`/`..`, no separator and no NUL. */
 function plainName(name: string): boolean {
   return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name) && name.length <= 255;
+}
+
+function redacted(version: WorkflowVersion): WorkflowVersion {
+  return { ...version, workflow: redactWorkflowUrls(version.workflow) };
 }
 
 function withDuration(r: RunStatusReport): RunSummary {

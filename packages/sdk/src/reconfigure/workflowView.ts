@@ -71,6 +71,23 @@ export function workflowView(workflow: Workflow, options: WorkflowViewOptions = 
 }
 
 /**
+ * `workflow` with every URL redacted as {@link workflowView} shows it (remote entries, model endpoints,
+ * `allowedRemoteUrls`), its definitions whole: what any other output (the run viewer) may show of a version.
+ */
+export function redactWorkflowUrls(workflow: Workflow): Workflow {
+  const agents: Record<string, Agent> = {};
+  for (const [name, agent] of Object.entries(workflow.agents)) {
+    Object.defineProperty(agents, name, {
+      value: agentView(agent),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return { ...workflow, orchestration: orchestrationView(workflow.orchestration), agents };
+}
+
+/**
  * An agent as the model sees it: every URL redacted (`redactUrl`: no user information, query values
  * `REDACTED`), so a token in an operator's remote URL or model endpoint never reaches the model.
  */

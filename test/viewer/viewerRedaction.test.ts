@@ -1,0 +1,30 @@
+/**
+ * The viewer shows a version's workflow and its diff with every URL redacted, as Main's `get_workflow`
+ * shows them: a token in a remote entry's query, a model endpoint or `allowedRemoteUrls` never reaches
+ * the page.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ViewerData } from '../../packages/cli/src/ui/viewerData.js';
+import { acceptWorkflow } from '../../packages/sdk/src/store/workflowVersions.js';
+import { openProject } from '../../packages/sdk/src/store/projectStore.js';
+import { minimalWorkflow } from '../fixtures/workflows/documents.js';
+import { tempDir } from '../fixtures/store/tempDir.js';
+
+test('a version and its diff are shown with every URL redacted', async (t) => {
+  const dataDir = await tempDir(t);
+  const paths = await openProject(dataDir, 'p');
+  await acceptWorkflow(paths, minimalWorkflow());
+  const secretUrl = 'https://mcp.example.com/mcp?token=s3cret-viewer-value';
+  const next = minimalWorkflow() as {
+    orchestration?: unknown;
+    agents: { main: { mcpServers: unknown[] } };
+  };
+  next.orchestration = { allowedRemoteUrls: [secretUrl] };
+  next.agents.main.mcpServers.push({ name: 'remote', url: secretUrl });
+  await acceptWorkflow(paths, next);
+  const data = new ViewerData(dataDir);
+  const shown = JSON.stringify(await data.version('p', '2'));
+  assert.ok(!shown.includes('s3cret-viewer-value'), shown);
+  assert.ok(shown.includes('https://mcp.example.com/mcp?token=REDACTED'), shown);
+});
