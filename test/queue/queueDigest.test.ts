@@ -129,7 +129,10 @@ test('a job whose engine options are out of range is refused with invalid_job be
   await client.submit('options-test', job);
   const outcome = await client.wait('options-test', new AbortController().signal);
   assert.equal(outcome.status, 'failed');
-  assert.match((outcome as { reason: string }).reason, /options\.graceMs 1099511627776: not 0\.\.2147483647 ms/);
+  assert.match(
+    (outcome as { reason: string }).reason,
+    /has bad options: graceMs must be a whole number of milliseconds from 0 to 2147483647/,
+  );
   const paths = new ProjectPaths(workerDir, box.project);
   assert.equal(existsSync(paths.sourceDir(digest, 'adds')), false, 'nothing was stored');
   assert.deepEqual(markedProcesses(box.project), []);

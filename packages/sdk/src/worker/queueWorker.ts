@@ -15,7 +15,7 @@ import { type RunEventInput, emptyUsage } from '../events/runEvents.js';
 import { RunHarnesses } from '../harness/harnessFor.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
 import { type AttemptHost, runAttempt } from '../engine/attempt.js';
-import type { EngineOptions } from '../engine/engineOptions.js';
+import { type EngineOptions, checkEngineDurations } from '../engine/engineOptions.js';
 import { setInvocationState } from '../engine/invocationState.js';
 import {
   type InvocationJob,
@@ -265,35 +265,27 @@ function checkJob(job: ConsumedJob): InvocationJob {
   return d as InvocationJob;
 }
 
-/** The timer ceiling of Node (a longer `setTimeout` fires at once), in milliseconds. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /**
- * The engine options a job may carry, and only those: each a whole number of milliseconds within the timer
- * ceiling. Anything else the job's `options` holds is not spread into this worker's engine options.
+ * The engine options a job may carry, and only those, checked as `run` checks them
+ * ({@link checkEngineDurations}: whole milliseconds from the option's floor to 2^31 − 1). Anything else the
+ * job's `options` holds is not spread into this worker's engine options.
  *
  * @throws SdkError `invalid_job` for a value out of range or not a number.
  */
 function jobOptions(options: JobEngineOptions | Record<string, unknown>, jobId = '?'): JobEngineOptions {
-  const out: JobEngineOptions = {};
+  const out: Record<string, unknown> = {};
   for (const key of ['startupBudgetMs', 'graceMs', 'forwardTimeoutMs'] as const) {
-    if (!Object.hasOwn(options, key)) continue;
-    const value = (options as Record<string, unknown>)[key];
-    if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > MAX_TIMER_MS) {
-      throw new SdkError(
-        'invalid_job',
-        `job ${jobId} has options.${key} ${typeof value === 'number' ? value : `of type ${typeof value}`}: not 0..${MAX_TIMER_MS} ms`,
-        {
-          remedy:
-            'run workers of the same ScienceEvolve version as the coordinator, and keep other writers off the queue',
-          data: { job: jobId, option: key },
-        },
-      );
-    }
-    out[key] = value;
+    if (Object.hasOwn(options, key)) out[key] = (options as Record<string, unknown>)[key];
   }
-  return out;
+  try {
+    checkEngineDurations(out as EngineOptions);
+  } catch (error) {
+    throw new SdkError('invalid_job', `job ${jobId} has bad options: ${(error as Error).message}`, {
+      remedy: 'run workers of the same ScienceEvolve version as the coordinator, and keep other writers off the queue',
+      data: { job: jobId },
+    });
+  }
+  return out as JobEngineOptions;
 }
 
 /**
