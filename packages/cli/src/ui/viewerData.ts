@@ -44,6 +44,8 @@ export interface ProjectSummary {
   versions: VersionSummary[];
   runs: RunSummary[];
   corruptRuns: { run: string; message: string }[];
+  /** Versions that could not be read (or the version list itself, as version 0): reported, never skipped. */
+  corruptVersions: { version: number; message: string }[];
   liveServices: number;
 }
 
@@ -78,11 +80,19 @@ export class ViewerData {
     for (const p of report.projects) {
       const paths = new ProjectPaths(this.dataDir, p.project);
       const versions: VersionSummary[] = [];
-      for (const n of await listVersions(paths).catch(() => [])) {
+      const corruptVersions: { version: number; message: string }[] = [];
+      const listed = await listVersions(paths).catch((error: unknown) => {
+        corruptVersions.push({ version: 0, message: `the version list cannot be read: ${messageOf(error)}` });
+        return [] as number[];
+      });
+      for (const n of listed) {
         const key = `${p.project}\0${n}`;
         let summary = this.summaries.get(key);
         if (summary === undefined) {
-          const v = await readVersion(paths, n).catch(() => undefined);
+          const v = await readVersion(paths, n).catch((error: unknown) => {
+            corruptVersions.push({ version: n, message: messageOf(error) });
+            return undefined;
+          });
           if (v === undefined) continue;
           summary = {
             version: v.version,
@@ -101,6 +111,7 @@ export class ViewerData {
         versions,
         runs: p.runs.map(withDuration).sort((a, b) => b.startedAt.localeCompare(a.startedAt)),
         corruptRuns: p.corruptRuns.map((c) => ({ run: c.run, message: c.message })),
+        corruptVersions,
         liveServices: p.liveServices.length,
       });
     }
@@ -227,6 +238,10 @@ async function journalNamesService(eventsPath: string, servicesId: string, servi
 /** A single path segment: not empty, not `.`/`..`, no separator and no NUL. */
 function plainName(name: string): boolean {
   return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name) && name.length <= 255;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function redacted(version: WorkflowVersion): WorkflowVersion {
