@@ -58,16 +58,7 @@ export function workflowView(workflow: Workflow, options: WorkflowViewOptions = 
     const shown = options.sources === true ? fullView(definition) : summaryView(definition);
     Object.defineProperty(definitions, name, { value: shown, enumerable: true, writable: true, configurable: true });
   }
-  const agents: Record<string, unknown> = {};
-  for (const [name, agent] of Object.entries(workflow.agents)) {
-    Object.defineProperty(agents, name, {
-      value: agentView(agent),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  return { ...workflow, orchestration: orchestrationView(workflow.orchestration), agents, mcpDefinitions: definitions };
+  return { ...redactWorkflowUrls(workflow), mcpDefinitions: definitions };
 }
 
 /**
