@@ -83,3 +83,59 @@ test('a job whose definition does not match its digest fails with digest_mismatc
   await client.close();
   await stopWorker(worker);
 });
+
+test('a job whose engine options are out of range is refused with invalid_job before anything starts', async (t) => {
+  const box = await sandbox(t);
+  const redis = await startRedis(t, box.base);
+  const workerDir = join(box.base, 'worker-1');
+  const worker = await startWorker(t, redis.url, workerDir);
+  const workflow = parseWorkflow({
+    agents: { main: agent([]), analyst: agent([['adds', 'adds']]) },
+    mcpDefinitions: { adds: fixtureDefinition('addsNumbers.cjs') },
+  });
+  const digest = definitionDigest(workflow.mcpDefinitions.adds!);
+  const job: InvocationJob = {
+    format: JOB_FORMAT,
+    run: 'run-options-test',
+    project: box.project,
+    workspace: box.workspace,
+    invocation: {
+      id: 'inv-options-test',
+      agent: 'analyst',
+      parent: 'inv-main',
+      task: 'add',
+      state: 'starting',
+      restarted: false,
+      workspace: box.workspace,
+      git: null,
+      attempts: [],
+      startedAt: new Date().toISOString(),
+      finishedAt: null,
+      output: null,
+      error: null,
+    },
+    restarted: false,
+    version: { version: 1, digests: { adds: digest }, workflow },
+    mainProposed: [],
+    checkpoint: null,
+    script: { agents: { analyst: [{ final: 'never' }] } },
+    positions: {},
+    // Beyond the timer ceiling: a setTimeout of it would fire at once.
+    options: { graceMs: 2 ** 40 },
+    git: null,
+  };
+  const client = await QueueClient.open({ url: redis.url });
+  t.after(() => client.close());
+  await client.submit('options-test', job);
+  const outcome = await client.wait('options-test', new AbortController().signal);
+  assert.equal(outcome.status, 'failed');
+  assert.match(
+    (outcome as { reason: string }).reason,
+    /has bad options: graceMs must be a whole number of milliseconds from 0 to 2147483647/,
+  );
+  const paths = new ProjectPaths(workerDir, box.project);
+  assert.equal(existsSync(paths.sourceDir(digest, 'adds')), false, 'nothing was stored');
+  assert.deepEqual(markedProcesses(box.project), []);
+  await client.close();
+  await stopWorker(worker);
+});

@@ -30,6 +30,9 @@ test('bad queue addresses are usage errors that never quote the password', () =>
     ['http://u:hunter2@h:1', /scheme "http:"/],
     ['redis://u:hunter2@h:1/x', /database "x"/],
     ['unix://', /no socket path/],
+    ['redis://u:hunter2%zz@h:1', /its password has a "%" not followed by two hex digits/],
+    ['redis://hunter2%g0@h:1', /its user name has a "%"/],
+    ['unix:///tmp/%zz.sock', /its socket path has a "%"/],
   ];
   for (const [text, message] of cases) {
     assert.throws(

@@ -98,6 +98,7 @@ const EXPORTS = [
   'readWorkflowFile',
   'redactUrl',
   'redactUrlsIn',
+  'redactWorkflowUrls',
   'relayPath',
   'requireAccepted',
   'resolveProjectId',

@@ -4,7 +4,7 @@
  * the tail started is found.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { type JournalLine, JournalTail } from '../../packages/cli/src/ui/journalTail.js';
@@ -62,4 +62,20 @@ test('a journal written after the tail started is read; fromIndex skips what a r
     { index: 1, event: { n: 1 } },
     { index: 2, event: { n: 2 } },
   ]);
+});
+
+test('a journal that is a symlink is not followed (a service may write into the run folder)', async (t) => {
+  const dir = await tempDir(t);
+  const secret = join(dir, 'secret.jsonl');
+  writeFileSync(secret, '{"secret":true}\n');
+  const path = join(dir, 'events.jsonl');
+  symlinkSync(secret, path);
+  const { lines, tail, waitFor } = collect(t, path);
+  tail.poke();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  // The symlink gives way to the real journal: the first line handed on must be the journal's own.
+  rmSync(path);
+  appendFileSync(path, '{"type":"real"}\n');
+  await waitFor(1);
+  assert.deepEqual(lines, [{ index: 0, event: { type: 'real' } }]);
 });

@@ -129,6 +129,7 @@ export type {
 } from './bridge/index.js';
 
 export { applyWorkflow } from './reconfigure/applyWorkflow.js';
+export { redactWorkflowUrls } from './reconfigure/workflowView.js';
 export type { ApplyResult, ApplyOptions } from './reconfigure/applyWorkflow.js';
 export { fixedCatalog, FIXED_CATALOG_SERVICE } from './engine/fixedCatalog.js';
 export { probeServices, serveAgentServices } from './engine/agentServices.js';

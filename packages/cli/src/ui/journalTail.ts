@@ -4,7 +4,7 @@
  * the last read. A line is handed on only once its newline is there (a host writes whole lines; a torn
  * last line is waited for, not parsed half). A complete line that is not JSON is reported, not skipped.
  */
-import { type FSWatcher, watch } from 'node:fs';
+import { type FSWatcher, constants, watch } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -72,9 +72,12 @@ export class JournalTail {
   }
 
   private async read(): Promise<void> {
-    const handle = await open(this.path, 'r');
+    // No symlink is followed (a service can write into the run's folder) and a FIFO does not block the open.
+    const handle = await open(this.path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
-      const { size } = await handle.stat();
+      const info = await handle.stat();
+      if (!info.isFile()) return;
+      const { size } = info;
       if (size < this.offset) {
         // The file was replaced by a shorter one: the journal is append-only, so this is not the run's journal any more.
         this.offset = size;

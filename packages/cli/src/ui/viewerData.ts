@@ -4,6 +4,7 @@
  * Every id that comes from a request is looked up in the store's own lists before it becomes part of a
  * path; nothing here creates, writes or locks anything.
  */
+import { constants } from 'node:fs';
 import { lstat, open, readFile, realpath } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import {
@@ -14,6 +15,7 @@ import {
   diffWorkflows,
   listVersions,
   readVersion,
+  redactWorkflowUrls,
   runStatus,
 } from '@scienceevolve/sdk';
 
@@ -42,6 +44,8 @@ export interface ProjectSummary {
   versions: VersionSummary[];
   runs: RunSummary[];
   corruptRuns: { run: string; message: string }[];
+  /** Versions that could not be read (or the version list itself, as version 0): reported, never skipped. */
+  corruptVersions: { version: number; message: string }[];
   liveServices: number;
 }
 
@@ -76,11 +80,19 @@ export class ViewerData {
     for (const p of report.projects) {
       const paths = new ProjectPaths(this.dataDir, p.project);
       const versions: VersionSummary[] = [];
-      for (const n of await listVersions(paths).catch(() => [])) {
+      const corruptVersions: { version: number; message: string }[] = [];
+      const listed = await listVersions(paths).catch((error: unknown) => {
+        corruptVersions.push({ version: 0, message: `the version list cannot be read: ${messageOf(error)}` });
+        return [] as number[];
+      });
+      for (const n of listed) {
         const key = `${p.project}\0${n}`;
         let summary = this.summaries.get(key);
         if (summary === undefined) {
-          const v = await readVersion(paths, n).catch(() => undefined);
+          const v = await readVersion(paths, n).catch((error: unknown) => {
+            corruptVersions.push({ version: n, message: messageOf(error) });
+            return undefined;
+          });
           if (v === undefined) continue;
           summary = {
             version: v.version,
@@ -99,6 +111,7 @@ export class ViewerData {
         versions,
         runs: p.runs.map(withDuration).sort((a, b) => b.startedAt.localeCompare(a.startedAt)),
         corruptRuns: p.corruptRuns.map((c) => ({ run: c.run, message: c.message })),
+        corruptVersions,
         liveServices: p.liveServices.length,
       });
     }
@@ -119,9 +132,10 @@ export class ViewerData {
     const n = Number(versionText);
     const listed = await listVersions(paths);
     if (!listed.includes(n)) throw new NotFound(`project ${projectId} has no version ${n}`);
-    const version = await readVersion(paths, n);
+    // Every URL redacted (a token in a remote entry's query or a model endpoint is never shown), as Main sees them.
+    const version = redacted(await readVersion(paths, n));
     const before = listed.filter((v) => v < n).pop();
-    const previous = before === undefined ? null : await readVersion(paths, before).catch(() => null);
+    const previous = before === undefined ? null : await readVersion(paths, before).then(redacted, () => null);
     return { version, previous, diff: diffWorkflows(previous?.workflow, version.workflow) };
   }
 
@@ -173,10 +187,18 @@ export class ViewerData {
     if (info === undefined || !info.isFile() || !real.startsWith(realRun + sep)) {
       throw new NotFound(`service "${service}" of ${servicesId} left no stderr log (or it is not a plain file)`);
     }
-    const size = info.size;
+    // Opened without following a symlink put there since the lstat, and checked again on the handle.
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => {
+      throw new NotFound(`service "${service}" of ${servicesId} left no stderr log (or it is not a plain file)`);
+    });
+    const opened = await handle.stat().catch(() => undefined);
+    if (opened === undefined || !opened.isFile() || opened.ino !== info.ino || opened.dev !== info.dev) {
+      await handle.close();
+      throw new NotFound(`service "${service}" of ${servicesId} left no stderr log (or it is not a plain file)`);
+    }
+    const size = opened.size;
     const length = Math.min(size, MAX_LOG_BYTES);
     const tail = Buffer.alloc(length);
-    const handle = await open(path, 'r');
     try {
       await handle.read(tail, 0, length, size - length);
     } finally {
@@ -216,6 +238,14 @@ async function journalNamesService(eventsPath: string, servicesId: string, servi
 /** A single path segment: not empty, not `.`/`..`, no separator and no NUL. */
 function plainName(name: string): boolean {
   return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name) && name.length <= 255;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function redacted(version: WorkflowVersion): WorkflowVersion {
+  return { ...version, workflow: redactWorkflowUrls(version.workflow) };
 }
 
 function withDuration(r: RunStatusReport): RunSummary {

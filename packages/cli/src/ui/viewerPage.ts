@@ -182,6 +182,7 @@ export const VIEWER_JS = String.raw`'use strict';
         for (const v of p.versions.slice().reverse()) {
           vt.append(el('tr', '', el('td', '', link('v' + v.version, hashOf('p', p.project, 'v', String(v.version)))), el('td', '', when(v.acceptedAt)), el('td', '', v.by), el('td', '', v.changedMcps.join(', ') || '–'), el('td', '', v.changedAgents.join(', ') || '–')));
         }
+        for (const c of p.corruptVersions) vt.append(el('tr', '', el('td', '', c.version > 0 ? 'v' + c.version : 'versions'), el('td', '', badge('damaged', 'bad')), el('td', 'err', c.message)));
         sec.append(vt);
         out.push(sec);
       }

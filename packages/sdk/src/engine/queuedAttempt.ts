@@ -20,6 +20,7 @@ import type { AttemptHost, AttemptResult } from './attempt.js';
 import { type CheckpointFile, checkpointPath, readCheckpoint } from './checkpoints.js';
 import { fetchRoleBranch, runGitRemote } from './remoteWorktrees.js';
 import { type AttemptRecord, type InvocationRecord, now } from './runRecord.js';
+import { roleBranch } from './worktrees.js';
 
 /** The version of the job and result shapes; a worker refuses a job of another. */
 export const JOB_FORMAT = 1;
@@ -215,7 +216,7 @@ async function awaitJob(
   const workers = await takers(host, job);
   let result: InvocationJobResult;
   try {
-    result = checkResult(outcome.value, job, host.record.run, invocation);
+    result = checkResult(outcome.value, job, host.record.run, invocation, roleBranch(host.paths, invocation.agent));
   } catch (error) {
     attempt.outcome = 'failed';
     attempt.finishedAt = now();
@@ -277,9 +278,19 @@ async function takers(host: QueuedAttemptHost, job: string): Promise<string[]> {
   }
 }
 
+/** The states an invocation can be in (a result naming another is refused). */
+const INVOCATION_STATES = ['starting', 'running', 'succeeded', 'failed', 'interrupted'] as const;
+
 /** The job's result, checked: anything in Redis may have been written by something else. */
-function checkResult(value: unknown, job: string, run: string, invocation: InvocationRecord): InvocationJobResult {
+function checkResult(
+  value: unknown,
+  job: string,
+  run: string,
+  invocation: InvocationRecord,
+  branch: string,
+): InvocationJobResult {
   const r = value as Partial<InvocationJobResult> | null;
+  const state = (s: unknown) => typeof s === 'string' && (INVOCATION_STATES as readonly string[]).includes(s);
   const valid =
     typeof r === 'object' &&
     r !== null &&
@@ -291,9 +302,21 @@ function checkResult(value: unknown, job: string, run: string, invocation: Invoc
     ['succeeded', 'failed', 'interrupted'].includes(String(r.attempt.outcome)) &&
     Array.isArray(r.events) &&
     r.events.every(
-      (e) => typeof e === 'object' && e !== null && (e as { invocation?: unknown }).invocation === invocation.id,
+      (e) =>
+        typeof e === 'object' &&
+        e !== null &&
+        (e as { invocation?: unknown }).invocation === invocation.id &&
+        ((e as { type?: unknown }).type !== 'invocation.state' || state((e as { to?: unknown }).to)),
     ) &&
-    typeof r.state === 'string' &&
+    state(r.state) &&
+    (r.output === null || typeof r.output === 'string') &&
+    (r.position === null || (typeof r.position === 'number' && Number.isSafeInteger(r.position) && r.position >= 0)) &&
+    // The coordinator fetches and force-moves this branch in the user's repository: only the role's own.
+    (r.git === null ||
+      (typeof r.git === 'object' &&
+        r.git !== undefined &&
+        r.git.branch === branch &&
+        (r.git.commit === null || typeof r.git.commit === 'string'))) &&
     typeof r.usage === 'object' &&
     r.usage !== null &&
     typeof r.workspace === 'string' &&

@@ -9,6 +9,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { SdkError } from '../errors.js';
+import { redactText, redactUrl } from '../redact.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import { RoleWorktrees, roleBranch } from './worktrees.js';
 
@@ -21,6 +22,40 @@ export async function runGitRemote(workspace: string): Promise<string> {
     // no origin: the workspace repository is the remote (a path every worker must reach)
   }
   return workspace;
+}
+
+/**
+ * A remote as errors may show it: a URL without its user information and query values (an `origin` such as
+ * `https://x-access-token:TOKEN@host/repo` carries a credential), a path or `host:repo` as it is.
+ */
+function shownRemote(remote: string): string {
+  return isUrl(remote) ? redactUrl(remote) : remote;
+}
+
+/** `text` (git's own message) with every spelling of the remote's URL and its password redacted. */
+function shownText(text: string, remote: string): string {
+  if (!isUrl(remote)) return text;
+  const { username, password } = new URL(remote);
+  return redactText(text, {
+    urls: [remote],
+    values: [password, decodeURIComponentSafe(password), username, decodeURIComponentSafe(username)],
+  });
+}
+
+function isUrl(remote: string): boolean {
+  try {
+    return new URL(remote).host !== '';
+  } catch {
+    return false;
+  }
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 /** After a worker pushed a role's branch to `remote`, brings it into the coordinator's workspace repository. */
@@ -80,12 +115,11 @@ export class RemoteRoleWorktrees extends RoleWorktrees {
     } catch (error) {
       throw new SdkError(
         'io_error',
-        `could not fetch branch ${branch} of the run's git remote ${this.remote}: ${(error as Error).message}`,
+        `could not fetch branch ${branch} of the run's git remote ${shownRemote(this.remote)}: ${shownText((error as Error).message, this.remote)}`,
         {
           remedy:
             "make the remote reachable from this worker (a path it can read and write, or a URL with its credentials in git's own configuration)",
-          data: { remote: this.remote, branch },
-          cause: error,
+          data: { remote: shownRemote(this.remote), branch },
         },
       );
     }
@@ -102,11 +136,10 @@ export class RemoteRoleWorktrees extends RoleWorktrees {
     } catch (error) {
       throw new SdkError(
         'io_error',
-        `the remote ${this.remote} refused branch ${branch} (commit ${commit.slice(0, 12)}): ${(error as Error).message}`,
+        `the remote ${shownRemote(this.remote)} refused branch ${branch} (commit ${commit.slice(0, 12)}): ${shownText((error as Error).message, this.remote)}`,
         {
           remedy: "another push to the role's branch came first: look at the branch, merge by hand, and resume the run",
-          data: { remote: this.remote, branch, commit },
-          cause: error,
+          data: { remote: shownRemote(this.remote), branch, commit },
         },
       );
     }

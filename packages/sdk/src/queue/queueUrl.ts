@@ -31,16 +31,24 @@ export function parseQueueUrl(text: string): QueueAddress {
   } catch {
     throw badUrl(redactUrlsIn(text), 'it is not a URL');
   }
-  const username = url.username === '' ? undefined : decodeURIComponent(url.username);
-  const password = url.password === '' ? undefined : decodeURIComponent(url.password);
+  const publicUrl = publicQueueUrl(url);
+  // A `%` not followed by two hex digits cannot be decoded: named, never quoted (it may be the password).
+  const decode = (part: string, what: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      throw badUrl(publicUrl, `its ${what} has a "%" not followed by two hex digits (write "%" as %25)`);
+    }
+  };
+  const username = url.username === '' ? undefined : decode(url.username, 'user name');
+  const password = url.password === '' ? undefined : decode(url.password, 'password');
   const credentials = {
     ...(username === undefined ? {} : { username }),
     ...(password === undefined ? {} : { password }),
   };
-  const publicUrl = publicQueueUrl(url);
   if (url.protocol === 'unix:' || url.protocol === 'redis+unix:') {
     if (url.pathname === '' || url.pathname === '/') throw badUrl(publicUrl, 'it names no socket path');
-    return { publicUrl, connection: { path: decodeURIComponent(url.pathname), ...credentials } };
+    return { publicUrl, connection: { path: decode(url.pathname, 'socket path'), ...credentials } };
   }
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
     throw badUrl(publicUrl, `the scheme "${url.protocol}" is not redis:, rediss: or unix:`);

@@ -58,7 +58,15 @@ export function workflowView(workflow: Workflow, options: WorkflowViewOptions = 
     const shown = options.sources === true ? fullView(definition) : summaryView(definition);
     Object.defineProperty(definitions, name, { value: shown, enumerable: true, writable: true, configurable: true });
   }
-  const agents: Record<string, unknown> = {};
+  return { ...redactWorkflowUrls(workflow), mcpDefinitions: definitions };
+}
+
+/**
+ * `workflow` with every URL redacted as {@link workflowView} shows it (remote entries, model endpoints,
+ * `allowedRemoteUrls`), its definitions whole: what any other output (the run viewer) may show of a version.
+ */
+export function redactWorkflowUrls(workflow: Workflow): Workflow {
+  const agents: Record<string, Agent> = {};
   for (const [name, agent] of Object.entries(workflow.agents)) {
     Object.defineProperty(agents, name, {
       value: agentView(agent),
@@ -67,7 +75,7 @@ export function workflowView(workflow: Workflow, options: WorkflowViewOptions = 
       configurable: true,
     });
   }
-  return { ...workflow, orchestration: orchestrationView(workflow.orchestration), agents, mcpDefinitions: definitions };
+  return { ...workflow, orchestration: orchestrationView(workflow.orchestration), agents };
 }
 
 /**

@@ -15,9 +15,14 @@ import { type RunEventInput, emptyUsage } from '../events/runEvents.js';
 import { RunHarnesses } from '../harness/harnessFor.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
 import { type AttemptHost, runAttempt } from '../engine/attempt.js';
-import type { EngineOptions } from '../engine/engineOptions.js';
+import { type EngineOptions, checkEngineDurations } from '../engine/engineOptions.js';
 import { setInvocationState } from '../engine/invocationState.js';
-import { type InvocationJob, type InvocationJobResult, JOB_FORMAT } from '../engine/queuedAttempt.js';
+import {
+  type InvocationJob,
+  type InvocationJobResult,
+  JOB_FORMAT,
+  type JobEngineOptions,
+} from '../engine/queuedAttempt.js';
 import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
 import { type CheckpointFile, checkpointPath } from '../engine/checkpoints.js';
 import { RunFile, type RunRecord, now, thisHost } from '../engine/runRecord.js';
@@ -174,7 +179,7 @@ async function runJob(
   });
   if (data.positions !== null) harnesses.scripted?.restore(data.positions);
   const engineOptions: EngineOptions = {
-    ...data.options,
+    ...jobOptions(data.options),
     hostEnv: options.hostEnv ?? process.env,
     signal,
   };
@@ -194,7 +199,7 @@ async function runJob(
     currentVersion: async () => fixed,
     // The worker has no version history: who proposed each definition comes with the job.
     mainProposed: new Set(Array.isArray(data.mainProposed) ? data.mainProposed : []),
-    registry: () => hostSupervisor(paths, { graceMs: data.options.graceMs }),
+    registry: () => hostSupervisor(paths, { graceMs: engineOptions.graceMs }),
     delegateTo: async () => {
       throw new SdkError('usage', 'a worker invocation cannot delegate', { remedy: 'only Main delegates' });
     },
@@ -256,7 +261,31 @@ function checkJob(job: ConsumedJob): InvocationJob {
     });
   }
   checkProjectId(d.project as string);
+  jobOptions(d.options as Record<string, unknown>, job.id);
   return d as InvocationJob;
+}
+
+/**
+ * The engine options a job may carry, and only those, checked as `run` checks them
+ * ({@link checkEngineDurations}: whole milliseconds from the option's floor to 2^31 − 1). Anything else the
+ * job's `options` holds is not spread into this worker's engine options.
+ *
+ * @throws SdkError `invalid_job` for a value out of range or not a number.
+ */
+function jobOptions(options: JobEngineOptions | Record<string, unknown>, jobId = '?'): JobEngineOptions {
+  const out: Record<string, unknown> = {};
+  for (const key of ['startupBudgetMs', 'graceMs', 'forwardTimeoutMs'] as const) {
+    if (Object.hasOwn(options, key)) out[key] = (options as Record<string, unknown>)[key];
+  }
+  try {
+    checkEngineDurations(out as EngineOptions);
+  } catch (error) {
+    throw new SdkError('invalid_job', `job ${jobId} has bad options: ${(error as Error).message}`, {
+      remedy: 'run workers of the same ScienceEvolve version as the coordinator, and keep other writers off the queue',
+      data: { job: jobId },
+    });
+  }
+  return out as JobEngineOptions;
 }
 
 /**
