@@ -132,11 +132,15 @@ test('an unused set is collected after prestartIdleMs; with prestart off nothing
   }).result;
   t.after(() => assertNothingLeft(box.project, idle.events));
   assert.equal(idle.status, 'succeeded', JSON.stringify(idle.error));
+  // The set prestarted by the first delegate idles out while Main sleeps; the one prestarted by the second
+  // may idle out too before the run ends (1 ms), or be collected at the run's end.
   const idled = ofType(idle.events, 'prestart.collected').filter((e) => e.reason === 'idle');
-  assert.equal(idled.length, 1, JSON.stringify(ofType(idle.events, 'prestart.collected')));
-  for (const pid of idled[0]!.pids) await assertGone(pid);
+  assert.ok(idled.length >= 1, JSON.stringify(ofType(idle.events, 'prestart.collected')));
+  for (const set of idled) for (const pid of set.pids) await assertGone(pid);
   const workers = ofType(idle.events, 'invocation.started').filter((e) => e.agent === 'analyst');
-  assert.notEqual(workers[1]!.invocation, idled[0]!.invocation, 'a collected set is never claimed');
+  for (const set of idled) {
+    assert.ok(!workers.some((w) => w.invocation === set.invocation), 'a collected set is never claimed');
+  }
   assert.ok(ofType(idle.events, 'service.ready').every((e) => e.prestarted === undefined));
   await assertPrestartsGone(idle.events);
 
