@@ -83,7 +83,17 @@ async function probeBwrap(requested: string, pathValue: string | undefined): Pro
     const where = requested.includes('/') ? 'does not exist or is not executable' : 'is not on the PATH';
     return { ok: false, detail: `${named} ${where}` };
   }
-  const args = [...sandboxFlags({ network: false }), '--die-with-parent', '--', process.execPath, '--version'];
+  // The SDK's own Node under /tmp (a runtime unpacked there) would be hidden by the private /tmp: bound as
+  // a service's command is (see sandboxCommand).
+  const node = resolve(process.execPath);
+  const args = [
+    ...sandboxFlags({ network: false }),
+    ...(node.startsWith(`/tmp${sep}`) ? ['--ro-bind-try', node, node] : []),
+    '--die-with-parent',
+    '--',
+    node,
+    '--version',
+  ];
   return new Promise((resolveProbe) => {
     execFile(
       bwrap,
