@@ -113,7 +113,7 @@ test('a page of rows from several runs reads back with each row its own run', ()
 
 test('the previous rows come from results.json when it exists, else from the page', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'bench-report-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   const json = join(dir, 'results.json');
   const page = join(dir, 'benchmarks.md');
   assert.deepEqual(await previousRows(json, page), []);

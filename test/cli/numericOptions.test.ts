@@ -16,7 +16,7 @@ const BAD_SPELLINGS = ['0x50', '1e3', '+5', '-1', ' 5', '5 ', '1.5', '', '٣', '
 
 test('numeric options: decimal digits only, within the stated range, else exit 2 naming both', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'se-numbers-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   const dataDir = join(dir, 'data');
   const workspace = join(dir, 'ws');
   const url = 'http://127.0.0.1:1/mcp';

@@ -16,7 +16,7 @@ const ABSENT = ['toString', '__proto__', 'hasOwnProperty', 'valueOf', 'isPrototy
 
 async function box(t: { after: (fn: () => Promise<void>) => void }) {
   const dir = await mkdtemp(join(tmpdir(), 'se-proto-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   const workspace = join(dir, 'ws');
   await mkdir(workspace);
   const file = async (name: string, value: unknown) => {

@@ -12,6 +12,6 @@ for (const name of ['pi-ai', 'pi-agent-core', 'pi-coding-agent', 'pi-tui']) {
   const target = join(modules, '@mariozechner', name);
   if (!existsSync(target)) throw new Error(`${target} is not installed`);
   const link = join(modules, '@earendil-works', name);
-  rmSync(link, { recursive: true, force: true });
+  rmSync(link, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   symlinkSync(join('..', '@mariozechner', name), link, 'dir');
 }

@@ -23,7 +23,7 @@ export const LAB_SERVICE = join(ROOT, 'test/fixtures/e2e/labService.cjs');
 /** A directory removed after the test. */
 export function tempDir(t: TestContext, prefix = 'se-e2e-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   return dir;
 }
 
@@ -146,11 +146,11 @@ export async function labProject(t: TestContext): Promise<Lab> {
     const deadline = Date.now() + 5000;
     while (processesMentioning(dir).length + markedProcesses(project).length > 0 && Date.now() < deadline)
       await sleep(25);
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     if (killed > 0) {
       // A host killed here leaves its supervisor to collect; it logs into the data dir once more.
       await sleep(1500);
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     }
   });
   const dataDir = join(dir, 'data');

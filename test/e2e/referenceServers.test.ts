@@ -116,7 +116,7 @@ async function referenceProject(t: TestContext) {
     const deadline = Date.now() + 5000;
     while (processesMentioning(dir).length + markedProcesses(project).length > 0 && Date.now() < deadline)
       await sleep(25);
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   });
   const dataDir = join(dir, 'data');
   const workspace = join(dir, 'workspace');

@@ -45,7 +45,7 @@ export function uniqueProjectId(): string {
 /** A temporary directory, removed after the test. */
 export function tempDir(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'se-supervisor-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   return dir;
 }
 

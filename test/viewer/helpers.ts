@@ -164,7 +164,7 @@ export async function launchChromium(t: TestContext): Promise<Browser> {
         if (Date.now() > deadline) assert.fail(`chromium processes left: ${mentioning(profile).join(', ')}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      rmSync(profile, { recursive: true, force: true });
+      rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     }
   });
   let context: BrowserContext | undefined;

@@ -178,7 +178,7 @@ test('opencode: OPENCODE_CONFIG_CONTENT with the local server and an OpenAI-comp
 
 test('pi: mcp.json (direct tools) and models.json in PI_CODING_AGENT_DIR, the adapter found beside pi', (t) => {
   const base = mkdtempSync(join(tmpdir(), 'se-pi-'));
-  t.after(() => rmSync(base, { recursive: true, force: true }));
+  t.after(() => rmSync(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   const modules = join(base, 'node_modules');
   mkdirSync(join(modules, '@mariozechner', 'pi-coding-agent', 'dist'), { recursive: true });
   writeFileSync(join(modules, '@mariozechner', 'pi-coding-agent', 'dist', 'cli.js'), '');

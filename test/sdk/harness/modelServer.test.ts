@@ -1076,7 +1076,7 @@ function exited(child: ChildProcess): Promise<number | null> {
 
 test('main.ts serves a JSON policy, records requests as JSON lines, and exits 0 on SIGTERM', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'se-model-server-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   const record = join(dir, 'requests.jsonl');
   const policy = JSON.stringify({
     steps: [{ call: 'echo', arguments: { text: 'hi' } }],

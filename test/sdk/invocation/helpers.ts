@@ -28,7 +28,7 @@ export function fixtureDefinition(
 /** A directory removed after the test. */
 export function tempDir(t: TestContext, prefix = 'se-inv-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   return dir;
 }
 

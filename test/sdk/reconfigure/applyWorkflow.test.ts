@@ -31,7 +31,7 @@ async function project(
   orchestration: Record<string, unknown> = {},
 ) {
   const dataDir = await mkdtemp(join(tmpdir(), 'se-apply-'));
-  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  t.after(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   await loadWorkflow({ dataDir, project: 'p', workflow: base(allow, orchestration) });
   return openProject(dataDir, 'p');
 }

@@ -36,7 +36,7 @@ async function catalogOver(
   workflow: Record<string, unknown> | undefined,
 ): Promise<{ paths: ProjectPaths; call: (tool: string, args: Record<string, unknown>) => Promise<CallToolResult> }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'se-getwf-'));
-  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  t.after(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   if (workflow !== undefined) await loadWorkflow({ dataDir, project: 'p', workflow });
   const paths = await openProject(dataDir, 'p');
   const surface = createSurface([fixedCatalog({ paths, allowReconfiguration: true })]);

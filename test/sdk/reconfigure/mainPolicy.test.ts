@@ -34,7 +34,7 @@ function base(orchestration: Record<string, unknown> = {}): Doc {
 
 async function project(t: { after: (fn: () => Promise<void>) => void }, orchestration: Record<string, unknown> = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), 'se-policy-'));
-  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  t.after(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   await loadWorkflow({ dataDir, project: 'p', workflow: base(orchestration) });
   return openProject(dataDir, 'p');
 }

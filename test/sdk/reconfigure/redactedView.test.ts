@@ -37,7 +37,7 @@ function operatorWorkflow() {
 
 test('get_workflow shows no URL token, and echoing its view back keeps the real URLs', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'se-redact-view-'));
-  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  t.after(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   await loadWorkflow({ dataDir, project: 'p', workflow: operatorWorkflow() });
   const paths = await openProject(dataDir, 'p');
 
@@ -79,7 +79,7 @@ test('get_workflow shows no URL token, and echoing its view back keeps the real 
 
 test('a redacted URL copied to another entry is not turned back into the secret one', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'se-redact-view-'));
-  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  t.after(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   await loadWorkflow({ dataDir, project: 'p', workflow: operatorWorkflow() });
   const paths = await openProject(dataDir, 'p');
   const view = (await readWorkflowView(paths)).workflow as Record<string, Record<string, Record<string, unknown>>>;

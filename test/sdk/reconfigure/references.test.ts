@@ -49,7 +49,7 @@ function byReference(): Snapshot & { mcpDefinitions: Record<string, unknown> } {
 
 async function project(t: { after: (fn: () => Promise<void>) => void }) {
   const dataDir = await mkdtemp(join(tmpdir(), 'se-refs-'));
-  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  t.after(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   await loadWorkflow({ dataDir, project: 'p', workflow: accepted() });
   return openProject(dataDir, 'p');
 }
@@ -253,7 +253,7 @@ test('bad references: each refused with its code and JSON path and a message nam
 
 test('limits are checked on the resolved snapshot: references that resolve past 1 MiB are refused', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'se-refs-'));
-  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  t.after(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   const big = (i: number) => ({ entrypoint: 'server.cjs', files: { 'server.cjs': `// ${i}\n${'x'.repeat(400_000)}` } });
   await loadWorkflow({
     dataDir,
@@ -311,7 +311,7 @@ test('a workflow file the operator loads never takes a reference: said at its pa
   assert.match(result.errors[0]!.message, /valid only in an apply_workflow snapshot, never in a workflow file/);
 
   const dataDir = await mkdtemp(join(tmpdir(), 'se-refs-'));
-  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  t.after(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   await assert.rejects(
     loadWorkflow({
       dataDir,

@@ -27,7 +27,7 @@ export function fixture(name: string): string {
 /** A directory removed after the test. */
 export function tempDir(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'se-services-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   return dir;
 }
 

@@ -209,7 +209,7 @@ test('auto: a definition Main proposed runs sandboxed — no host environment, w
     // A checkout under /tmp (a CI clone) lies in the sandbox's private /tmp: check a directory of the
     // read-only rest of the filesystem instead.
     dirs.repository = mkdtempSync('/var/tmp/se-sandbox-');
-    t.after(() => rmSync(dirs.repository, { recursive: true, force: true }));
+    t.after(() => rmSync(dirs.repository, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   }
   const report = await served.call('prober__probe', { hostPid: served.pid, writeDirs: Object.values(dirs), port });
   const offline = await served.call('offline__probe', { hostPid: served.pid, writeDirs: [], port });

@@ -7,7 +7,7 @@ import { withFileLock } from '../../../packages/sdk/src/store/fileLock.ts';
 
 test("waiters that all find a dead holder's lock never hold it together (takeover under a guard)", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'se-lock-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   for (let run = 0; run < 100; run++) {
     const path = join(dir, `${run}.lock`);
     // A holder that no longer exists (pid 999999 with a start time no process has).
@@ -31,7 +31,7 @@ test("waiters that all find a dead holder's lock never hold it together (takeove
 
 test('a holder releases only its own lock', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'se-lock-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   const path = join(dir, '.lock');
   await withFileLock(path, async () => {
     // Someone replaced the lock (it cannot happen to a live holder, but release must not assume it).
