@@ -252,7 +252,7 @@ export function modelLoopBench(ctx: BenchContext, project: BenchProject): Promis
       goal: GOAL,
       verdict: met ? 'met' : 'missed',
       notes:
-        `the \`openai\` chat harness (\`createModelLoopHarness\`) over \`agentSurface\` of an invocation's session, each checkpoint written atomically by the engine's \`CheckpointWriter\` (3 writes a turn, each with 2 fsyncs), vs. the AI SDK's own loop; ` +
+        `the \`openai\` chat harness (\`createModelLoopHarness\`) over \`agentSurface\` of an invocation's session, each checkpoint written atomically by the engine's \`CheckpointWriter\` (1 write a turn, with 2 fsyncs, behind the conversation: a step's calls wait only for the previous step's write), vs. the AI SDK's own loop; ` +
         `both against the same in-process local model server (OpenAI Chat Completions wire protocol, \`scriptedPolicy\`: ${TOOL_TURNS} turns calling \`echo\`, then the answer; ${TURNS} model calls a conversation, every answer checked); ` +
         `${pairs} A/B pairs of batches of ${conversations} conversations after a warm-up pair; figure: difference of the medians per turn over all ${pairs * conversations} timed conversations a side (median of the per-pair differences: ${pairDiff >= 0 ? '+' : ''}${pairDiff.toFixed(2)} ms); ` +
         `CPU per turn (load-independent): ours ${f(cpuPerTurn.ours.host)} in this process + ${f(cpuPerTurn.ours.service)} in the service, baseline ${f(cpuPerTurn.baseline.host)} + ${f(cpuPerTurn.baseline.service)} (this process includes the model server, the same for both)` +

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { type LocalService, type Surface, createSurface } from '../../../packages/sdk/src/bridge/surface.js';
 import type { HarnessInput, HarnessReport } from '../../../packages/sdk/src/harness/harness.js';
+import { SdkError } from '../../../packages/sdk/src/errors.js';
 import {
   type ModelLoopCheckpoint,
   type ModelLoopConfig,
@@ -141,7 +142,8 @@ function harnessInput(
     graceMs: 100,
     checkpoint: undefined,
     saveCheckpoint: async (state) => {
-      recorder.checkpoints.push(state as ModelLoopCheckpoint);
+      // Serialized when called, as the engine's writer does: the loop goes on changing the object.
+      recorder.checkpoints.push(structuredClone(state) as ModelLoopCheckpoint);
     },
     report: (report) => {
       recorder.reports.push(report);
@@ -219,14 +221,19 @@ for (const { protocol, config, keyVariable, badKey } of PROTOCOLS) {
     );
     assert.equal(input.recorder.reports.filter((r) => r.kind === 'model.retry').length, 0);
 
-    // A checkpoint after each response, each tool result and each completed step, each one reported.
+    // A checkpoint after each completed step and after each tool result of a step but its last (kept with
+    // the step), each one reported: turn 1 made two calls, turn 2 one, turn 3 answered.
     assert.deepEqual(
       input.recorder.checkpoints.map((c) => c.turn),
-      [1, 1, 1, 1, 2, 2, 2, 3],
+      [1, 1, 2, 3],
+    );
+    assert.deepEqual(
+      input.recorder.checkpoints.map((c) => (c.results ?? []).length),
+      [1, 0, 0, 0],
     );
     assert.deepEqual(
       input.recorder.reports.flatMap((r) => (r.kind === 'checkpoint' ? [r.step] : [])),
-      [1, 1, 1, 1, 2, 2, 2, 3],
+      [1, 1, 2, 3],
     );
     // The last checkpoint holds the final answer and the summed usage.
     const last = input.recorder.checkpoints.at(-1)!;
@@ -419,10 +426,11 @@ test('a recorded result survives the checkpoint whatever its call id (`__proto__
   const result = await createModelLoopHarness('main', config, FAST).run(input);
   assert.deepEqual(Object.fromEntries(calls), { fast: 1 }, 'only the unrecorded call runs');
   assert.equal(result.output, 'final: recorded before the cut | fast #1');
-  // Every checkpoint written on the way kept the `__proto__` result.
-  const mid = input.recorder.checkpoints.find((c) => (c.results ?? []).length === 2);
+  // The step's checkpoint kept the `__proto__` result beside the new one, in the order of the calls.
+  const step = input.recorder.checkpoints.find((c) => c.messages.some((m) => m.role === 'tool'));
+  const toolMessage = JSON.parse(JSON.stringify(step?.messages.find((m) => m.role === 'tool') ?? null));
   assert.deepEqual(
-    JSON.parse(JSON.stringify(mid?.results)).map((r: { toolCallId: string }) => r.toolCallId),
+    toolMessage?.content.map((part: { toolCallId: string }) => part.toolCallId),
     ['__proto__', 'constructor'],
   );
 });
@@ -623,4 +631,49 @@ test('a tool a service adds while the loop runs is offered to the model at a lat
   assert.ok(offeredTools(model.requests.at(-1)!).includes('addsToolsLater__late'));
   await surface.close();
   await session.close();
+});
+
+test('checkpoints are written behind the conversation: a step runs its calls only once the previous step is durable, and the loop ends only when every save is', async (t) => {
+  const model = await server(t, {
+    respond: scriptedPolicy([{ call: 'counter__fast' }, { call: 'counter__fast' }]),
+  });
+  const { service, calls } = countingService();
+  const input = harnessInput(createSurface([service]));
+  // A disk that takes 40 ms to sync: each save resolves late; what the loop did meanwhile is logged.
+  const log: string[] = [];
+  const durable: ModelLoopCheckpoint[] = [];
+  input.saveCheckpoint = (state) => {
+    const copy = structuredClone(state) as ModelLoopCheckpoint;
+    const kind = copy.final !== undefined ? 'final' : copy.messages.at(-1)?.role === 'tool' ? 'step' : 'response';
+    return sleep(40).then(() => {
+      durable.push(copy);
+      log.push(`durable ${kind} ${copy.turn} (fast calls so far: ${calls.get('fast') ?? 0})`);
+    });
+  };
+  const result = await createModelLoopHarness('main', PROTOCOLS[0]!.config(model.url), FAST).run(input);
+  assert.equal(result.output, 'final: fast #1 | fast #2');
+  // Step 1's results were durable before step 2's call ran; the final answer before `run` returned.
+  const step1 = log.findIndex((line) => line.startsWith('durable step 1'));
+  assert.ok(step1 >= 0, log.join('\n'));
+  assert.match(log[step1]!, /fast calls so far: 1\)/, log.join('\n'));
+  assert.equal(durable.at(-1)?.final, result.output, 'the final answer is durable when run returns');
+  const settledAtReturn = log.length;
+  await sleep(100);
+  assert.equal(log.length, settledAtReturn, 'no checkpoint is written after run returned');
+});
+
+test('a checkpoint that cannot be written fails the loop with its error, and nothing runs after', async (t) => {
+  const model = await server(t, {
+    respond: scriptedPolicy([{ call: 'counter__fast' }, { call: 'counter__fast' }]),
+  });
+  const { service, calls } = countingService();
+  const input = harnessInput(createSurface([service]));
+  input.saveCheckpoint = () => Promise.reject(new SdkError('io_error', 'could not write the checkpoint', { data: {} }));
+  await assert.rejects(createModelLoopHarness('main', PROTOCOLS[0]!.config(model.url), FAST).run(input), {
+    code: 'io_error',
+  });
+  // Step 1 ran and its save failed. The save runs behind the next model call (which may be in flight when
+  // the failure is known), but no tool call runs after it.
+  assert.equal(calls.get('fast'), 1);
+  assert.ok(model.requests.length <= 2, `${model.requests.length} model requests`);
 });

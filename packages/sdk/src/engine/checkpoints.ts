@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { SdkError } from '../errors.js';
-import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
+import { readJsonFile, writeFileAtomic } from '../store/atomicFile.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
 /** The file as stored: the harness's state wrapped with what it belongs to. */
@@ -29,17 +29,25 @@ export function checkpointPath(paths: ProjectPaths, runId: string, invocationId:
 
 /**
  * Writes an invocation's checkpoints one after the other (each atomically), so the file always holds the
- * latest state even when a harness saves again before the previous write finished.
+ * latest state even when a harness saves again before the previous write finished. A state is serialized
+ * when {@link CheckpointWriter.save} is called; saves made while a write is in progress share the one write
+ * queued behind it (the newest state wins), so a harness that saves faster than the disk syncs never
+ * builds a backlog.
  */
 export class CheckpointWriter {
   private queue: Promise<void> = Promise.resolve();
+  /** The write queued behind the one in progress, not started yet, and the text it will write. */
+  private next: { write: Promise<void>; text: string } | undefined;
 
   constructor(
     readonly path: string,
     private readonly owner: Omit<CheckpointFile, 'format' | 'savedAt' | 'state' | 'attempt'>,
   ) {}
 
-  /** Saves `state` for `attempt`; resolves once it is durable. Throws `invalid_checkpoint` for a state that is not JSON. */
+  /**
+   * Saves `state` for `attempt`: serialized now (later changes to the object are not saved); resolves once
+   * this state, or a newer one, is durable. Throws `invalid_checkpoint` for a state that is not JSON.
+   */
   save(attempt: number, state: unknown): Promise<void> {
     let text: string | undefined;
     try {
@@ -48,16 +56,26 @@ export class CheckpointWriter {
       return Promise.reject(notJson(this.owner.invocation, error));
     }
     if (text === undefined) return Promise.reject(notJson(this.owner.invocation, undefined));
-    const file: CheckpointFile = {
+    const head: Omit<CheckpointFile, 'state'> = {
       format: 1,
       ...this.owner,
       attempt,
       savedAt: new Date().toISOString(),
-      state: JSON.parse(text),
     };
-    const write = this.queue.then(() => writeJsonAtomic(this.path, file));
-    this.queue = write.catch(() => {});
-    return write;
+    // The state's JSON is spliced in as serialized: one serialization per save, however long the state.
+    const file = `${JSON.stringify(head).slice(0, -1)},"state":${text}}\n`;
+    if (this.next !== undefined) {
+      this.next.text = file;
+      return this.next.write;
+    }
+    const next = { text: file } as { text: string; write: Promise<void> };
+    next.write = this.queue.then((): Promise<void> => {
+      this.next = undefined;
+      return writeFileAtomic(this.path, next.text);
+    });
+    this.next = next;
+    this.queue = next.write.catch(() => {});
+    return next.write;
   }
 }
 

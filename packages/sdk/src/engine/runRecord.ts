@@ -238,17 +238,27 @@ export function effectiveStatus(record: RunRecord): RunStatus {
 /** Writes a run's record atomically; writes are queued so the file always holds the latest state. */
 export class RunFile {
   private queue: Promise<void> = Promise.resolve();
+  /** The write queued behind the one in progress, not started yet: later saves share it. */
+  private next: Promise<void> | undefined;
 
   constructor(
     readonly path: string,
     readonly record: RunRecord,
   ) {}
 
-  /** Writes the record as it is now. Resolves when this state is on disk. */
+  /**
+   * Writes the record as it is now, or newer. Resolves when this state (or a later one) is on disk. Saves
+   * made while a write is in progress share the one write queued behind it, which takes the record as it
+   * is when it starts: a burst of saves costs two writes, not one each.
+   */
   save(): Promise<void> {
-    const text = `${JSON.stringify(this.record, null, 2)}\n`;
-    const write = this.queue.then(() => writeFileAtomic(this.path, text));
-    // The queue keeps going after a failed write; the caller of that save sees the failure.
+    if (this.next !== undefined) return this.next;
+    const write = this.queue.then(() => {
+      this.next = undefined;
+      return writeFileAtomic(this.path, `${JSON.stringify(this.record, null, 2)}\n`);
+    });
+    this.next = write;
+    // The queue keeps going after a failed write; the callers of that save see the failure.
     this.queue = write.catch(() => {});
     return write;
   }

@@ -64,9 +64,10 @@ export interface HarnessInput {
    */
   checkpoint: unknown;
   /**
-   * Writes the invocation's checkpoint atomically beside its record; resolves once it is durable. A
-   * harness calls it after each completed step (a model turn and its recorded tool results), so
-   * `resume` continues from there without calling recorded tools again. The value must be JSON.
+   * Writes the invocation's checkpoint atomically beside its record; resolves once it (or a newer one)
+   * is durable. A harness calls it after each completed step (a model turn and its recorded tool
+   * results), so `resume` continues from there without calling recorded tools again. The value must be
+   * JSON; it is serialized when called, so the harness may change the object as soon as the call returns.
    */
   saveCheckpoint(state: unknown): Promise<void>;
   /** Reports progress (usage, retries) to the run's journal. Never throws. */

@@ -80,28 +80,40 @@ async function runModelLoop(
   const state = restoreCheckpoint(agent, input.checkpoint);
   if (state.final !== undefined) return { output: state.final };
 
-  // The tools offered follow the surface: a service's list change (a tool added or taken away while the
-  // invocation runs) reaches the model at its next turn. Rebuilt only when the surface's catalog changed.
-  let offered: { from: Surface['tools']; tools: ToolSet; serviceOf: Map<string, string> } | undefined;
-  const current = () => {
-    if (offered?.from !== input.surface.tools) {
-      offered = {
-        from: input.surface.tools,
-        tools: toolSet(input),
-        serviceOf: new Map(input.surface.routes.filter((r) => r.kind === 'tool').map((r) => [r.name, r.service])),
-      };
-    }
-    return offered;
-  };
-  const limiter = new PerKeyLimiter(settings.maxParallelCallsPerService);
-  const system = [input.instructions, config.system ?? ''].filter((text) => text.trim() !== '').join('\n\n');
   const saver = new CheckpointSaver(input);
 
+  try {
+    return await converse(agent, config, settings, endpoint, failure, input, state, saver);
+  } finally {
+    // No checkpoint is written after `run` has returned, whichever way it ends; a failed save was
+    // already thrown (or an earlier error wins).
+    await saver.durable('all').catch(() => {});
+  }
+}
+
+/** The conversation's loop: a model turn, its tool calls, until the final answer. */
+async function converse(
+  agent: string,
+  config: ModelLoopConfig,
+  settings: Required<ModelLoopOptions>,
+  endpoint: ReturnType<typeof createEndpoint>,
+  failure: FailureContext,
+  input: HarnessInput,
+  state: ModelLoopCheckpoint,
+  saver: CheckpointSaver,
+): Promise<HarnessOutput> {
+  const current = offeredTools(input);
+  const limiter = new PerKeyLimiter(settings.maxParallelCallsPerService);
+  const system = [input.instructions, config.system ?? ''].filter((text) => text.trim() !== '').join('\n\n');
   for (;;) {
     throwIfCancelled(input.signal);
+    // A checkpoint that could not be written ends the loop before it spends another model call.
+    saver.throwIfFailed();
     // A step whose tool calls are not all answered yet (a checkpoint taken mid-step) completes first.
     const pending = pendingCalls(state.messages);
     if (pending.length > 0) {
+      // The previous step is durable before this one's calls run: a crash repeats only this step's calls.
+      await saver.durable('step');
       const recorded = recordedResults(state);
       // Every call settles before the harness does (a cancelled run cancels them all): no checkpoint is
       // written after `run` has returned.
@@ -113,7 +125,8 @@ async function runModelLoop(
           );
           recorded.set(call.toolCallId, result);
           storeResults(state, recorded);
-          await saver.save(state);
+          // A result among several is kept at once; the last one is kept with the step, just below.
+          if (recorded.size < pending.length) saver.save(state, false);
         }),
       );
       const failed = settled.find((outcome) => outcome.status === 'rejected');
@@ -131,7 +144,7 @@ async function runModelLoop(
         last.content = [...last.content, ...parts].sort((a, b) => position(a) - position(b));
       } else state.messages.push({ role: 'tool', content: parts });
       delete state.results;
-      await saver.save(state);
+      saver.save(state, true);
       continue;
     }
 
@@ -156,13 +169,32 @@ async function runModelLoop(
     state.messages.push(...(result.response.messages as ModelLoopCheckpoint['messages']));
     if (!lastAssistantCalls(state.messages)) {
       state.final = result.text;
-      await saver.save(state);
+      saver.save(state, true);
+      await saver.durable('all');
       return { output: result.text };
     }
     // Tool calls to run (the next pass), or only calls the AI SDK already answered as invalid: the
-    // model sees those errors on its next turn.
-    await saver.save(state);
+    // model sees those errors on its next turn. Not saved on its own: the step is, once its results are
+    // in (a crash before that asks the model again; a result among several is saved with the response).
   }
+}
+
+/**
+ * The tools offered follow the surface: a service's list change (a tool added or taken away while the
+ * invocation runs) reaches the model at its next turn. Rebuilt only when the surface's catalog changed.
+ */
+function offeredTools(input: HarnessInput): () => { tools: ToolSet; serviceOf: Map<string, string> } {
+  let offered: { from: Surface['tools']; tools: ToolSet; serviceOf: Map<string, string> } | undefined;
+  return () => {
+    if (offered?.from !== input.surface.tools) {
+      offered = {
+        from: input.surface.tools,
+        tools: toolSet(input),
+        serviceOf: new Map(input.surface.routes.filter((r) => r.kind === 'tool').map((r) => [r.name, r.service])),
+      };
+    }
+    return offered;
+  };
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

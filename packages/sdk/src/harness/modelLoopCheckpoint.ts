@@ -136,23 +136,52 @@ function withResultsArray(checkpoint: unknown): unknown {
 }
 
 /**
- * Writes checkpoints one after another (tool results arrive concurrently), each time the latest state:
- * a write is never overtaken by an older one.
+ * Saves a model loop's checkpoints behind the conversation: a save returns at once and its write overlaps
+ * the next model call, instead of holding the loop up for a file sync. The loop waits only where it
+ * matters ({@link CheckpointSaver.durable}): before a step's tool calls run, the previous step is durable,
+ * so a host crash repeats at most the tool calls of the step it interrupted; and before the loop ends,
+ * everything is. The harness input serializes a state when it is saved, so the loop may change the object
+ * right after.
  */
 export class CheckpointSaver {
-  private chain: Promise<void> = Promise.resolve();
+  /** The latest save and the latest save of a completed step (its results recorded). */
+  private latest: Promise<void> = Promise.resolve();
+  private step: Promise<void> = Promise.resolve();
+  /** The first save that failed: every later call throws it. */
+  private failure: { error: unknown } | undefined;
 
   constructor(private readonly input: HarnessInput) {}
 
-  save(state: ModelLoopCheckpoint): Promise<void> {
-    const next = this.chain.then(async () => {
-      // A JSON copy taken when the write starts: the newest state at that moment.
-      const snapshot = JSON.parse(JSON.stringify(state)) as ModelLoopCheckpoint;
-      await this.input.saveCheckpoint(snapshot);
+  /**
+   * Saves `state` as it is now. `completesStep`: the state holds a step whose tool results are all
+   * recorded (or the final answer); otherwise it holds some of a step's results, kept so a cut step does
+   * not run them again. Throws the error of an earlier save that failed.
+   */
+  save(state: ModelLoopCheckpoint, completesStep: boolean): void {
+    this.throwIfFailed();
+    const turn = state.turn;
+    const write = this.input.saveCheckpoint(state).then(
       // The step it holds is the turn: that model call's response, and as many of its results as recorded.
-      this.input.report({ kind: 'checkpoint', step: snapshot.turn });
-    });
-    this.chain = next.catch(() => undefined);
-    return next;
+      () => this.input.report({ kind: 'checkpoint', step: turn }),
+      (error: unknown) => {
+        this.failure ??= { error };
+      },
+    );
+    this.latest = write;
+    if (completesStep) this.step = write;
+  }
+
+  /**
+   * Resolves once what was saved is durable: `'step'`, the latest completed step; `'all'`, every save.
+   * Throws the error of a save that failed.
+   */
+  async durable(what: 'step' | 'all'): Promise<void> {
+    await (what === 'step' ? this.step : this.latest);
+    this.throwIfFailed();
+  }
+
+  /** Throws the error of a save that failed, if one did (known once its write has failed). */
+  throwIfFailed(): void {
+    if (this.failure !== undefined) throw this.failure.error;
   }
 }

@@ -29,8 +29,7 @@ export async function writeFileAtomic(
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    await mkdir(dir, { recursive: true });
-    const handle = await open(tmp, 'wx', options.mode ?? 0o644);
+    const handle = await openNew(tmp, dir, options.mode ?? 0o644);
     try {
       if (options.mode !== undefined) await handle.chmod(options.mode);
       await handle.writeFile(data);
@@ -49,6 +48,20 @@ export async function writeFileAtomic(
     });
   }
   await syncDirectory(dir);
+}
+
+/**
+ * Opens a new file for writing, creating its directory only when it is missing (a `mkdir` on every write
+ * cost a frequent writer, such as a model loop's checkpoints, more than the write itself).
+ */
+async function openNew(path: string, dir: string, mode: number) {
+  try {
+    return await open(path, 'wx', mode);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    await mkdir(dir, { recursive: true });
+    return await open(path, 'wx', mode);
+  }
 }
 
 /** Writes `value` as pretty JSON atomically. */
