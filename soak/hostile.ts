@@ -15,6 +15,7 @@ import {
   pool,
   runCli,
   survivorsAfter,
+  tallyCollection,
 } from './common.js';
 
 /** The hostile fixtures: file (test/fixtures/services, or `soak:` for soak/fixtures), and what it does. */
@@ -57,6 +58,8 @@ export interface HostileReport {
   invocationsWithSurvivors: string[];
   problems: string[];
   medianMs: number;
+  /** The collection mechanism each probe's report named: name → probes. */
+  collection: Map<string, number>;
 }
 
 /** Runs `count` hostile probes, `concurrency` at once. */
@@ -71,6 +74,7 @@ export async function hostile(
     const n = 1 + rng.int(3);
     return Array.from({ length: n }, () => rng.pick(HOSTILE));
   });
+  const collection = new Map<string, number>();
   const outcomes = await pool(plans, concurrency, async (plan, i): Promise<Outcome> => {
     const dir = mkdtempSync(join(tmpdir(), 'se-soak-hostile-'));
     const project = `soak-${runTag}-h${i}`;
@@ -103,6 +107,7 @@ export async function hostile(
         String(budgetMs),
         '--json',
       ]);
+      tallyCollection(collection, run.stdout);
       let states: string[] = [];
       let problem: string | undefined;
       try {
@@ -140,6 +145,7 @@ export async function hostile(
     invocationsWithSurvivors: [],
     problems: [],
     medianMs: 0,
+    collection,
   };
   for (const o of outcomes) {
     o.fixtures.forEach((f, j) => {

@@ -8,7 +8,16 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, type Rng, fixtureDefinition, killAll, markedPids, pool, survivorsAfter } from './common.js';
+import {
+  BIN,
+  type Rng,
+  fixtureDefinition,
+  killAll,
+  markedPids,
+  pool,
+  survivorsAfter,
+  tallyCollection,
+} from './common.js';
 
 /** What the kill part found. */
 export interface KillReport {
@@ -17,6 +26,8 @@ export interface KillReport {
   killedAfterReport: number;
   leftovers: number;
   triesWithLeftovers: string[];
+  /** The collection mechanism each report (printed before the kill) named: name → reports. */
+  collection: Map<string, number>;
 }
 
 /** `count` held probes, each SIGKILLed at a random moment; `concurrency` at once. */
@@ -28,6 +39,7 @@ export async function hostKills(rng: Rng, count: number, concurrency: number, ru
     killedAfterReport: 0,
     leftovers: 0,
     triesWithLeftovers: [],
+    collection: new Map(),
   };
   await pool(delays, concurrency, async (delay, i) => {
     const dir = mkdtempSync(join(tmpdir(), 'se-soak-kill-'));
@@ -67,15 +79,19 @@ export async function hostKills(rng: Rng, count: number, concurrency: number, ru
         { stdio: ['ignore', 'pipe', 'ignore'] },
       );
       let reported = false;
-      child.stdout.on('data', () => {
+      let stdout = '';
+      child.stdout.setEncoding('utf8').on('data', (c: string) => {
         reported = true;
+        stdout += c;
       });
       const closed = new Promise((r) => child.once('close', r));
       await new Promise((r) => setTimeout(r, delay));
       child.kill('SIGKILL');
       await closed;
-      if (reported) report.killedAfterReport++;
-      else report.killedBeforeReport++;
+      if (reported) {
+        report.killedAfterReport++;
+        tallyCollection(report.collection, stdout);
+      } else report.killedBeforeReport++;
       const left = await survivorsAfter(() => markedPids(project), 15_000);
       if (left.length > 0) {
         report.leftovers += left.length;
