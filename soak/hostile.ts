@@ -34,7 +34,11 @@ export const HOSTILE: ReadonlyArray<{ file: string; what: string; args?: (dir: s
   { file: 'exitsAtStart.cjs', what: 'exits at start' },
   { file: 'writesInvalidUtf8.cjs', what: 'non-UTF-8 stdout' },
   { file: 'soak:clearsEnvDoubleFork.cjs', what: 'setsid env -i grandchild', args: (_dir, token) => [token] },
+  { file: 'soak:forkBomb.cjs', what: 'bounded fork bomb (1,023 processes)' },
 ];
+
+/** The fork-bomb fixture's file, for its own figure. */
+export const FORK_BOMB = 'soak:forkBomb.cjs';
 
 /** One invocation's outcome. */
 interface Outcome {
@@ -52,7 +56,11 @@ export interface HostileReport {
   invocations: number;
   concurrency: number;
   services: number;
-  perFixture: Record<string, { services: number; ready: number; failed: number }>;
+  /** Per fixture: its services, how many got ready or failed, and the invocations it was in that left marked processes. */
+  perFixture: Record<string, { services: number; ready: number; failed: number; invocationsWithSurvivors: number }>;
+  /** Invocations with the fork bomb, and the marked processes they left. */
+  bombInvocations: number;
+  bombSurvivors: number;
   markedSurvivors: number;
   envClearedSurvivors: number;
   invocationsWithSurvivors: string[];
@@ -146,16 +154,24 @@ export async function hostile(
     problems: [],
     medianMs: 0,
     collection,
+    bombInvocations: 0,
+    bombSurvivors: 0,
   };
   for (const o of outcomes) {
     o.fixtures.forEach((f, j) => {
-      perFixture[f] ??= { services: 0, ready: 0, failed: 0 };
+      perFixture[f] ??= { services: 0, ready: 0, failed: 0, invocationsWithSurvivors: 0 };
       const e = perFixture[f];
       e.services++;
       report.services++;
       if (o.states[j] === 'ready') e.ready++;
       else e.failed++;
     });
+    for (const f of new Set(o.fixtures))
+      if (o.marked > 0) (perFixture[f] as { invocationsWithSurvivors: number }).invocationsWithSurvivors++;
+    if (o.fixtures.includes(FORK_BOMB)) {
+      report.bombInvocations++;
+      report.bombSurvivors += o.marked;
+    }
     report.markedSurvivors += o.marked;
     report.envClearedSurvivors += o.envCleared;
     if (o.marked + o.envCleared > 0)

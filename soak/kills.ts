@@ -1,8 +1,9 @@
 /**
- * Host SIGKILLs at random moments of `services probe --hold`: the host is killed after a random delay
- * (from at once — while it spawns and registers its services — to after the report), then the marked
+ * Host SIGKILLs at random moments of `services probe --hold`: the host is killed at a random moment, a
+ * third within the first 1.5 s (where spawn-before-register lies), a third 1.5–7.5 s after the start
+ * (wherever the host then is), a third 0–2 s after its report (services up and held), then the marked
  * processes of its project are counted once the supervisor had time to collect (grace 300 ms; polled 15 s).
- * Goal: 0 left. Half the tries kill in the first 1.5 s, where spawn-before-register lies.
+ * Goal: 0 left.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,7 +33,13 @@ export interface KillReport {
 
 /** `count` held probes, each SIGKILLed at a random moment; `concurrency` at once. */
 export async function hostKills(rng: Rng, count: number, concurrency: number, runTag: string): Promise<KillReport> {
-  const delays = Array.from({ length: count }, () => (rng.int(2) === 0 ? rng.int(1500) : 1500 + rng.int(6000)));
+  const delays = Array.from({ length: count }, () => {
+    const third = rng.int(3);
+    return {
+      afterReport: third === 2,
+      ms: third === 0 ? rng.int(1500) : third === 1 ? 1500 + rng.int(6000) : rng.int(2000),
+    };
+  });
   const report: KillReport = {
     tries: count,
     killedBeforeReport: 0,
@@ -80,12 +87,18 @@ export async function hostKills(rng: Rng, count: number, concurrency: number, ru
       );
       let reported = false;
       let stdout = '';
+      let onReport = () => {};
+      const reportSeen = new Promise<void>((r) => {
+        onReport = r;
+      });
       child.stdout.setEncoding('utf8').on('data', (c: string) => {
         reported = true;
         stdout += c;
+        onReport();
       });
       const closed = new Promise((r) => child.once('close', r));
-      await new Promise((r) => setTimeout(r, delay));
+      if (delay.afterReport) await Promise.race([reportSeen, closed]);
+      await new Promise((r) => setTimeout(r, delay.ms));
       child.kill('SIGKILL');
       await closed;
       if (reported) {
@@ -96,7 +109,7 @@ export async function hostKills(rng: Rng, count: number, concurrency: number, ru
       if (left.length > 0) {
         report.leftovers += left.length;
         report.triesWithLeftovers.push(
-          `killed after ${delay} ms (${reported ? 'after' : 'before'} the report): ${left.length} left`,
+          `killed ${delay.ms} ms after ${delay.afterReport ? 'the report' : 'the start'} (${reported ? 'after' : 'before'} the report): ${left.length} left`,
         );
         killAll(left);
       }

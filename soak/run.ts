@@ -16,7 +16,7 @@ import { pathEscapes, secrets } from './escapes.js';
 import { fuzz } from './fuzz.js';
 import { hostile } from './hostile.js';
 import { type KillReport, hostKills } from './kills.js';
-import { type RunKillReport, runKills } from './runKills.js';
+import { RUN_PROGRESS_LINES, type RunKillReport, runKills } from './runKills.js';
 
 const ALL_PARTS = ['hostile', 'kills', 'runs', 'apply', 'fuzz', 'paths', 'secrets'];
 const { values } = parseArgs({
@@ -199,6 +199,11 @@ if (h) {
         }),
   });
   goals.push({
+    goal: 'hostile invocations: a bounded fork bomb (1,023 processes) leaves 0 processes behind',
+    met: h.bombSurvivors === 0 && h.bombInvocations > 0,
+    figure: `${h.bombSurvivors} over ${h.bombInvocations} invocations with it`,
+  });
+  goals.push({
     goal: 'hostile invocations: every probe answers with its document, no stack trace',
     met: h.problems.length === 0,
     figure: `${h.problems.length} problems`,
@@ -342,6 +347,10 @@ lines.push(
   'Written by `npm run soak` (this page is generated: run it again rather than editing). `--quick` is what CI runs; the full run is the published figure. Re-run a failing soak with its `--seed`.',
 );
 lines.push('');
+lines.push(
+  `Options: \`--quick\`; \`--seed N\`; \`--parts ${ALL_PARTS.join(',')}\` (any of them); \`--counts name=n,…\` (${Object.keys(SIZES).join(', ')}; the page then says "partial"); \`--probe distinct|all\` (which accepted fuzzed documents go through \`services probe\`, default distinct); \`--lanes N\` (parts at once, default 3) or \`--serial\`; \`--out FILE\`.`,
+);
+lines.push('');
 lines.push('## This run');
 lines.push('');
 lines.push(`- mode: **${mode}**, seed ${seed}, parts: ${[...parts].join(', ')}`);
@@ -389,9 +398,10 @@ if (h) {
     `${h.invocations} invocations (\`services probe\` of 1–3 services drawn at random), ${h.concurrency} at once, grace 300 ms, startup budget ${SIZES.budgetMs / 1000} s; median ${(h.medianMs / 1000).toFixed(1)} s each. After each, marked processes were counted (polled 5 s) and env-cleared grandchildren by a token on their command line (polled 2 s); survivors were then killed.`,
   );
   lines.push('');
-  lines.push('| fixture | services | ready | failed |');
-  lines.push('| --- | --- | --- | --- |');
-  for (const [k, v] of Object.entries(h.perFixture)) lines.push(`| ${k} | ${v.services} | ${v.ready} | ${v.failed} |`);
+  lines.push('| fixture | services | ready | failed | invocations with it that left marked processes |');
+  lines.push('| --- | --- | --- | --- | --- |');
+  for (const [k, v] of Object.entries(h.perFixture).sort())
+    lines.push(`| ${k} | ${v.services} | ${v.ready} | ${v.failed} | ${v.invocationsWithSurvivors} |`);
   lines.push('');
   lines.push(
     '"failed" is the expected outcome for `exitsAtStart`, `neverAnswersInitialize` (and sometimes the non-UTF-8 one); what matters is what is left behind.',
@@ -414,7 +424,7 @@ if (k || rk) {
 }
 if (k) {
   lines.push(
-    `${k.tries} \`services probe --hold 60\` hosts (a setsid-grandchild spawner and a SIGTERM-ignoring service), 2 at once, each SIGKILLed after a random delay: half within the first 1.5 s (while it loads, spawns and registers), half up to 7.5 s; then the project's marked processes polled for 15 s. Collection named by the reports printed before the kill: ${collectionText(k.collection)}.`,
+    `${k.tries} \`services probe --hold 60\` hosts (a setsid-grandchild spawner and a SIGTERM-ignoring service), 2 at once, each SIGKILLed at a random moment: a third within the first 1.5 s (while it loads, spawns and registers), a third 1.5–7.5 s after the start (wherever it then is), a third 0–2 s after its report (services up and held); then the project's marked processes polled for 15 s. Collection named by the reports printed before the kill: ${collectionText(k.collection)}.`,
   );
   if (k.triesWithLeftovers.length > 0) {
     lines.push('');
@@ -425,7 +435,7 @@ if (k) {
 }
 if (rk) {
   lines.push(
-    `${rk.tries} \`scienceevolve run\` hosts (scripted harness; Main with a setsid-grandchild spawner, a SIGTERM-ignoring service and a slow tool calls two tools, delegates to a worker with two such services of its own, calls again and answers), 2 at once, each SIGKILLed after a random delay: half within the first 1.5 s (loading the workflow, spawning and registering Main's services), half up to 6 s (Main's calls, the delegation, the worker's services, the end). Then the project's marked processes polled for 15 s, \`status\` read, and each interrupted run continued by \`resume\`, which must end it \`succeeded\` with the script's answer; marked processes polled again after resume.`,
+    `${rk.tries} \`scienceevolve run\` hosts (scripted harness; Main with a setsid-grandchild spawner, a SIGTERM-ignoring service and a slow tool calls two tools, delegates to a worker with two such services of its own, calls again and answers), 2 at once, each SIGKILLed at a random moment: a third within the first 1.5 s (loading the workflow, spawning and registering Main's services), two thirds 0–300 ms after a random one of its first ${RUN_PROGRESS_LINES} progress lines on stderr (a service ready, a tool call, the delegation, the worker's services, the end), so the kills spread over the run however loaded the machine is. Then the project's marked processes polled for 15 s, \`status\` read, and each interrupted run continued by \`resume\`, which must end it \`succeeded\` with the script's answer; marked processes polled again after resume.`,
   );
   lines.push('');
   lines.push('| killed | runs |');
@@ -434,6 +444,13 @@ if (rk) {
   lines.push(`| after the run had succeeded | ${rk.finishedBeforeKill} |`);
   lines.push(`| mid-run: needed \`resume\` | ${rk.neededResume} |`);
   lines.push(`| … of which \`resume\` completed | ${rk.resumeCompleted} |`);
+  lines.push('');
+  lines.push('| kill moment | before `run.json` | after success | resumed to success | a problem |');
+  lines.push('| --- | --- | --- | --- | --- |');
+  for (const [moment, row] of [...rk.byMoment].sort(
+    (x, y) => Number(/\d+/.exec(x[0])?.[0] ?? 0) - Number(/\d+/.exec(y[0])?.[0] ?? 0),
+  ))
+    lines.push(`| ${moment} | ${row['before run.json']} | ${row.finished} | ${row.resumed} | ${row.problem} |`);
   if (rk.problems.length > 0) {
     lines.push('');
     lines.push('Problems:');
@@ -558,7 +575,7 @@ lines.push('');
 lines.push('## Not measured yet');
 lines.push('');
 lines.push(
-  `These parts of the suite are not built yet, so they have no figures: a bounded fork bomb among the hostile fixtures; ${cgroupNamed(h?.collection) ? '' : 'a run where `services probe` names a control-group collection (no probe of this run did, so `setsid env -i` grandchildren are expected to survive, see above); '}and the scale rows (64 concurrent invocations × 2 services, 32 services in one invocation; see benchmarks.md). Host SIGKILLs land wherever the host is when its delay runs out: on a loaded machine most land before the report, i.e. while the host loads, spawns and registers.`,
+  `These parts of the suite are not built yet, so they have no figures: ${cgroupNamed(h?.collection) ? '' : 'a run where `services probe` names a control-group collection (no probe of this run did, so `setsid env -i` grandchildren are expected to survive, see above); '}and the scale rows (64 concurrent invocations × 2 services, 32 services in one invocation; see benchmarks.md).`,
 );
 lines.push('');
 writeFileSync(values.out, lines.join('\n'));

@@ -1,9 +1,10 @@
 /**
  * Host SIGKILLs at random moments of `scienceevolve run`: a scripted workflow whose Main and worker use
  * hostile-ish services (a setsid-grandchild spawner, a SIGTERM-ignoring service, a slow tool) is run, and
- * the host is SIGKILLed after a random delay (half within the first 1.5 s: while it loads the workflow,
- * spawns and registers Main's services; half up to 6 s: during Main's calls, the delegation and the
- * worker's own services). Then the project's marked processes are counted once the supervisor had time
+ * the host is SIGKILLed at a random moment: a third after a random delay within the first 1.5 s (while
+ * it loads the workflow, spawns and registers Main's services), two thirds 0–300 ms after a random one of
+ * its progress lines on stderr (a service ready, a tool call, the delegation, the worker's services, the
+ * end), so the kills spread over the whole run however loaded the machine is. Then the project's marked processes are counted once the supervisor had time
  * to collect (grace 300 ms; polled 15 s; goal 0), `status` says what the run became, and every run that
  * was interrupted is continued by `resume`, which must finish it `succeeded` with the script's answer.
  */
@@ -32,6 +33,15 @@ export interface RunKillReport {
   /** Marked processes left after `resume` returned. */
   leftoversAfterResume: number;
   problems: string[];
+  /** By kill moment (`start` or `line a–b`): how many tries ended in each outcome. */
+  byMoment: Map<string, Record<'before run.json' | 'finished' | 'resumed' | 'problem', number>>;
+}
+
+/** The bucket a kill point falls in, for the page. */
+function momentOf(point: KillPoint): string {
+  if (point.afterLine === 0) return 'within 1.5 s of the start';
+  const from = Math.floor((point.afterLine - 1) / 4) * 4 + 1;
+  return `after progress line ${from}–${Math.min(from + 3, RUN_PROGRESS_LINES)}`;
 }
 
 /** The workflow and script of one try (`dir`: where the spawner writes its pids). */
@@ -94,9 +104,22 @@ async function runsOf(dataDir: string, project: string): Promise<Array<{ run: st
   }
 }
 
+/** Progress lines a whole run of the script writes on stderr (a kill after line k picks k from 1 to this). */
+export const RUN_PROGRESS_LINES = 16;
+
+/** When to kill: `afterLine` 0 means `ms` after the start, else `ms` after that progress line. */
+interface KillPoint {
+  afterLine: number;
+  ms: number;
+}
+
 /** `count` runs, each SIGKILLed at a random moment, then resumed; `concurrency` at once. */
 export async function runKills(rng: Rng, count: number, concurrency: number, runTag: string): Promise<RunKillReport> {
-  const delays = Array.from({ length: count }, () => (rng.int(2) === 0 ? rng.int(1500) : 1500 + rng.int(4500)));
+  const points: KillPoint[] = Array.from({ length: count }, () =>
+    rng.int(3) === 0
+      ? { afterLine: 0, ms: rng.int(1500) }
+      : { afterLine: 1 + rng.int(RUN_PROGRESS_LINES), ms: rng.int(300) },
+  );
   const report: RunKillReport = {
     tries: count,
     killedBeforeRecorded: 0,
@@ -106,12 +129,19 @@ export async function runKills(rng: Rng, count: number, concurrency: number, run
     leftovers: 0,
     leftoversAfterResume: 0,
     problems: [],
+    byMoment: new Map(),
   };
-  await pool(delays, concurrency, async (delay, i) => {
+  const outcome = (point: KillPoint, what: 'before run.json' | 'finished' | 'resumed' | 'problem') => {
+    const key = momentOf(point);
+    const row = report.byMoment.get(key) ?? { 'before run.json': 0, finished: 0, resumed: 0, problem: 0 };
+    row[what]++;
+    report.byMoment.set(key, row);
+  };
+  await pool(points, concurrency, async (point, i) => {
     const dir = mkdtempSync(join(tmpdir(), 'se-soak-run-'));
     const project = `soak-${runTag}-r${i}`;
     const dataDir = join(dir, 'data');
-    const at = `try ${i} (killed after ${delay} ms)`;
+    const at = `try ${i} (killed ${point.ms} ms after ${point.afterLine === 0 ? 'the start' : `progress line ${point.afterLine}`})`;
     try {
       const { workflow, script } = runFiles(dir);
       writeFileSync(join(dir, 'wf.json'), JSON.stringify(workflow));
@@ -128,10 +158,21 @@ export async function runKills(rng: Rng, count: number, concurrency: number, run
           '--json',
           'echo through a worker',
         ]),
-        { stdio: ['ignore', 'ignore', 'ignore'] },
+        { stdio: ['ignore', 'ignore', 'pipe'] },
       );
       const closed = new Promise((r) => child.once('close', r));
-      await new Promise((r) => setTimeout(r, delay));
+      // The moment: the start, or the chosen progress line (or the end, if the run wrote fewer lines).
+      const lineSeen = new Promise<void>((resolve) => {
+        if (point.afterLine === 0) resolve();
+        let lines = 0;
+        // Read always, so a full pipe never stalls the host.
+        child.stderr.setEncoding('utf8').on('data', (c: string) => {
+          lines += c.split('\n').length - 1;
+          if (lines >= point.afterLine) resolve();
+        });
+      });
+      await Promise.race([lineSeen, closed]);
+      await new Promise((r) => setTimeout(r, point.ms));
       child.kill('SIGKILL');
       await closed;
       const left = await survivorsAfter(() => markedPids(project), 15_000);
@@ -143,10 +184,12 @@ export async function runKills(rng: Rng, count: number, concurrency: number, run
       const runs = await runsOf(dataDir, project);
       if (runs.length === 0) {
         report.killedBeforeRecorded++;
+        outcome(point, 'before run.json');
         return;
       }
       if (runs.every((r) => r.status === 'succeeded')) {
         report.finishedBeforeKill++;
+        outcome(point, 'finished');
         return;
       }
       report.neededResume++;
@@ -168,11 +211,15 @@ export async function runKills(rng: Rng, count: number, concurrency: number, run
         report.problems.push(`${at}: stack trace on resume's stderr: ${resumed.stderr.slice(0, 300)}`);
       const done = results.length > 0 && results.every((r) => r.status === 'succeeded' && r.output === RUN_ANSWER);
       const after = await runsOf(dataDir, project);
-      if (done && after.length > 0 && after.every((r) => r.status === 'succeeded')) report.resumeCompleted++;
-      else
+      if (done && after.length > 0 && after.every((r) => r.status === 'succeeded')) {
+        report.resumeCompleted++;
+        outcome(point, 'resumed');
+      } else {
+        outcome(point, 'problem');
         report.problems.push(
           `${at}: resume exit ${resumed.code}: ${results.map((r) => `${r.status} ${JSON.stringify(r.output)} ${r.error?.code ?? ''}`).join('; ') || 'no runs'}; status then: ${after.map((r) => r.status).join(', ')}`,
         );
+      }
       const leftAfter = await survivorsAfter(() => markedPids(project), 10_000);
       if (leftAfter.length > 0) {
         report.leftoversAfterResume += leftAfter.length;
