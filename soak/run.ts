@@ -433,6 +433,8 @@ if (k) {
   }
   lines.push('');
 }
+/** Orders kill moments: the start first, then by progress line. */
+const momentRank = (m: string) => (m.startsWith('within') ? 0 : Number(/\d+/.exec(m)?.[0] ?? 0));
 if (rk) {
   lines.push(
     `${rk.tries} \`scienceevolve run\` hosts (scripted harness; Main with a setsid-grandchild spawner, a SIGTERM-ignoring service and a slow tool calls two tools, delegates to a worker with two such services of its own, calls again and answers), 2 at once, each SIGKILLed at a random moment: a third within the first 1.5 s (loading the workflow, spawning and registering Main's services), two thirds 0–300 ms after a random one of its first ${RUN_PROGRESS_LINES} progress lines on stderr (a service ready, a tool call, the delegation, the worker's services, the end), so the kills spread over the run however loaded the machine is. Then the project's marked processes polled for 15 s, \`status\` read, and each interrupted run continued by \`resume\`, which must end it \`succeeded\` with the script's answer; marked processes polled again after resume.`,
@@ -447,9 +449,7 @@ if (rk) {
   lines.push('');
   lines.push('| kill moment | before `run.json` | after success | resumed to success | a problem |');
   lines.push('| --- | --- | --- | --- | --- |');
-  for (const [moment, row] of [...rk.byMoment].sort(
-    (x, y) => Number(/\d+/.exec(x[0])?.[0] ?? 0) - Number(/\d+/.exec(y[0])?.[0] ?? 0),
-  ))
+  for (const [moment, row] of [...rk.byMoment].sort((x, y) => momentRank(x[0]) - momentRank(y[0])))
     lines.push(`| ${moment} | ${row['before run.json']} | ${row.finished} | ${row.resumed} | ${row.problem} |`);
   if (rk.problems.length > 0) {
     lines.push('');
