@@ -6,7 +6,7 @@
  * Exit 1 when a goal was missed.
  */
 import { execSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -98,20 +98,6 @@ const mode =
       ? 'quick'
       : 'full';
 
-/**
- * CPU seconds used so far by this process and every descendant its line waited for (utime, stime, cutime
- * and cstime of /proc/self/stat, at 100 ticks a second): services reparented away are not counted.
- */
-function cpuSeconds(): number {
-  try {
-    const stat = readFileSync('/proc/self/stat', 'latin1');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return [11, 12, 13, 14].reduce((sum, i) => sum + Number(f[i]), 0) / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
-const cpuBefore = cpuSeconds();
 const started = new Date();
 const loadBefore = loadavg();
 const log = (s: string) => process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
@@ -377,11 +363,6 @@ lines.push(
 );
 lines.push(
   `- machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${process.platform} ${git('uname -r')}; node ${process.version}; commit ${git('git rev-parse --short HEAD')}`,
-);
-const cpuUsed = cpuSeconds() - cpuBefore;
-const wallSeconds = (Date.now() - started.getTime()) / 1000;
-lines.push(
-  `- CPU used by the soak and the processes it waited for: ${cpuUsed.toFixed(0)} core-seconds over ${wallSeconds.toFixed(0)} s (${(cpuUsed / wallSeconds).toFixed(2)} cores on average of ${cpus().length})`,
 );
 const meanLoad = loadSamples.length > 0 ? loadSamples.reduce((x, y) => x + y, 0) / loadSamples.length : Number.NaN;
 lines.push(
