@@ -48,7 +48,7 @@ export async function applyKills(rng: Rng, count: number): Promise<ApplyKillRepo
       for (const t of tries) {
         const child = spawn(
           process.execPath,
-          ['--import', 'tsx', join(ROOT, 'soak/applyChild.ts'), dataDir, t.project, String(t.i * 100_000)],
+          [join(ROOT, 'soak/applyChild.mjs'), dataDir, t.project, String(t.i * 100_000)],
           { stdio: ['ignore', 'pipe', 'pipe'] },
         );
         let out = '';

@@ -142,3 +142,31 @@ export async function pool<T, R>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return out;
 }
+
+/**
+ * The collection mechanism a `services probe --json` document names in its top-level `collection` field
+ * (a string, or an object with a string `mechanism`), or undefined when the build has no such field or
+ * the text is no JSON document.
+ */
+export function collectionOf(probeStdout: string): string | undefined {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(probeStdout);
+  } catch {
+    return undefined;
+  }
+  if (typeof doc !== 'object' || doc === null || !Object.hasOwn(doc, 'collection')) return undefined;
+  const c = (doc as { collection: unknown }).collection;
+  if (typeof c === 'string') return c;
+  if (typeof c === 'object' && c !== null && Object.hasOwn(c, 'mechanism')) {
+    const m = (c as { mechanism: unknown }).mechanism;
+    if (typeof m === 'string') return m;
+  }
+  return JSON.stringify(c);
+}
+
+/** Counts one more `name` in `tally` (a map from mechanism to probes that named it). */
+export function tallyCollection(tally: Map<string, number>, stdout: string): void {
+  const name = collectionOf(stdout) ?? 'not reported';
+  tally.set(name, (tally.get(name) ?? 0) + 1);
+}

@@ -8,9 +8,11 @@
  * sentinel serves a probe. Goal: the sentinel tree is byte for byte the same afterwards (0 writes outside).
  *
  * Secrets: a host environment with many secret-looking variables; a service that maps one of them dumps
- * its own environment and what `/proc/<parent>/environ` shows. Goal: 0 unmapped secrets in its own
- * environment; the parent's environ is reported (the documented limit of unsandboxed services), and the
- * same is measured with `sandbox: "required"`.
+ * its own environment, what `/proc/<parent>/environ` shows and the variable names of every other
+ * `/proc/<pid>/environ` it can read. Measured with `orchestration.sandbox` `off`, `auto` (an operator's
+ * definition: not sandboxed) and `required` (sandboxed). Goal: 0 unmapped secrets in its own environment,
+ * and for a sandboxed service 0 through `/proc` too; for an unsandboxed one what `/proc` shows is
+ * reported (the documented limit of unsandboxed services).
  */
 import { createHash } from 'node:crypto';
 import {
@@ -228,6 +230,13 @@ export interface SecretsReport {
     mappedSeen: boolean;
     parentEnviron: string;
     parentSecretsVisible: number;
+    /** Whether the probe reported the service sandboxed, and why (its `sandbox.reason`). */
+    sandboxed: boolean;
+    sandboxReason: string;
+    /** How many other processes the service saw in /proc and could read the environ of. */
+    procEnvirons: string;
+    /** Secrets found in any /proc/<pid>/environ the service could read. */
+    procSecretsVisible: number;
   }>;
 }
 
@@ -250,7 +259,7 @@ export async function secrets(runTag: string, count: number): Promise<SecretsRep
   for (const n of names) env[n] = `soak-secret-value-${n}`;
   env.SOAK_MAPPED_SECRET = 'soak-mapped-value';
   const report: SecretsReport = { secrets: names.length, runs: [] };
-  for (const sandbox of ['off', 'required']) {
+  for (const sandbox of ['off', 'auto', 'required']) {
     const dir = mkdtempSync(join(tmpdir(), 'se-soak-secrets-'));
     const project = `soak-${runTag}-sec-${sandbox}`;
     try {
@@ -260,7 +269,7 @@ export async function secrets(runTag: string, count: number): Promise<SecretsRep
       writeFileSync(
         wf,
         JSON.stringify({
-          ...(sandbox === 'off' ? {} : { orchestration: { sandbox } }),
+          orchestration: { sandbox },
           agents: { main: { mcpServers: [{ name: 's', project: 'd' }] } },
           mcpDefinitions: {
             d: fixtureDefinition('soak:dumpsEnv.cjs', { args: [dump], envFrom: { API_KEY: 'SOAK_MAPPED_SECRET' } }),
@@ -282,18 +291,30 @@ export async function secrets(runTag: string, count: number): Promise<SecretsRep
       killAll(await survivorsAfter(() => markedPids(project), 3000));
       let own: string[] = [];
       let parent: unknown = 'no dump written';
+      let procs = { seen: 0, readable: 0, names: [] as string[] };
       if (existsSync(dump)) {
-        const d = JSON.parse(readFileSync(dump, 'utf8')) as { own: string[]; parent: unknown };
+        const d = JSON.parse(readFileSync(dump, 'utf8')) as { own: string[]; parent: unknown; procs: typeof procs };
         own = d.own;
         parent = d.parent;
+        procs = d.procs;
       }
       const parentVisible = Array.isArray(parent)
         ? names.filter((n) => (parent as string[]).some((l) => l.startsWith(`${n}=`))).length
         : 0;
       let probeError = '';
+      let sandboxed = false;
+      let sandboxReason = 'not reported';
       try {
-        const doc = JSON.parse(probe.stdout) as { error?: { code: string; message: string } };
+        const doc = JSON.parse(probe.stdout) as {
+          error?: { code: string; message: string };
+          services?: Array<{ sandbox: { sandboxed: boolean; reason: string } | null }>;
+        };
         if (doc.error) probeError = `${doc.error.code}: ${doc.error.message.split('\n').at(-1)?.trim()}`;
+        const sb = doc.services?.[0]?.sandbox;
+        if (sb) {
+          sandboxed = sb.sandboxed;
+          sandboxReason = sb.reason;
+        }
       } catch {
         probeError = `no JSON document: ${probe.stderr.slice(0, 200)}`;
       }
@@ -305,6 +326,10 @@ export async function secrets(runTag: string, count: number): Promise<SecretsRep
         mappedSeen: own.includes('API_KEY'),
         parentEnviron: Array.isArray(parent) ? `readable (${parent.length} variables)` : String(parent),
         parentSecretsVisible: parentVisible,
+        sandboxed,
+        sandboxReason,
+        procEnvirons: `${procs.readable} of ${procs.seen} other processes' environ readable`,
+        procSecretsVisible: names.filter((n) => procs.names.includes(n)).length,
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });

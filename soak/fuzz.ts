@@ -1,15 +1,33 @@
 /**
  * The workflow.json fuzzer: mutations of valid documents through `validateWorkflowText` (API; a sample
  * through the CLI's `validate --json`), and every accepted one through `loadWorkflow` and
- * `applyWorkflow` (by operator), each accepted one also checked by the independent checker.
+ * `applyWorkflow` (by operator), each accepted one also checked by the independent checker. Then the
+ * accepted documents go through `scienceevolve services probe` (a real start of the probed agent's
+ * services): every one, or (`probe: 'distinct'`) one per distinct {@link probeKey} — what the probe
+ * would start — with the number of documents each stands for.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyWorkflow, loadWorkflow, openProject, validateWorkflowText } from '../packages/sdk/dist/index.js';
 import { independentCheck } from './checker.js';
-import { BIN, type Rng } from './common.js';
+import {
+  BIN,
+  type Rng,
+  SERVICE_FIXTURES,
+  killAll,
+  markedPids,
+  runCli,
+  survivorsAfter,
+  tallyCollection,
+} from './common.js';
+import { probeKey, probedAgent } from './probeKey.js';
+
+/** The seed's service: a real MCP server (the fixtures' shared body), so a probe of it gets to `ready`. */
+const SEED_SERVER =
+  "const { makeServer, serveStdio } = require('./lib/makeServer.cjs');\nserveStdio(makeServer('fuzz'));\n";
+const MAKE_SERVER = readFileSync(join(SERVICE_FIXTURES, 'lib/makeServer.cjs'), 'utf8');
 
 const PROTO_NAMES = Object.getOwnPropertyNames(Object.prototype);
 const HOSTILE_STRINGS = [
@@ -62,7 +80,7 @@ function seed(rng: Rng): Record<string, unknown> {
     defs[`tools-${i}`] = {
       command: 'node',
       entrypoint: 'server.cjs',
-      files: { 'server.cjs': 'process.stdin.resume();\n', 'lib/util.cjs': 'module.exports = 1;\n' },
+      files: { 'server.cjs': SEED_SERVER, 'lib/makeServer.cjs': MAKE_SERVER, 'lib/util.cjs': 'module.exports = 1;\n' },
       args: ['--flag'],
       envFrom: { API_KEY: 'SOAK_API_KEY' },
     };
@@ -248,6 +266,114 @@ export interface FuzzReport {
   loadFailures: string[];
   applied: number;
   applyFailures: string[];
+  probe: ProbeFigures;
+}
+
+/** What went through `services probe` and what it left. */
+export interface ProbeFigures {
+  /** `all`: every accepted document; `distinct`: one per distinct probe key. */
+  mode: 'all' | 'distinct';
+  /** Distinct probe keys among the accepted documents. */
+  distinct: number;
+  /** Probes run. */
+  probes: number;
+  /** Accepted documents those probes stand for (each probe stands for the documents sharing its key). */
+  documentsCovered: number;
+  /** Probes that answered with their document and a whole-probe error, by code. */
+  refusedByCode: Record<string, number>;
+  /** Services started: ready, and failed by code. */
+  servicesReady: number;
+  servicesFailedByCode: Record<string, number>;
+  /** Marked processes left after probes returned (polled 5 s). */
+  survivors: number;
+  /** Throws or answers that broke the contract: no JSON document, stack trace, uncoded or `internal` error. */
+  problems: string[];
+  collection: Map<string, number>;
+  concurrency: number;
+  seconds: number;
+}
+
+/** How the accepted documents go through `services probe`. */
+export interface ProbeOptions {
+  mode: 'all' | 'distinct';
+  /** Probes at once. */
+  concurrency: number;
+  /** Distinguishes this soak's projects (markers) from others'. */
+  runTag: string;
+  /** Each probe's startup budget, in ms. */
+  budgetMs: number;
+}
+
+function bump(o: Record<string, number>, k: string): void {
+  o[k] = (Object.hasOwn(o, k) ? (o[k] as number) : 0) + 1;
+}
+
+/** One probe of an accepted document through the CLI, in worker `w`'s data dir; adds to `f`. */
+async function probeDocument(
+  f: ProbeFigures,
+  dir: string,
+  w: number,
+  n: number,
+  item: { kind: string; text: string },
+  options: ProbeOptions,
+): Promise<void> {
+  const agent = probedAgent(JSON.parse(item.text)) ?? 'main';
+  const file = join(dir, `probe-${w}-${n}.json`);
+  writeFileSync(file, item.text);
+  const project = `soak-${options.runTag}-fz${w}`;
+  const ws = join(dir, `ws-${w}`);
+  mkdirSync(ws, { recursive: true });
+  const at = `${item.kind} (probe ${n}, agent ${JSON.stringify(agent)})`;
+  const run = await runCli(
+    ['services', 'probe', '--data-dir', join(dir, `probe-data-${w}`), '--project', project, '--workflow', file].concat([
+      '--workspace',
+      ws,
+      '--agent',
+      agent,
+      '--grace-ms',
+      '300',
+      '--startup-budget-ms',
+      String(options.budgetMs),
+      '--json',
+    ]),
+    { env: { ...process.env, SOAK_API_KEY: 'soak-api-key' }, timeoutMs: 120_000 },
+  );
+  rmSync(file, { force: true });
+  f.probes++;
+  tallyCollection(f.collection, run.stdout);
+  if (/^\s+at .*:\d+:\d+\)?$/m.test(run.stderr))
+    f.problems.push(`${at}: stack trace on stderr: ${run.stderr.slice(0, 300)}`);
+  let doc: {
+    services?: Array<{ state: string; error: { code?: string } | null }>;
+    error?: { code?: string; message?: string };
+  };
+  try {
+    doc = JSON.parse(run.stdout) as typeof doc;
+  } catch {
+    f.problems.push(`${at}: no JSON document (exit ${run.code}, signal ${run.signal}): ${run.stderr.slice(0, 200)}`);
+    doc = {};
+  }
+  if (run.code !== 0 && run.code !== 1) f.problems.push(`${at}: exit ${run.code} (signal ${run.signal})`);
+  if (doc.error) {
+    const code = doc.error.code;
+    if (!code || code === 'internal')
+      f.problems.push(`${at}: probe error ${code ?? 'without a code'}: ${doc.error.message?.slice(0, 200)}`);
+    bump(f.refusedByCode, code ?? 'uncoded');
+  }
+  for (const s of doc.services ?? []) {
+    if (s.state === 'ready') f.servicesReady++;
+    else {
+      const code = s.error?.code;
+      if (!code || code === 'internal') f.problems.push(`${at}: a service failed ${code ?? 'without a code'}`);
+      bump(f.servicesFailedByCode, code ?? 'uncoded');
+    }
+  }
+  const left = await survivorsAfter(() => markedPids(project), 5000);
+  if (left.length > 0) {
+    f.survivors += left.length;
+    f.problems.push(`${at}: ${left.length} marked processes left`);
+    killAll(left);
+  }
 }
 
 function runCliValidate(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -269,8 +395,11 @@ function runCliValidate(file: string): Promise<{ code: number | null; stdout: st
   });
 }
 
-/** Runs `count` documents; `cliEvery`: one in this many goes through the CLI too. */
-export async function fuzz(rng: Rng, count: number, cliEvery: number): Promise<FuzzReport> {
+/**
+ * Runs `count` documents; `cliEvery`: one in this many goes through the CLI too; then the accepted ones
+ * through `services probe` as `probe` says.
+ */
+export async function fuzz(rng: Rng, count: number, cliEvery: number, probe: ProbeOptions): Promise<FuzzReport> {
   const dir = mkdtempSync(join(tmpdir(), 'se-soak-fuzz-'));
   const r: FuzzReport = {
     documents: 0,
@@ -289,7 +418,24 @@ export async function fuzz(rng: Rng, count: number, cliEvery: number): Promise<F
     loadFailures: [],
     applied: 0,
     applyFailures: [],
+    probe: {
+      mode: probe.mode,
+      distinct: 0,
+      probes: 0,
+      documentsCovered: 0,
+      refusedByCode: Object.create(null),
+      servicesReady: 0,
+      servicesFailedByCode: Object.create(null),
+      survivors: 0,
+      problems: [],
+      collection: new Map(),
+      concurrency: probe.concurrency,
+      seconds: 0,
+    },
   };
+  /** Accepted documents to probe: by probe key, the first document and how many share the key. */
+  const toProbe = new Map<string, { kind: string; text: string; documents: number }>();
+  const allAccepted: Array<{ kind: string; text: string; documents: number }> = [];
   const applyPaths = await openProject(join(dir, 'data'), 'soak-apply');
   try {
     for (let i = 0; i < count; i++) {
@@ -331,6 +477,11 @@ export async function fuzz(rng: Rng, count: number, cliEvery: number): Promise<F
       r.accepted++;
       k.accepted++;
       const doc = JSON.parse(text) as unknown;
+      const key = probeKey(doc);
+      const same = toProbe.get(key);
+      if (same) same.documents++;
+      else toProbe.set(key, { kind, text, documents: 1 });
+      if (probe.mode === 'all') allAccepted.push({ kind, text, documents: 1 });
       const check = independentCheck(doc);
       if (check.broken.length > 0) r.disagreements.push(`${kind}: ${check.broken.slice(0, 3).join('; ')}`);
       if (check.surrogates.length > 0) r.acceptedWithLoneSurrogates++;
@@ -354,6 +505,22 @@ export async function fuzz(rng: Rng, count: number, cliEvery: number): Promise<F
         r.applyFailures.push(`${kind}: ${code ?? 'uncoded'}: ${(error as Error).message.slice(0, 200)}`);
       }
     }
+    r.probe.distinct = toProbe.size;
+    const items = probe.mode === 'all' ? allAccepted : [...toProbe.values()];
+    const t0 = performance.now();
+    // Worker w of the pool probes in its own data dir and project, so probes at once never share a project.
+    let worker = 0;
+    const queue = items.map((item, n) => ({ item, n }));
+    await Promise.all(
+      Array.from({ length: Math.min(probe.concurrency, queue.length) }, async () => {
+        const w = worker++;
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          await probeDocument(r.probe, dir, w, next.n, next.item, probe);
+          r.probe.documentsCovered += next.item.documents;
+        }
+      }),
+    );
+    r.probe.seconds = (performance.now() - t0) / 1000;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

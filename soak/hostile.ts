@@ -15,6 +15,7 @@ import {
   pool,
   runCli,
   survivorsAfter,
+  tallyCollection,
 } from './common.js';
 
 /** The hostile fixtures: file (test/fixtures/services, or `soak:` for soak/fixtures), and what it does. */
@@ -33,7 +34,11 @@ export const HOSTILE: ReadonlyArray<{ file: string; what: string; args?: (dir: s
   { file: 'exitsAtStart.cjs', what: 'exits at start' },
   { file: 'writesInvalidUtf8.cjs', what: 'non-UTF-8 stdout' },
   { file: 'soak:clearsEnvDoubleFork.cjs', what: 'setsid env -i grandchild', args: (_dir, token) => [token] },
+  { file: 'soak:forkBomb.cjs', what: 'bounded fork bomb (1,023 processes)' },
 ];
+
+/** The fork-bomb fixture's file, for its own figure. */
+export const FORK_BOMB = 'soak:forkBomb.cjs';
 
 /** One invocation's outcome. */
 interface Outcome {
@@ -51,12 +56,18 @@ export interface HostileReport {
   invocations: number;
   concurrency: number;
   services: number;
-  perFixture: Record<string, { services: number; ready: number; failed: number }>;
+  /** Per fixture: its services, how many got ready or failed, and the invocations it was in that left marked processes. */
+  perFixture: Record<string, { services: number; ready: number; failed: number; invocationsWithSurvivors: number }>;
+  /** Invocations with the fork bomb, and the marked processes they left. */
+  bombInvocations: number;
+  bombSurvivors: number;
   markedSurvivors: number;
   envClearedSurvivors: number;
   invocationsWithSurvivors: string[];
   problems: string[];
   medianMs: number;
+  /** The collection mechanism each probe's report named: name → probes. */
+  collection: Map<string, number>;
 }
 
 /** Runs `count` hostile probes, `concurrency` at once. */
@@ -71,6 +82,7 @@ export async function hostile(
     const n = 1 + rng.int(3);
     return Array.from({ length: n }, () => rng.pick(HOSTILE));
   });
+  const collection = new Map<string, number>();
   const outcomes = await pool(plans, concurrency, async (plan, i): Promise<Outcome> => {
     const dir = mkdtempSync(join(tmpdir(), 'se-soak-hostile-'));
     const project = `soak-${runTag}-h${i}`;
@@ -103,6 +115,7 @@ export async function hostile(
         String(budgetMs),
         '--json',
       ]);
+      tallyCollection(collection, run.stdout);
       let states: string[] = [];
       let problem: string | undefined;
       try {
@@ -140,16 +153,25 @@ export async function hostile(
     invocationsWithSurvivors: [],
     problems: [],
     medianMs: 0,
+    collection,
+    bombInvocations: 0,
+    bombSurvivors: 0,
   };
   for (const o of outcomes) {
     o.fixtures.forEach((f, j) => {
-      perFixture[f] ??= { services: 0, ready: 0, failed: 0 };
+      perFixture[f] ??= { services: 0, ready: 0, failed: 0, invocationsWithSurvivors: 0 };
       const e = perFixture[f];
       e.services++;
       report.services++;
       if (o.states[j] === 'ready') e.ready++;
       else e.failed++;
     });
+    for (const f of new Set(o.fixtures))
+      if (o.marked > 0) (perFixture[f] as { invocationsWithSurvivors: number }).invocationsWithSurvivors++;
+    if (o.fixtures.includes(FORK_BOMB)) {
+      report.bombInvocations++;
+      report.bombSurvivors += o.marked;
+    }
     report.markedSurvivors += o.marked;
     report.envClearedSurvivors += o.envCleared;
     if (o.marked + o.envCleared > 0)

@@ -1,18 +1,15 @@
-/**
- * The child the apply part kills: applies workflows to one project in a loop (argv: data dir, project,
- * first index), each with definitions whose files differ, until it is SIGKILLed. Prints each accepted version.
- */
+// The child the apply part kills: applies workflows to one project in a loop (argv: data dir, project,
+// first index), each with definitions whose files differ, until it is SIGKILLed. Prints each accepted
+// version. Plain JavaScript, so each of the many children starts without a TypeScript loader.
 import { applyWorkflow, openProject } from '../packages/sdk/dist/index.js';
 
-const [dataDir, project, first] = process.argv.slice(2) as [string, string, string];
+const [dataDir, project, first] = process.argv.slice(2);
 const paths = await openProject(dataDir, project);
 for (let i = Number(first); ; i++) {
-  const defs: Record<string, unknown> = {};
-  const servers: unknown[] = [];
+  const defs = {};
+  const servers = [];
   for (let d = 0; d < 3; d++) {
-    const files: Record<string, string> = {
-      'server.cjs': `// version ${i} definition ${d}\nprocess.stdin.resume();\n`,
-    };
+    const files = { 'server.cjs': `// version ${i} definition ${d}\nprocess.stdin.resume();\n` };
     for (let f = 0; f < 20; f++) files[`data/f${f}.txt`] = `${i}:${d}:${f}:`.repeat(200 + ((i * 7 + f) % 50));
     defs[`def-${d}`] = { entrypoint: 'server.cjs', files };
     servers.push({ name: `svc-${d}`, project: `def-${d}` });
