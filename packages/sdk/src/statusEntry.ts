@@ -11,5 +11,6 @@ export type {
   RunStatusReport,
   InvocationStatus,
   LiveService,
+  DamagedStore,
 } from './engine/runStatus.js';
 export type { TokenCounts, UsageTotals } from './events/runEvents.js';
