@@ -12,5 +12,6 @@ export type {
   InvocationStatus,
   LiveService,
   DamagedStore,
+  PrestartedSet,
 } from './engine/runStatus.js';
 export type { TokenCounts, UsageTotals } from './events/runEvents.js';
