@@ -54,6 +54,7 @@ export interface RunStatusReport {
 export interface PrestartedSet {
   /** The id the invocation that takes it will carry. */
   invocation: string;
+  /** The agent (role) whose next invocation it waits for. */
   agent: string;
   /** When it was ready, ISO 8601. */
   since: string;
