@@ -108,10 +108,19 @@ module.exports = {
       name: 'sdk-index-is-the-top',
       comment:
         'nothing inside the SDK imports packages/sdk/src/index.ts or an entry (<name>Entry.ts): they are ' +
-        'the public API, above every layer',
+        'the public API, above every layer (the package root alone re-exports the light entries: see the next rule)',
       severity: 'error',
-      from: { path: SDK },
+      from: { path: SDK, pathNot: `${SDK}index\\.ts$` },
       to: { path: ENTRIES },
+    },
+    {
+      name: 'sdk-index-reexports-light-entries-only',
+      comment:
+        'packages/sdk/src/index.ts re-exports the light entries whole (each export listed once, in its entry); ' +
+        'it imports no other entry',
+      severity: 'error',
+      from: { path: `${SDK}index\\.ts$` },
+      to: { path: ENTRIES, pathNot: LIGHT_ENTRIES },
     },
     {
       name: 'light-entries-stay-light',

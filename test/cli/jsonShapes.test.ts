@@ -11,6 +11,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { parseMarker, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
+import { startRun } from '../../packages/sdk/src/engine/runs.js';
 import { loadWorkflow } from '../../packages/sdk/src/store/workflowLoad.js';
 import { assertGone, BIN, LAB_SERVICE, spawnNode } from '../e2e/helpers.js';
 import { runCliToEnd, startCli } from '../fixtures/engine/cli.js';
@@ -302,6 +303,54 @@ test('run --json, status --json of an interrupted run, resume --json', async (t)
   assert.equal((resumed.json as { runs: unknown[] }).runs.length, 1);
   assertShape('resume', resumed.json);
   await assertNothingLeft(box.project, []);
+});
+
+test('status --json and human while a run has a prestarted set waiting', async (t) => {
+  const box = await sandbox(t);
+  const handle = startRun({
+    ...box,
+    workflow: {
+      agents: { main: agent([['slow', 'slow']]), analyst: agent([['notes', 'notes']]) },
+      mcpDefinitions: { notes: fixtureDefinition('notesService.cjs'), slow: fixtureDefinition('sleepsOnCall.cjs') },
+    },
+    script: {
+      agents: {
+        main: [
+          { call: 'scienceevolve__delegate', arguments: { agent: 'analyst', task: 'where' } },
+          // Long enough for the set prestarted for the analyst's next invocation to be seen waiting.
+          { call: 'slow__sleep', arguments: { ms: 6000 } },
+          { final: 'ok' },
+        ],
+        analyst: [{ call: 'notes__where' }, { final: '{{0}}' }],
+      },
+    },
+    requirement: 'prestart status',
+    graceMs: 300,
+  });
+  let json: unknown;
+  let waiting: { invocation: string; agent: string }[] = [];
+  const deadline = Date.now() + 30_000;
+  while (waiting.length === 0 && Date.now() < deadline) {
+    const status = await runCliToEnd(t, ['status', '--data-dir', box.dataDir, '--project', box.project, '--json']);
+    json = status.json;
+    const runs = (json as { projects?: Array<{ runs: Array<{ prestarted: typeof waiting }> }> } | undefined)
+      ?.projects?.[0]?.runs;
+    waiting = runs?.[0]?.prestarted ?? [];
+  }
+  const human = await runCliToEnd(t, ['status', '--data-dir', box.dataDir, '--project', box.project]);
+  const result = await handle.result;
+  t.after(() => assertNothingLeft(box.project, result.events));
+  assert.equal(result.status, 'succeeded', JSON.stringify(result.error));
+  assert.equal(waiting.length, 1, 'status --json listed the waiting set');
+  assertShape('status', json);
+  assert.equal(waiting[0]!.agent, 'analyst');
+  assert.match(
+    human.stdout,
+    new RegExp(
+      `prestarted for analyst ${waiting[0]!.invocation}: since \\S+, services notes \\(pid \\d+\\), collected if unused at \\S+`,
+    ),
+    human.stdout,
+  );
 });
 
 test('workflow pack --out / unpack, schema --out, init', async (t) => {

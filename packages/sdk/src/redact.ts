@@ -103,3 +103,44 @@ export function redactHeaders(headers: Readonly<Record<string, string>>): Record
   for (const name of Object.keys(headers)) shown[name] = REDACTED;
   return { ...shown };
 }
+
+/** A word that marks a flag, a variable or a header as holding a secret (`--api-key`, `GITHUB_TOKEN=`, …). */
+const SECRET_NAME = String.raw`[A-Za-z0-9_-]*(?:token|secret|passw(?:or)?d|api[-_]?key|auth[A-Za-z0-9_-]*|credentials?|cookie|private[-_]?key|access[-_]?key)[A-Za-z0-9_-]*`;
+/** A shell word: double-quoted, single-quoted or bare. */
+const SHELL_WORD = String.raw`"[^"]*"|'[^']*'|[^\s'"]+`;
+
+/**
+ * What a launch command (a shell command line, as `gateway --stdio` takes it) holds that output must not
+ * show: every URL with user information, a query or a fragment; the value of a flag whose name says secret
+ * (`--token X`, `--api-key=X`: a name with token, secret, password, api key, auth, credential, cookie or
+ * private/access key in it); the value of such a variable assignment
+ * (`GITHUB_TOKEN=X cmd`); the value of a header argument so named (`-H "Authorization: Bearer X"`,
+ * `"X-Api-Key: X"`) and a `Bearer`/`Basic` credential. Feed
+ * the result to {@link redactText} (or use {@link redactCommand}). Errs towards hiding: a path given to
+ * `--key-file` is hidden too.
+ */
+export function commandSecrets(command: string): Required<Secrets> {
+  const urls = new Set<string>();
+  const values = new Set<string>();
+  const unquote = (word: string) => (/^(["']).*\1$/s.test(word) ? word.slice(1, -1) : word);
+  for (const [url] of command.matchAll(/[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s'"]+/g)) {
+    if (!isRedactedUrl(url)) urls.add(url);
+  }
+  // A flag (one or two dashes, then `=` or spaces) or a variable assignment (`=` only) named as a secret.
+  const named = new RegExp(
+    String.raw`(?:^|[\s"'])(?:(-{1,2}${SECRET_NAME})(?:=|\s+)|(${SECRET_NAME})=)(${SHELL_WORD})`,
+    'gi',
+  );
+  for (const match of command.matchAll(named)) values.add(unquote(match[3] ?? ''));
+  // A header given as an argument (`-H "Authorization: Bearer X"`, `--header "X-Api-Key: X"`).
+  const header = new RegExp(String.raw`(?:^|[\s"'])${SECRET_NAME}\s*:\s*([^"'\n]+)`, 'gi');
+  for (const match of command.matchAll(header)) values.add((match[1] ?? '').trim());
+  for (const match of command.matchAll(/\b(?:Bearer|Basic)\s+([^\s'"]+)/g)) values.add(match[1] ?? '');
+  values.delete('');
+  return { urls: [...urls], values: [...values] };
+}
+
+/** `command` as output may show it: {@link commandSecrets} redacted (URLs by {@link redactUrl}, values as {@link REDACTED}). */
+export function redactCommand(command: string): string {
+  return redactText(command, commandSecrets(command));
+}

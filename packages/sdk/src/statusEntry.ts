@@ -11,5 +11,7 @@ export type {
   RunStatusReport,
   InvocationStatus,
   LiveService,
+  DamagedStore,
+  PrestartedSet,
 } from './engine/runStatus.js';
 export type { TokenCounts, UsageTotals } from './events/runEvents.js';

@@ -21,12 +21,14 @@ export type { MarkerParts } from './marker.js';
 export { isHostMessage, isSupervisorMessage } from './protocol.js';
 export type { HostMessage, SupervisorMessage } from './protocol.js';
 export {
+  cappedDurationMs,
   collectGroup,
   collectMarked,
   DEFAULT_GRACE_MS,
   DEFAULT_KILL_WAIT_MS,
   DEFAULT_POLL_MS,
   groupTarget,
+  MAX_TIMER_MS,
   markerTarget,
   terminate,
 } from './terminate.js';

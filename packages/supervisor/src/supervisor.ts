@@ -7,7 +7,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { processStartTime } from './procfs.js';
 import type { HostMessage, SupervisorMessage } from './protocol.js';
-import { collectMarked, DEFAULT_GRACE_MS, type KnownGroup } from './terminate.js';
+import { cappedDurationMs, collectMarked, DEFAULT_GRACE_MS, type KnownGroup } from './terminate.js';
 
 /**
  * The supervisor's life. Every transition is logged.
@@ -69,7 +69,8 @@ export class Supervisor {
     if (this.#state === 'collecting' || this.#state === 'done') return;
     switch (message.type) {
       case 'hello': {
-        this.#graceMs = message.graceMs;
+        // Capped where it enters: the host's number is used as a timer's bound.
+        this.#graceMs = cappedDurationMs(message.graceMs, DEFAULT_GRACE_MS);
         this.#hostPid = message.hostPid;
         this.#logPath = message.logPath;
         try {
@@ -79,7 +80,7 @@ export class Supervisor {
           // Same as in log(): carry on without a log.
         }
         this.#buffered = [];
-        this.#transition('watching', `host ${message.hostPid}, grace ${message.graceMs} ms`);
+        this.#transition('watching', `host ${message.hostPid}, grace ${this.#graceMs} ms`);
         return;
       }
       case 'intent':

@@ -43,7 +43,10 @@ export interface TerminateTarget {
   select(table: ProcessTable): Selection;
 }
 
-/** Options of {@link terminate}. A duration that is not a finite number ≥ 0 is taken as its default. */
+/**
+ * Options of {@link terminate}. A duration that is not a finite number ≥ 0 is taken as its default; one above
+ * {@link MAX_TIMER_MS} is capped there ({@link cappedDurationMs}).
+ */
 export interface TerminateOptions {
   /** Milliseconds between the first SIGTERM and SIGKILL. Default {@link DEFAULT_GRACE_MS} (2,000). */
   graceMs?: number;
@@ -78,9 +81,17 @@ const sleep = (ms: number) =>
     setTimeout(resolve, ms);
   });
 
-/** `value` when it is a finite duration ≥ 0, else `fallback`: a NaN or infinite grace would never end the loop. */
-function duration(value: number | undefined, fallback: number): number {
-  return value !== undefined && Number.isFinite(value) && value >= 0 ? value : fallback;
+/** The longest duration the supervisor package waits for: 2^31 − 1 ms (about 24.8 days), the ceiling of a Node timer. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A duration in milliseconds as it enters this package (an option, a host's `hello`): `fallback` when it is
+ * absent, NaN, infinite or negative (a NaN or infinite grace would never end the loop), else capped at
+ * {@link MAX_TIMER_MS} (a longer `setTimeout` fires after 1 ms).
+ */
+export function cappedDurationMs(value: number | undefined, fallback: number): number {
+  if (value === undefined || !Number.isFinite(value) || value < 0) return fallback;
+  return Math.min(value, MAX_TIMER_MS);
 }
 
 function send(target: number, signal: NodeJS.Signals): void {
@@ -104,10 +115,10 @@ function send(target: number, signal: NodeJS.Signals): void {
  */
 export async function terminate(target: TerminateTarget, options: TerminateOptions = {}): Promise<TerminateReport> {
   const started = performance.now();
-  const graceMs = duration(options.graceMs, DEFAULT_GRACE_MS);
-  const killWaitMs = duration(options.killWaitMs, DEFAULT_KILL_WAIT_MS);
+  const graceMs = cappedDurationMs(options.graceMs, DEFAULT_GRACE_MS);
+  const killWaitMs = cappedDurationMs(options.killWaitMs, DEFAULT_KILL_WAIT_MS);
   // A poll is one timer: kept between 1 ms and 1 s (a timer over 2^31-1 ms would fire at once).
-  const pollMs = Math.min(1000, Math.max(1, duration(options.pollMs, DEFAULT_POLL_MS)));
+  const pollMs = Math.min(1000, Math.max(1, cappedDurationMs(options.pollMs, DEFAULT_POLL_MS)));
   const log = options.log ?? (() => {});
   const ownGroup = processGroupOf(process.pid);
   const groups = new Set<number>();

@@ -2,12 +2,21 @@
  * Warm starts through the engine's API with real services: a second delegate to an agent takes the set
  * prestarted for it (same pids, same invocation id, `prestarted: true`); an apply_workflow that changes the
  * agent's service digest collects the waiting set and the next delegate starts cold; a set nobody takes is
- * collected at the run's end or when its idle bound passes; with `prestart: false` nothing is prestarted.
+ * collected at the run's end or when its idle bound passes; with `prestart: false` nothing is prestarted;
+ * `status` lists a set while it waits; a prestart that fails to start is journaled and the next delegate
+ * starts cold; of two concurrent delegates one takes the set; Git-on prestarts in the role's worktree.
  * Every pid of every set is proved gone. Real Node services: a few seconds a run on 2 cores.
  */
 import assert from 'node:assert/strict';
+import { realpathSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { simpleGit } from 'simple-git';
+import { runStatus } from '../../../packages/sdk/src/engine/runStatus.js';
 import { startRun } from '../../../packages/sdk/src/engine/runs.js';
+import { resultText } from '../../../packages/sdk/src/harness/harness.js';
+import type { HarnessFactories } from '../../../packages/sdk/src/harness/harnessFor.js';
 import type { RunEvent } from '../../../packages/sdk/src/events/runEvents.js';
 import { agent, fixtureDefinition } from '../../fixtures/engine/workflows.js';
 import { assertGone } from '../../fixtures/store/children.js';
@@ -160,4 +169,194 @@ test('an unused set is collected after prestartIdleMs; with prestart off nothing
   );
   assert.ok(ofType(off.events, 'service.ready').every((e) => e.prestarted === undefined));
   assert.equal(ofType(off.events, 'service.ready').length, 3, 'main once, the analyst twice, all cold');
+});
+
+test('status lists a set that waits (agent, since, services, pids, idle deadline), and none once the run ended', async (t) => {
+  const box = await sandbox(t);
+  const script = {
+    agents: {
+      // Main sleeps long enough for the prestart to be ready and for status to see it waiting.
+      main: [delegate('first'), { call: 'slow__sleep', arguments: { ms: 4000 } }, { final: 'ok' }],
+      analyst: analystStep,
+    },
+  };
+  const handle = startRun({ ...box, workflow: workflow(), script, requirement: 'status', graceMs: 500 });
+  let waiting: Awaited<ReturnType<typeof runStatus>>['projects'][number]['runs'][number]['prestarted'] = [];
+  const deadline = Date.now() + 30_000;
+  while (waiting.length === 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const report = await runStatus({ dataDir: box.dataDir, project: box.project }).catch(() => undefined);
+    waiting = report?.projects[0]?.runs[0]?.prestarted ?? [];
+  }
+  const result = await handle.result;
+  t.after(() => assertNothingLeft(box.project, result.events));
+  assert.equal(result.status, 'succeeded', JSON.stringify(result.error));
+  const ready = ofType(result.events, 'prestart.ready');
+  assert.equal(ready.length, 1, JSON.stringify(ready));
+  assert.equal(waiting.length, 1, 'status showed the set while it waited');
+  const set = waiting[0]!;
+  assert.equal(set.invocation, ready[0]!.invocation);
+  assert.equal(set.agent, 'analyst');
+  assert.deepEqual(set.services, ['adds']);
+  assert.deepEqual(set.pids, ready[0]!.pids);
+  assert.equal(set.since, ready[0]!.time);
+  assert.ok(set.idleDeadline !== null);
+  assert.equal(Date.parse(set.idleDeadline) - Date.parse(set.since) >= 59_000, true, 'the default idle bound, 60 s');
+  const after = await runStatus({ dataDir: box.dataDir, project: box.project });
+  assert.deepEqual(after.projects[0]?.runs[0]?.prestarted, [], 'a finished run has no set waiting');
+  await assertPrestartsGone(result.events);
+});
+
+/** The analyst's adds service, whose second start in the project fails (the prestart's). */
+function failingPrestartWorkflow() {
+  const w = workflow();
+  w.mcpDefinitions.adds = {
+    entrypoint: 'server.cjs',
+    files: {
+      'server.cjs': fixtureDefinition('failsSecondStart.cjs').files['server.cjs']!,
+      'adds.cjs': fixtureDefinition('addsNumbers.cjs').files['server.cjs']!,
+    },
+  };
+  return w;
+}
+
+test('a prestart that fails to start is journaled; the run goes on and the next delegate starts cold', async (t) => {
+  const box = await sandbox(t);
+  const script = {
+    agents: {
+      main: [
+        delegate('first'),
+        { call: 'slow__sleep', arguments: { ms: 1500 } },
+        delegate('second'),
+        { final: '{{0}}|{{2}}' },
+      ],
+      analyst: [...analystStep, ...analystStep],
+    },
+  };
+  const result = await startRun({
+    ...box,
+    workflow: failingPrestartWorkflow(),
+    script,
+    requirement: 'prestart fails',
+    graceMs: 500,
+  }).result;
+  t.after(() => assertNothingLeft(box.project, result.events));
+  assert.equal(result.status, 'succeeded', JSON.stringify(result.error));
+  assert.equal(result.output, '5|5');
+  const failed = ofType(result.events, 'prestart.collected').filter((e) => e.reason === 'start_failed');
+  assert.equal(failed.length, 1, JSON.stringify(ofType(result.events, 'prestart.collected')));
+  assert.ok(failed[0]!.error, 'the failure is journaled with its code and message');
+  assert.match(failed[0]!.error.message, /adds/);
+  assert.deepEqual(failed[0]!.pids, []);
+  const workers = ofType(result.events, 'invocation.started').filter((e) => e.agent === 'analyst');
+  assert.equal(workers.length, 2);
+  assert.ok(!workers.some((w) => w.invocation === failed[0]!.invocation), 'the failed set is never claimed');
+  const second = ofType(result.events, 'service.ready').filter((e) => e.invocation === workers[1]!.invocation);
+  assert.equal(second.length, 1);
+  assert.equal(second[0]!.prestarted, undefined, 'the second delegate started cold');
+  assert.ok(
+    !ofType(result.events, 'prestart.ready').some((e) => e.invocation === failed[0]!.invocation),
+    'a failed set is never announced ready',
+  );
+  await assertPrestartsGone(result.events);
+});
+
+test('two concurrent delegates to one agent: one takes the warm set, the other starts cold, nothing leaks', async (t) => {
+  const box = await sandbox(t);
+  const answers: string[] = [];
+  const harnessFactories: HarnessFactories = {
+    scripted: (name) => ({
+      run: async (input) => {
+        if (name !== 'main') {
+          return { output: resultText(await input.surface.callTool('adds__add', { a: 2, b: 3 })) };
+        }
+        const call = async (task: string) =>
+          resultText(await input.surface.callTool('scienceevolve__delegate', { agent: 'analyst', task }));
+        answers.push(await call('first'));
+        // The set prestarted for the next invocation is ready well within this (a Node service starts in < 1 s).
+        await input.surface.callTool('slow__sleep', { ms: 1500 });
+        answers.push(...(await Promise.all([call('second'), call('third')])));
+        return { output: 'done' };
+      },
+    }),
+  };
+  const result = await startRun({
+    ...box,
+    workflow: workflow(),
+    script: { agents: {} },
+    requirement: 'concurrent',
+    graceMs: 500,
+    harnessFactories,
+  }).result;
+  t.after(() => assertNothingLeft(box.project, result.events));
+  assert.equal(result.status, 'succeeded', JSON.stringify(result.error));
+  assert.equal(answers.length, 3);
+  for (const answer of answers) assert.match(answer, /5/);
+  const workers = ofType(result.events, 'invocation.started').filter((e) => e.agent === 'analyst');
+  assert.equal(workers.length, 3);
+  const readyOf = (invocation: string) =>
+    ofType(result.events, 'service.ready').filter((e) => e.invocation === invocation);
+  const concurrent = workers.slice(1).map((w) => readyOf(w.invocation));
+  for (const ready of concurrent) assert.equal(ready.length, 1);
+  const warm = concurrent.filter((ready) => ready[0]!.prestarted === true);
+  assert.equal(warm.length, 1, 'exactly one of the two concurrent delegates took the warm set');
+  const cold = concurrent.find((ready) => ready[0]!.prestarted === undefined)!;
+  assert.notDeepEqual([cold[0]!.pid], [warm[0]![0]!.pid], 'the other started its own processes');
+  // Every set was either taken once or collected; none is left.
+  const sets = new Set(
+    [...ofType(result.events, 'prestart.ready'), ...ofType(result.events, 'prestart.collected')].map(
+      (e) => e.invocation,
+    ),
+  );
+  const taken = ofType(result.events, 'service.ready').filter((e) => e.prestarted);
+  assert.equal(sets.size, taken.length + ofType(result.events, 'prestart.collected').length);
+  await assertPrestartsGone(result.events);
+});
+
+test('Git-on: the prestarted set runs in the role’s worktree and the next delegate takes it', async (t) => {
+  const box = await sandbox(t);
+  process.env.HOME = box.base;
+  process.env.XDG_CONFIG_HOME = join(box.base, 'xdg');
+  const repo = simpleGit(box.workspace);
+  await repo.init();
+  await writeFile(join(box.workspace, 'README.md'), 'start\n');
+  await repo.add('README.md');
+  await simpleGit({ baseDir: box.workspace, config: ['user.name=Test', 'user.email=test@example.invalid'] }).commit(
+    'init',
+  );
+  const where = [{ call: 'notes__where' }, { final: '{{0}}' }];
+  const result = await startRun({
+    ...box,
+    workflow: {
+      orchestration: { git: true, invocationRetries: 0 },
+      agents: { main: agent([['slow', 'slow']]), analyst: agent([['notes', 'notes']]) },
+      mcpDefinitions: {
+        notes: fixtureDefinition('notesService.cjs'),
+        slow: fixtureDefinition('sleepsOnCall.cjs'),
+      },
+    },
+    script: {
+      agents: {
+        main: [
+          delegate('first'),
+          { call: 'slow__sleep', arguments: { ms: 1500 } },
+          delegate('second'),
+          { final: '{{0}}|{{2}}' },
+        ],
+        analyst: [...where, ...where],
+      },
+    },
+    requirement: 'git prestart',
+    graceMs: 500,
+  }).result;
+  t.after(() => assertNothingLeft(box.project, result.events));
+  assert.equal(result.status, 'succeeded', JSON.stringify(result.error));
+  const tree = realpathSync(join(box.dataDir, 'projects', box.project, 'worktrees', 'analyst'));
+  const [first, second] = (result.output ?? '').split('|').map((answer) => answer.replace(/ pid=\d+$/, ''));
+  assert.equal(realpathSync(first!), tree, 'the cold set ran in the analyst worktree');
+  assert.equal(realpathSync(second!), tree, 'the prestarted set ran in the analyst worktree too');
+  const workers = ofType(result.events, 'invocation.started').filter((e) => e.agent === 'analyst');
+  const warm = ofType(result.events, 'service.ready').filter((e) => e.invocation === workers[1]!.invocation);
+  assert.equal(warm[0]?.prestarted, true, 'the second delegate took the set prestarted in the worktree');
+  await assertPrestartsGone(result.events);
 });

@@ -64,7 +64,7 @@ export async function gatewayCommand(argv: string[], io: Io): Promise<number> {
         io.stdout(`${gateway.url}\n`);
       }
       io.stderr(
-        `gateway ready: supergateway pid ${gateway.pid}, ${gateway.tools.length} tools` +
+        `gateway ready: ${gateway.command} behind supergateway pid ${gateway.pid}, ${gateway.tools.length} tools` +
           `${gateway.calledTool === null ? '' : `, called ${gateway.calledTool}`}; log ${gateway.logPath}\n` +
           'SIGINT or SIGTERM stops it and everything it started\n',
       );

@@ -5,7 +5,8 @@ import { EXIT, type Io, printJson, usageError } from '../output.js';
 
 export const STATUS_HELP = [
   'status --data-dir D [--project P] [--json]',
-  '                                     runs, invocations, token usage, live services and the accepted version;',
+  '                                     runs, invocations, prestarted services, token usage, live services and',
+  '                                     the accepted version;',
   '                                     exit 1 when a record or the workflow store is damaged',
 ].join('\n');
 
@@ -34,6 +35,12 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
       for (const i of r.invocations) {
         io.stdout(
           `    ${i.agent} ${i.id}: ${i.state}, ${i.attempts} attempt${i.attempts === 1 ? '' : 's'}${i.restarted ? ', restarted' : ''}, ${i.toolCalls} tool call${i.toolCalls === 1 ? '' : 's'}${i.startQueuedMs > 0 ? `, ${i.startQueuedMs} ms queued to start` : ''}${usageText(i.usage)}\n`,
+        );
+      }
+      for (const w of r.prestarted) {
+        io.stdout(
+          `    prestarted for ${w.agent} ${w.invocation}: since ${w.since}, services ${w.services.length > 0 ? w.services.join(', ') : '(not recorded)'}` +
+            `${w.pids.length > 0 ? ` (pid ${w.pids.join(' ')})` : ''}, collected if unused at ${w.idleDeadline ?? '(not recorded)'}\n`,
         );
       }
     }

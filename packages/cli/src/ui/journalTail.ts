@@ -4,9 +4,9 @@
  * the last read. A line is handed on only once its newline is there (a host writes whole lines; a torn
  * last line is waited for, not parsed half). A complete line that is not JSON is reported, not skipped.
  */
-import { type FSWatcher, constants, watch } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { type FSWatcher, watch } from 'node:fs';
 import { dirname } from 'node:path';
+import { openPlainFile } from './plainFile.js';
 
 /** One line of the journal: its 0-based index and the event, or why it could not be read. */
 export type JournalLine = { index: number; event: unknown } | { index: number; corrupt: string };
@@ -73,10 +73,10 @@ export class JournalTail {
 
   private async read(): Promise<void> {
     // No symlink is followed (a service can write into the run's folder) and a FIFO does not block the open.
-    const handle = await open(this.path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const file = await openPlainFile(this.path);
+    if (file === undefined) return;
+    const { handle, info } = file;
     try {
-      const info = await handle.stat();
-      if (!info.isFile()) return;
       const { size } = info;
       if (size < this.offset) {
         // The file was replaced by a shorter one: the journal is append-only, so this is not the run's journal any more.

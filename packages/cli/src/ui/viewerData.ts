@@ -4,8 +4,7 @@
  * Every id that comes from a request is looked up in the store's own lists before it becomes part of a
  * path; nothing here creates, writes or locks anything.
  */
-import { constants } from 'node:fs';
-import { lstat, open, readFile, realpath } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import {
   ProjectPaths,
@@ -18,6 +17,7 @@ import {
   redactWorkflowUrls,
   runStatus,
 } from '@scienceevolve/sdk';
+import { openPlainFile, readPlainFile } from './plainFile.js';
 
 /** Bytes of a stderr log the viewer sends at most: the log's own cap (1 MiB); a longer file is cut to its end. */
 export const MAX_LOG_BYTES = 1024 * 1024;
@@ -188,14 +188,11 @@ export class ViewerData {
       throw new NotFound(`service "${service}" of ${servicesId} left no stderr log (or it is not a plain file)`);
     }
     // Opened without following a symlink put there since the lstat, and checked again on the handle.
-    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => {
-      throw new NotFound(`service "${service}" of ${servicesId} left no stderr log (or it is not a plain file)`);
-    });
-    const opened = await handle.stat().catch(() => undefined);
-    if (opened === undefined || !opened.isFile() || opened.ino !== info.ino || opened.dev !== info.dev) {
-      await handle.close();
+    const file = await openPlainFile(path, info);
+    if (file === undefined) {
       throw new NotFound(`service "${service}" of ${servicesId} left no stderr log (or it is not a plain file)`);
     }
+    const { handle, info: opened } = file;
     const size = opened.size;
     const length = Math.min(size, MAX_LOG_BYTES);
     const tail = Buffer.alloc(length);
@@ -210,12 +207,9 @@ export class ViewerData {
 
 /** True when a `service.*` line of the journal carries exactly this `servicesId` and `service`. */
 async function journalNamesService(eventsPath: string, servicesId: string, service: string): Promise<boolean> {
-  let text: string;
-  try {
-    text = await readFile(eventsPath, 'utf8');
-  } catch {
-    return false;
-  }
+  // Through the one safe open, as the tail reads it: a journal swapped for a symlink since eventsPath looked is not followed.
+  const text = await readPlainFile(eventsPath);
+  if (text === undefined) return false;
   for (const line of text.split('\n')) {
     if (!line.includes('"service.')) continue;
     try {

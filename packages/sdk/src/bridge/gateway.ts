@@ -14,14 +14,17 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { createWriteStream, mkdirSync, openSync, type WriteStream } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MARKER_ENV, processStartTime } from '@scienceevolve/supervisor/procfs';
 import { formatMarker } from '@scienceevolve/supervisor/protocol';
 import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 import { SdkError, toSdkError } from '../errors.js';
+import { commandSecrets, redactText, type Secrets } from '../redact.js';
 import { accepts, assertPortFree, checkGateway, freePort } from './gatewayCheck.js';
 import { delay, SupervisedGroup } from '../services/processGroup.js';
 import { sweepStrays } from '../services/strayProcesses.js';
@@ -93,11 +96,16 @@ export interface Gateway {
   readonly pgid: number;
   /** The marker every process of the gateway carries. */
   readonly marker: string;
+  /** The launch command as output may show it: URLs and secret-named values redacted (`redactCommand`). */
+  readonly command: string;
   /** The tool names `tools/list` returned during the check. */
   readonly tools: string[];
   /** The read-only tool called during the check, or `null` when none could be called without arguments. */
   readonly calledTool: string | null;
-  /** supergateway's output (and the stdio server's stderr, which supergateway copies into it). */
+  /**
+   * supergateway's output (and the stdio server's stderr, which supergateway copies into it), line by line
+   * with the launch command's secrets redacted (supergateway writes the command into its first lines).
+   */
   readonly logPath: string;
   /** The log of the supervisor the gateway is registered with. */
   readonly supervisorLogPath: string;
@@ -167,6 +175,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     invocationId: `gw${port}-${randomBytes(6).toString('hex')}`,
   });
   const group = new SupervisedGroup({ marker, registry: supervisor, graceMs });
+  // A token in the launch command's arguments or a URL's user information: never in the log or an error.
+  const secrets = commandSecrets(options.stdio);
+  let logged: Promise<void> | undefined;
   let child: ChildProcess | undefined;
   let stopping = false;
   const transition = (to: GatewayState) => {
@@ -190,6 +201,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         () => {
           if (survivors.length === 0) supervisor.releaseMarker(marker);
         },
+        // The output pipes end once every process holding them is gone; the log's last lines are written.
+        async () => {
+          if (logged !== undefined) await Promise.race([logged, delay(LOG_DRAIN_MS)]);
+          child?.stdout?.destroy();
+          child?.stderr?.destroy();
+        },
       ]);
       transition('stopped');
     })();
@@ -199,6 +216,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   try {
     await group.announce();
     const logFd = openSync(logPath, 'w');
+    const log = createWriteStream('', { fd: logFd });
+    log.on('error', () => {});
     try {
       const args = [
         // Loopback only, and Host/Origin checked: supergateway alone listens everywhere (loopbackGuard.ts).
@@ -219,15 +238,21 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       // Ctrl-C at the host's terminal is the host's to handle, not supergateway's.
       child = group.spawn(process.execPath, args, {
         // stdin is a pipe we hold: supergateway shuts down (stopping its servers) when it closes, which
-        // also happens when the host dies. Its output goes straight to the log file, never to our stdout.
-        stdio: ['pipe', logFd, logFd],
+        // also happens when the host dies. Its output comes through us, never to our stdout: supergateway
+        // logs the launch command as given, so each line is redacted on its way into the log file.
+        stdio: ['pipe', 'pipe', 'pipe'],
         env: { ...(options.env ?? process.env), [MARKER_ENV]: marker },
         windowsHide: true,
       });
-    } finally {
-      closeSync(logFd);
+    } catch (error) {
+      // Closes the file too.
+      log.destroy();
+      throw error;
     }
     const spawned = child;
+    logged = Promise.all([copyRedacted(spawned.stdout, log, secrets), copyRedacted(spawned.stderr, log, secrets)]).then(
+      () => new Promise<void>((resolve) => log.end(resolve)),
+    );
     spawned.on('error', () => {});
     spawned.stdin?.on('error', () => {});
     if (spawned.pid === undefined) {
@@ -295,6 +320,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       pid,
       pgid: pid,
       marker,
+      command: redactText(options.stdio, secrets),
       tools: checked.tools,
       calledTool: checked.calledTool,
       logPath,
@@ -304,6 +330,33 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     };
   } catch (error) {
     await close();
-    throw error;
+    throw redactedError(error, secrets);
   }
+}
+
+/** Milliseconds {@link Gateway.close} waits for supergateway's last output to reach the log: 1,000. */
+const LOG_DRAIN_MS = 1000;
+
+/** Copies `stream` into `log` line by line, each with `secrets` redacted; resolves when the stream ends. */
+function copyRedacted(stream: Readable | null, log: WriteStream, secrets: Secrets): Promise<void> {
+  if (stream === null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+    lines.on('line', (line) => {
+      if (!log.destroyed && !log.writableEnded) log.write(`${redactText(line, secrets)}\n`);
+    });
+    lines.on('close', resolve);
+    stream.on('error', () => lines.close());
+  });
+}
+
+/** `error` as an SdkError whose message shows none of the launch command's secrets. */
+function redactedError(error: unknown, secrets: Secrets): unknown {
+  const sdk = toSdkError(error);
+  const message = redactText(sdk.message, secrets);
+  if (message === sdk.message) return error;
+  return new SdkError(sdk.code, message, {
+    ...(sdk.remedy === undefined ? {} : { remedy: sdk.remedy }),
+    data: sdk.data,
+  });
 }

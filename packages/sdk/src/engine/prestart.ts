@@ -150,17 +150,17 @@ export class Prestarts {
         (services) => {
           this.host.signal.removeEventListener('abort', onRunAbort);
           if (this.waiting.get(agent) === entry) {
+            const idleMs = options.prestartIdleMs ?? DEFAULT_PRESTART_IDLE_MS;
             this.host.emit({
               type: 'prestart.ready',
               invocation: id,
               agent,
               runtimePath: services.runtimePath,
               pids: pidsOf(services),
+              services: plan.map((p) => p.name),
+              idleDeadline: new Date(Date.now() + idleMs).toISOString(),
             });
-            entry.timer = setTimeout(
-              () => void this.collect(entry, 'idle'),
-              options.prestartIdleMs ?? DEFAULT_PRESTART_IDLE_MS,
-            );
+            entry.timer = setTimeout(() => void this.collect(entry, 'idle'), idleMs);
             entry.timer.unref();
           }
           return services;

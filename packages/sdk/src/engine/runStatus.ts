@@ -10,6 +10,7 @@ import { SdkError, toSdkError } from '../errors.js';
 import { checkDataDir } from '../store/dataDir.js';
 import { ProjectPaths } from '../store/projectStore.js';
 import { type WorkflowVersion, readAccepted } from '../store/workflowVersions.js';
+import { readEvents } from '../events/journal.js';
 import { type UsageTotals, emptyUsage } from '../events/runEvents.js';
 import { type CorruptRun, type InvocationState, type RunStatus, effectiveStatus, listRunRecords } from './runRecord.js';
 
@@ -42,6 +43,27 @@ export interface RunStatusReport {
   /** Usage of every model call of the run, across resumes. */
   usage: UsageTotals;
   invocations: InvocationStatus[];
+  /**
+   * Warm starts waiting for an invocation (services started ahead for an agent's next `delegate`), read from
+   * the run's journal: ready, not taken by an invocation, not collected. Only a `running` run has any.
+   */
+  prestarted: PrestartedSet[];
+}
+
+/** A prestarted set of services waiting for the next invocation of its agent. */
+export interface PrestartedSet {
+  /** The id the invocation that takes it will carry. */
+  invocation: string;
+  /** The agent (role) whose next invocation it waits for. */
+  agent: string;
+  /** When it was ready, ISO 8601. */
+  since: string;
+  /** Its service names (empty for a journal written before they were recorded). */
+  services: string[];
+  /** Its services' process ids. */
+  pids: number[];
+  /** When it is collected if nobody takes it, ISO 8601; null for a journal written before it was recorded. */
+  idleDeadline: string | null;
 }
 
 /** A live service process of the project (it carries one of the project's markers). */
@@ -123,6 +145,10 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
       acceptedError = { code: e.code, message: e.message, path: typeof path === 'string' ? path : null };
     }
     const { records: runs, corrupt } = await listRunRecords(paths);
+    const prestartedOf = new Map<string, PrestartedSet[]>();
+    for (const r of runs) {
+      if (effectiveStatus(r) === 'running') prestartedOf.set(r.run, await waitingSets(paths, r.run));
+    }
     projects.push({
       project: id,
       acceptedVersion: accepted?.version ?? null,
@@ -148,6 +174,7 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
           toolCalls: i.attempts.reduce((sum, a) => sum + (a.toolCalls ?? 0), 0),
           startQueuedMs: i.attempts.reduce((sum, a) => sum + (a.startQueuedMs ?? 0), 0),
         })),
+        prestarted: prestartedOf.get(r.run) ?? [],
       })),
       liveServices: marked.flatMap((p) => {
         const parts = parseMarker(p.marker);
@@ -165,4 +192,28 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
     });
   }
   return { dataDir, projects };
+}
+
+/** The prestarted sets of a running run's journal that are ready, not taken and not collected, in order. */
+async function waitingSets(paths: ProjectPaths, runId: string): Promise<PrestartedSet[]> {
+  const sets = new Map<string, PrestartedSet>();
+  // A set claimed while it was still starting is journaled ready after its invocation started.
+  const gone = new Set<string>();
+  for (const event of await readEvents(join(paths.runDir(runId), 'events.jsonl'))) {
+    if (event.type === 'prestart.ready' && !gone.has(event.invocation)) {
+      sets.set(event.invocation, {
+        invocation: event.invocation,
+        agent: event.agent,
+        since: event.time,
+        services: event.services ?? [],
+        pids: event.pids,
+        idleDeadline: event.idleDeadline ?? null,
+      });
+    } else if (event.type === 'prestart.collected' || event.type === 'invocation.started') {
+      // Collected, or taken by the invocation that carries its id.
+      sets.delete(event.invocation);
+      gone.add(event.invocation);
+    }
+  }
+  return [...sets.values()];
 }

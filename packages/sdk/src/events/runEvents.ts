@@ -333,6 +333,10 @@ export interface PrestartReadyEvent extends InvocationEventBase {
   runtimePath: string;
   /** The services' process ids. */
   pids: number[];
+  /** The set's service names, in plan order (absent in journals written before they were recorded). */
+  services?: string[];
+  /** When the set is collected if nobody takes it, ISO 8601 (`prestartIdleMs` after it was ready; absent likewise). */
+  idleDeadline?: string;
 }
 
 /** A prestarted set was collected without serving an invocation, and why. */
