@@ -311,20 +311,32 @@ export function procsFiles(ref: CgroupRef): string[] {
   return ref.dirs.map((d) => join(d, 'cgroup.procs'));
 }
 
+/** Variables a POSIX shell sets on its own (dash: `PWD`; bash as `sh`: also `OLDPWD`, `SHLVL`). */
+const SHELL_SET = ['PWD', 'OLDPWD', 'SHLVL'] as const;
+
 /**
  * The `/bin/sh` prelude that joins `ref` and then `exec`s the command: `[file, args]` to spawn instead of
  * `command args`. The shell writes its own pid (`$$`, which stays the pid after `exec`) into every
  * hierarchy's `cgroup.procs` before the command runs, so the command and everything it ever forks are
- * inside the cgroup from their first instruction: no fork can race the placement. The environment passes
- * through unchanged; a failed join exits 125 with a line on stderr, before anything of the service runs.
+ * inside the cgroup from their first instruction: no fork can race the placement. A failed join exits 125
+ * with a line on stderr, before anything of the service runs.
+ *
+ * The environment passes through, except that the variables a shell sets on its own (`PWD`, `OLDPWD`,
+ * `SHLVL`) are unset again unless `env` has them: the service sees exactly the environment it was given.
+ *
+ * @param env the environment the spawn passes (only its names are read)
  */
 export function joinCgroupCommand(
   ref: CgroupRef,
   command: string,
   args: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = {},
 ): { file: string; args: string[] } {
+  const added = SHELL_SET.filter((name) => env[name] === undefined || !Object.hasOwn(env, name));
+  const unset = added.length === 0 ? '' : `unset ${added.join(' ')}; `;
   const script =
-    'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "scienceevolve: cannot join control group $1" >&2; exit 125; }; shift; done; shift; exec "$@"';
+    'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "scienceevolve: cannot join control group $1" >&2; exit 125; }; shift; done; shift; ' +
+    `${unset}exec "$@"`;
   return { file: '/bin/sh', args: ['-c', script, 'scienceevolve-join', ...procsFiles(ref), '--', command, ...args] };
 }
 

@@ -172,7 +172,9 @@ export class SupervisedGroup {
     // With a cgroup, a /bin/sh prelude writes its own pid into the cgroup and then execs the command in
     // place (same pid, same group, same environment), so nothing of the service runs outside it.
     const launch =
-      this.#cgroup === undefined ? { file: command, args: [...args] } : joinCgroupCommand(this.#cgroup, command, args);
+      this.#cgroup === undefined
+        ? { file: command, args: [...args] }
+        : joinCgroupCommand(this.#cgroup, command, args, options.env ?? {});
     const child = spawn(launch.file, launch.args, { ...options, detached: true });
     if (child.pid !== undefined) {
       this.#pgid = child.pid;
