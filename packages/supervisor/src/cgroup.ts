@@ -280,18 +280,10 @@ export function createServiceCgroup(
   const pidsMax = options.pidsMax ?? DEFAULT_PIDS_MAX;
   const dirs: string[] = [];
   for (const base of using.bases) {
-    let dir = base;
-    for (const segment of relative) {
-      if (using.mechanism === 'cgroup-v2' && using.pidsLimit) writeControl(dir, 'cgroup.subtree_control', '+pids');
-      dir = join(dir, segment);
-      try {
-        mkdirSync(dir);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-          for (const made of dirs) removeDir(made);
-          return undefined;
-        }
-      }
+    const dir = makePath(base, relative, using);
+    if (dir === undefined) {
+      for (const made of dirs) removeCgroup({ mechanism: using.mechanism, dirs: [made] });
+      return undefined;
     }
     dirs.push(dir);
   }
@@ -300,6 +292,33 @@ export function createServiceCgroup(
   if (pidsDir !== undefined && existsSync(join(pidsDir, 'pids.max')))
     writeControl(pidsDir, 'pids.max', String(pidsMax));
   return ref;
+}
+
+/**
+ * Creates `base/<relative…>` one level at a time. A sibling's removal may take an empty invocation or host
+ * directory away between two levels (ENOENT): the walk then starts again, a few times.
+ */
+function makePath(base: string, relative: readonly string[], using: CgroupSupport): string | undefined {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    let dir = base;
+    let failed: string | undefined;
+    for (const segment of relative) {
+      if (using.mechanism === 'cgroup-v2' && using.pidsLimit) writeControl(dir, 'cgroup.subtree_control', '+pids');
+      dir = join(dir, segment);
+      try {
+        mkdirSync(dir);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'EEXIST') {
+          failed = code;
+          break;
+        }
+      }
+    }
+    if (failed === undefined) return dir;
+    if (failed !== 'ENOENT') return undefined;
+  }
+  return undefined;
 }
 
 function pidsDirOf(ref: CgroupRef): string | undefined {
