@@ -19,12 +19,15 @@ import { type TestContext, test } from 'node:test';
 import {
   type CgroupRef,
   cgroupMembers,
+  cgroupSegment,
   cgroupSupport,
   createServiceCgroup,
+  isCgroupRef,
   joinCgroupCommand,
   removeCgroup,
 } from '@scienceevolve/supervisor/cgroup';
 import { MARKER_ENV, processGroupOf, processStartTime } from '@scienceevolve/supervisor/procfs';
+import { isHostMessage } from '@scienceevolve/supervisor/protocol';
 import { SupervisedGroup } from '../../packages/sdk/src/services/processGroup.js';
 import { sweepStrays } from '../../packages/sdk/src/services/strayProcesses.js';
 import { exists, sleep, tempDir, testMarker, uniqueProjectId, waitGone } from './helpers.js';
@@ -212,4 +215,40 @@ test('start-up sweep: a dead host’s cgroup is emptied and removed; a live host
   for (const dir of dead.dirs) assert.equal(existsSync(dir), false, `${dir} removed`);
   assert.equal(exists(kept.pid as number), true, 'the live host’s process is untouched');
   assert.deepEqual(cgroupMembers(live), [kept.pid]);
+});
+
+test('only our own cgroup paths are accepted from the channel; anything else is refused', () => {
+  const ours = '/sys/fs/cgroup/freezer/scienceevolve/123-456/inv-1/svc-1';
+  const cases: Array<[unknown, boolean]> = [
+    [{ mechanism: 'cgroup-v2', dirs: [ours] }, true],
+    [{ mechanism: 'cgroup-v1', dirs: [ours, ours.replace('freezer', 'pids')] }, true],
+    [{ mechanism: 'cgroup-v1', dirs: [ours] }, false], // v1 needs both hierarchies
+    [{ mechanism: 'cgroup-v2', dirs: ['/sys/fs/cgroup/unified/user.slice'] }, false],
+    [{ mechanism: 'cgroup-v2', dirs: ['/sys/fs/cgroup/unified/scienceevolve/123-456'] }, false], // a host dir, not a service's
+    [{ mechanism: 'cgroup-v2', dirs: ['/sys/fs/cgroup/unified/scienceevolve/me/inv/svc'] }, false],
+    [{ mechanism: 'cgroup-v2', dirs: ['/sys/fs/cgroup/unified/scienceevolve/1-2/../../../system.slice'] }, false],
+    [{ mechanism: 'cgroup-v2', dirs: ['relative/scienceevolve/1-2/inv/svc'] }, false],
+    [{ mechanism: 'cgroup-v3', dirs: [ours] }, false],
+    [{ mechanism: 'cgroup-v2', dirs: [42] }, false],
+    [null, false],
+  ];
+  for (const [value, accepted] of cases) assert.equal(isCgroupRef(value), accepted, JSON.stringify(value));
+  const intent = {
+    type: 'intent',
+    id: 1,
+    marker: 'se1:p:1:2:i',
+    cgroup: { mechanism: 'cgroup-v2', dirs: ['/sys/fs/cgroup/x'] },
+  };
+  assert.equal(isHostMessage(intent), false, 'an intent naming a foreign cgroup is ignored as malformed');
+  assert.equal(isHostMessage({ ...intent, cgroup: { mechanism: 'cgroup-v2', dirs: [ours] } }), true);
+});
+
+test('segments from ids are plain: no separator, no dot-dot, bounded', () => {
+  for (const id of ['..', '.', 'a/b', 'x'.repeat(300), 'ü', 'inv-1']) {
+    const segment = cgroupSegment(id);
+    assert.match(segment, /^[A-Za-z0-9._-]{1,64}$/, id);
+    assert.ok(segment !== '.' && segment !== '..', id);
+  }
+  assert.equal(cgroupSegment('inv-1'), 'inv-1');
+  assert.notEqual(cgroupSegment('a/b'), cgroupSegment('a_b'), 'a changed id keeps a distinct name');
 });
