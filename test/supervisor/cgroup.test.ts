@@ -22,12 +22,14 @@ import {
   cgroupSegment,
   cgroupSupport,
   createServiceCgroup,
+  detectCgroupSupport,
   isCgroupRef,
   joinCgroupCommand,
   removeCgroup,
 } from '@scienceevolve/supervisor/cgroup';
 import { MARKER_ENV, processGroupOf, processStartTime } from '@scienceevolve/supervisor/procfs';
 import { isHostMessage } from '@scienceevolve/supervisor/protocol';
+import { collectGroup } from '@scienceevolve/supervisor/terminate';
 import { SupervisedGroup } from '../../packages/sdk/src/services/processGroup.js';
 import { sweepStrays } from '../../packages/sdk/src/services/strayProcesses.js';
 import { exists, sleep, tempDir, testMarker, uniqueProjectId, waitGone } from './helpers.js';
@@ -100,6 +102,7 @@ test('a setsid env -i grandchild is collected with its service cgroup, which is 
   assert.ok(group.cgroup && cgroupMembers(group.cgroup).includes(grandchild), 'the grandchild is in the cgroup');
   const result = await group.collect();
   assert.deepEqual(result.survivors, []);
+  assert.equal(result.forced, true, 'the grandchild ignores SIGTERM: the freeze/SIGKILL step ended it');
   assert.deepEqual(await waitGone([leader, grandchild], 6000), [], 'leader and hidden grandchild are gone');
   for (const dir of dirs) assert.equal(existsSync(dir), false, `${dir} removed`);
 });
@@ -251,4 +254,36 @@ test('segments from ids are plain: no separator, no dot-dot, bounded', () => {
   }
   assert.equal(cgroupSegment('inv-1'), 'inv-1');
   assert.notEqual(cgroupSegment('a/b'), cgroupSegment('a_b'), 'a changed id keeps a distinct name');
+});
+
+const v2 = detectCgroupSupport('cgroup-v2');
+
+test('cgroup v2 (cgroup.kill): a setsid env -i grandchild is collected and the cgroup removed', {
+  skip: v2.mechanism === 'cgroup-v2' ? false : `no writable cgroup v2 tree here (${v2.detail})`,
+}, async (t) => {
+  const marker = testMarker('cgroup-test');
+  const ref = createServiceCgroup(
+    { hostPid: process.pid, hostStart: processStartTime(process.pid) ?? '0', invocation: 'inv-v2', service: 'hider-1' },
+    v2,
+  );
+  assert.ok(ref !== undefined && ref.mechanism === 'cgroup-v2');
+  const pids: number[] = [];
+  cleanup(t, () => pids);
+  t.after(() => {
+    removeCgroup(ref);
+  });
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', [MARKER_ENV]: marker };
+  const launch = joinCgroupCommand(ref, process.execPath, [join(fixtures, 'clearsEnvDoubleFork.cjs')], env);
+  const child = spawn(launch.file, launch.args, { env, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  assert.ok(child.pid !== undefined);
+  pids.push(child.pid);
+  const { grandchild } = JSON.parse(await firstLine(child)) as { grandchild: number };
+  pids.push(grandchild);
+  assert.deepEqual(cgroupMembers(ref).sort(), [child.pid, grandchild].sort());
+  const report = await collectGroup({ pgid: child.pid, marker, cgroup: ref, graceMs: 300 });
+  assert.deepEqual(report.survivors, []);
+  assert.equal(report.forced, true, 'the grandchild ignores SIGTERM: cgroup.kill ended it');
+  assert.deepEqual(report.cgroups, [ref.dirs[0]]);
+  assert.deepEqual(await waitGone([child.pid, grandchild], 6000), [], 'leader and hidden grandchild are gone');
+  assert.equal(existsSync(ref.dirs[0] as string), false, 'the cgroup is removed');
 });

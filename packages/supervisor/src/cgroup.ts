@@ -129,8 +129,11 @@ const writable = (path: string): boolean => {
   }
 };
 
-/** Decides the mechanism from the mounts and the host's own cgroups; see {@link cgroupSupport}. */
-export function detectCgroupSupport(): CgroupSupport {
+/**
+ * Decides the mechanism from the mounts and the host's own cgroups; see {@link cgroupSupport}. `only`
+ * considers one kind alone (a hybrid host has both; tests and benchmarks exercise each).
+ */
+export function detectCgroupSupport(only?: 'cgroup-v1' | 'cgroup-v2'): CgroupSupport {
   if (process.platform !== 'linux') {
     return {
       mechanism: 'process-group',
@@ -144,7 +147,7 @@ export function detectCgroupSupport(): CgroupSupport {
   // cgroup v1 freezer + pids first: on a hybrid host (v1 controllers, an empty unified tree) it is the one that has pids.max.
   const freezerMount = mounts.v1.get('freezer');
   const pidsMount = mounts.v1.get('pids');
-  if (freezerMount !== undefined && pidsMount !== undefined) {
+  if (only !== 'cgroup-v2' && freezerMount !== undefined && pidsMount !== undefined) {
     const freezer = join(freezerMount, own.get('freezer') ?? '/');
     const pids = join(pidsMount, own.get('pids') ?? '/');
     if (writable(freezer) && writable(pids) && existsSync(join(freezer, 'cgroup.procs'))) {
@@ -157,7 +160,7 @@ export function detectCgroupSupport(): CgroupSupport {
     }
   }
   const v2Own = own.get('');
-  if (mounts.v2 !== undefined && v2Own !== undefined) {
+  if (only !== 'cgroup-v1' && mounts.v2 !== undefined && v2Own !== undefined) {
     const base = join(mounts.v2, v2Own);
     const isRoot = v2Own === '/';
     // A delegated subtree: the host's own cgroup is writable, and it is a cgroup with the kill/freeze files
