@@ -78,6 +78,8 @@ export interface TerminateReport {
   durationMs: number;
   /** The control groups collected and removed (their first directory each). */
   cgroups: string[];
+  /** Every member of those control groups that was signalled (alone, and SIGKILLed while frozen). */
+  cgroupMembers: number[];
   /** Control groups that could not be removed (a member outlived SIGKILL); normally empty. */
   cgroupsLeft: string[];
 }
@@ -125,6 +127,8 @@ export async function terminate(target: TerminateTarget, options: TerminateOptio
   const pids = new Set<number>();
   const found = new Map<number, MarkedProcess>();
   const cgroups = new Map<string, CgroupRef>();
+  // Members of the cgroups, signalled one by one like `pids` but reported apart (`cgroupMembers`).
+  const members = new Set<number>();
   let phase: 'term' | 'kill' = 'term';
   let graceEnds: number | undefined;
   let killEnds = Number.POSITIVE_INFINITY;
@@ -174,7 +178,14 @@ export async function terminate(target: TerminateTarget, options: TerminateOptio
     }
     // Every member of a cgroup is the target's: a process that left its group and cleared its environment
     // is still listed there. Each gets the phase's signal once, like any process chosen alone.
-    for (const ref of cgroups.values()) for (const pid of cgroupMembers(ref)) addPid(pid, newPids);
+    for (const ref of cgroups.values()) {
+      for (const pid of cgroupMembers(ref)) {
+        if (pid <= 1 || pid === process.pid || pids.has(pid) || members.has(pid)) continue;
+        members.add(pid);
+        newPids.push(pid);
+        send(pid, signal());
+      }
+    }
     for (const p of selection.found ?? []) {
       if (found.has(p.pid)) continue;
       found.set(p.pid, p);
@@ -189,7 +200,8 @@ export async function terminate(target: TerminateTarget, options: TerminateOptio
     }
     const left: ProcessEntry[] = [];
     for (const row of table.live()) {
-      if (row.pid !== process.pid && (groups.has(row.pgid) || pids.has(row.pid))) left.push(row);
+      if (row.pid !== process.pid && (groups.has(row.pgid) || pids.has(row.pid) || members.has(row.pid)))
+        left.push(row);
     }
     return left;
   };
@@ -207,10 +219,10 @@ export async function terminate(target: TerminateTarget, options: TerminateOptio
       if (now >= killEnds) break;
       // Frozen, nothing in the cgroup can fork between the read of its members and their SIGKILL.
       for (const ref of cgroups.values()) {
-        for (const pid of killCgroup(ref, (p) => p !== process.pid && send(p, 'SIGKILL'))) pids.add(pid);
+        for (const pid of killCgroup(ref, (p) => p !== process.pid && send(p, 'SIGKILL'))) members.add(pid);
       }
       for (const pgid of new Set(left.map((r) => r.pgid))) if (groups.has(pgid)) send(-pgid, 'SIGKILL');
-      for (const row of left) if (pids.has(row.pid)) send(row.pid, 'SIGKILL');
+      for (const row of left) if (pids.has(row.pid) || members.has(row.pid)) send(row.pid, 'SIGKILL');
     }
     const wait = phase === 'term' ? Math.min(pollMs, Math.max(1, (graceEnds ?? now) - now)) : pollMs;
     await sleep(wait);
@@ -235,7 +247,7 @@ export async function terminate(target: TerminateTarget, options: TerminateOptio
     );
   }
   const durationMs = performance.now() - started;
-  if (groups.size > 0 || pids.size > 0) {
+  if (groups.size > 0 || pids.size > 0 || members.size > 0) {
     log(
       survivors.length === 0
         ? `all gone after ${Math.round(durationMs)} ms`
@@ -250,6 +262,7 @@ export async function terminate(target: TerminateTarget, options: TerminateOptio
     survivors,
     durationMs,
     cgroups: removed,
+    cgroupMembers: [...members],
     cgroupsLeft,
   };
 }
