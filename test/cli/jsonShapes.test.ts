@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { cgroupSupport } from '@scienceevolve/supervisor/cgroup';
 import { parseMarker, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
 import { startRun } from '../../packages/sdk/src/engine/runs.js';
 import { loadWorkflow } from '../../packages/sdk/src/store/workflowLoad.js';
@@ -181,6 +182,8 @@ test('services probe --json: a ready service and a failed one', async (t) => {
   const states = (probe.json as { services: Array<{ state: string }> }).services.map((s) => s.state).sort();
   assert.deepEqual(states, ['failed', 'ready']);
   assertShape('services probe', probe.json);
+  // The mechanism that holds on this host, as the SDK decides it (a control group where it may manage them).
+  assert.equal((probe.json as { collection: string }).collection, cgroupSupport().mechanism);
   await assertNothingLeft(box.project, []);
 });
 

@@ -170,6 +170,16 @@ test('a target that selects nothing: an empty report, nothing signalled', async 
   const report = await terminate({ select: () => ({}) }, { graceMs: 50 });
   assert.deepEqual(
     { ...report, durationMs: 0 },
-    { found: [], groups: [], pids: [], forced: false, survivors: [], durationMs: 0 },
+    {
+      found: [],
+      groups: [],
+      pids: [],
+      forced: false,
+      survivors: [],
+      durationMs: 0,
+      cgroups: [],
+      cgroupMembers: [],
+      cgroupsLeft: [],
+    },
   );
 });

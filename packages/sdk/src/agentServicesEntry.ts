@@ -15,6 +15,7 @@ export type {
   AgentServicesOptions,
 } from './engine/agentServices.js';
 export type { SandboxDecision, SandboxReason } from './services/sandbox.js';
+export type { CollectionMechanism, CollectionPreference } from './services/processGroup.js';
 export { createBridgeToken, serveHttp, HTTP_FACE_PATH, writeBridgeTokenFile } from './bridge/httpFace.js';
 export type { HttpFace, HttpFaceOptions } from './bridge/httpFace.js';
 export { serveStdio } from './bridge/stdioFace.js';

@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   'start_queue_timeout',
   'initialize_failed',
   'service_exited',
+  'pids_limit',
   'protocol_error',
   'forward_timeout',
   'unsupported_request',

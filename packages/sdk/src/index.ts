@@ -28,6 +28,7 @@ export { connectRemoteService } from './services/remoteService.js';
 export type { RemoteServiceSpec, RemoteServiceSession } from './services/remoteService.js';
 export { buildServiceEnv } from './services/serviceEnv.js';
 export { BWRAP_ENV, decideSandbox, sandboxAvailability, sandboxCommand } from './services/sandbox.js';
+export type { CollectionMechanism, CollectionPreference } from './services/processGroup.js';
 export type {
   SandboxAvailability,
   SandboxDecision,

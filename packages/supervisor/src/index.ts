@@ -1,8 +1,24 @@
 /**
  * `@scienceevolve/supervisor`: everything hosts may import, in one place. The sub-paths are the same
  * pieces one by one: `./protocol` (messages and the marker), `./procfs` (the process table),
- * `./terminate` (the one kill path).
+ * `./terminate` (the one kill path), `./cgroup` (control groups, where the host may manage them).
  */
+export {
+  CGROUP_ROOT_NAME,
+  cgroupMembers,
+  cgroupSupport,
+  createServiceCgroup,
+  DEFAULT_PIDS_MAX,
+  deadHostCgroups,
+  isCgroupRef,
+  joinCgroupCommand,
+  killCgroup,
+  MAX_PIDS_MAX,
+  pidsLimitReached,
+  removeCgroup,
+  removeEmptyDirs,
+} from './cgroup.js';
+export type { CgroupRef, CgroupSupport, CollectionMechanism, CreateCgroupOptions } from './cgroup.js';
 export {
   MARKER_ENV,
   hasProcfs,

@@ -3,6 +3,8 @@
  * service process carries in its environment. The process table is `@scienceevolve/supervisor/procfs`,
  * the kill path `@scienceevolve/supervisor/terminate`.
  */
+import { type CgroupRef, isCgroupRef } from './cgroup.js';
+
 export { DEFAULT_GRACE_MS } from './terminate.js';
 export { formatMarker, isHostAlive, type MarkerParts, parseMarker } from './marker.js';
 // The process table lives in `./procfs`; these stay here for the hosts that import them from the protocol.
@@ -23,8 +25,11 @@ export {
 export type HostMessage =
   /** First message: where to log and how long to wait between SIGTERM and SIGKILL. */
   | { type: 'hello'; graceMs: number; logPath: string; hostPid: number }
-  /** A marker the host is about to put into a service's environment; answered with `ack`. */
-  | { type: 'intent'; id: number; marker: string }
+  /**
+   * A marker the host is about to put into a service's environment; answered with `ack`. With `cgroup`, the
+   * service's control group (created, empty), collected with the marker and removed when the host is gone.
+   */
+  | { type: 'intent'; id: number; marker: string; cgroup?: CgroupRef }
   /** A process group was started: `pgid` is the leader's pid, its processes carry `marker`. */
   | { type: 'register'; pgid: number; marker: string }
   /** The host collected the group itself; the supervisor forgets it. */
@@ -50,7 +55,7 @@ export function isHostMessage(value: unknown): value is HostMessage {
     case 'hello':
       return typeof m.graceMs === 'number' && m.graceMs >= 0 && isNonEmptyString(m.logPath) && isPositiveInt(m.hostPid);
     case 'intent':
-      return isPositiveInt(m.id) && isNonEmptyString(m.marker);
+      return isPositiveInt(m.id) && isNonEmptyString(m.marker) && (m.cgroup === undefined || isCgroupRef(m.cgroup));
     case 'register':
       return isPositiveInt(m.pgid) && isNonEmptyString(m.marker);
     case 'release':

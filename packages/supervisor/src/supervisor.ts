@@ -5,6 +5,7 @@
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { type CgroupRef, cgroupSupport, deadHostCgroups, removeEmptyDirs } from './cgroup.js';
 import { processStartTime } from './procfs.js';
 import type { HostMessage, SupervisorMessage } from './protocol.js';
 import { cappedDurationMs, collectMarked, DEFAULT_GRACE_MS, type KnownGroup } from './terminate.js';
@@ -33,6 +34,8 @@ export class Supervisor {
   #buffered: string[] = [];
   readonly #markers = new Set<string>();
   readonly #groups = new Map<number, KnownGroup>();
+  /** Service cgroups by marker (dirs[0] → ref), forgotten with the marker. */
+  readonly #cgroups = new Map<string, Map<string, CgroupRef>>();
   readonly #send: (message: SupervisorMessage) => void;
 
   constructor(options: SupervisorOptions) {
@@ -85,7 +88,12 @@ export class Supervisor {
       }
       case 'intent':
         this.#markers.add(message.marker);
-        this.log(`intent ${message.marker}`);
+        if (message.cgroup !== undefined) {
+          const refs = this.#cgroups.get(message.marker) ?? new Map<string, CgroupRef>();
+          refs.set(message.cgroup.dirs[0] as string, message.cgroup);
+          this.#cgroups.set(message.marker, refs);
+        }
+        this.log(`intent ${message.marker}${message.cgroup === undefined ? '' : ` cgroup ${message.cgroup.dirs[0]}`}`);
         this.#send({ type: 'ack', id: message.id });
         return;
       case 'register':
@@ -101,6 +109,7 @@ export class Supervisor {
         if (this.#groups.delete(message.pgid)) this.log(`release group ${message.pgid}`);
         return;
       case 'releaseMarker':
+        this.#cgroups.delete(message.marker);
         if (this.#markers.delete(message.marker)) this.log(`release marker ${message.marker}`);
         return;
       case 'sync':
@@ -125,9 +134,13 @@ export class Supervisor {
     );
     // A registered group's marker is swept for even if the host released the marker (the group it did not).
     const markers = new Set([...this.#markers, ...[...this.#groups.values()].map((g) => g.marker)]);
+    // The cgroups of every marker still recorded: their members are collected whatever they did to their
+    // group or environment, then the cgroups are removed.
+    const cgroups = [...markers].flatMap((m) => [...(this.#cgroups.get(m)?.values() ?? [])]);
     const report = await collectMarked({
       matches: (marker) => markers.has(marker),
       groups: [...this.#groups.values()],
+      cgroups,
       graceMs: this.#graceMs,
       log: (line) => this.log(line),
     });
@@ -135,7 +148,10 @@ export class Supervisor {
       'done',
       `collected ${report.found.length} process(es) in ${report.groups.length} group(s) in ${Math.round(report.durationMs)} ms` +
         (report.forced ? ' (SIGKILL needed)' : '') +
-        (report.survivors.length > 0 ? `; survivors [${report.survivors.join(' ')}]` : ''),
+        (report.survivors.length > 0 ? `; survivors [${report.survivors.join(' ')}]` : '') +
+        (report.cgroups.length > 0 ? `; ${report.cgroups.length} control group(s) removed` : ''),
     );
+    // The host's invocation and host directories, now empty (a dead host's directory is never reused).
+    if (cgroups.length > 0 && cgroupSupport().mechanism !== 'process-group') removeEmptyDirs(deadHostCgroups().dirs);
   }
 }

@@ -9,6 +9,7 @@
  * The semantics (order, what "gone" means, what outlives SIGKILL) are written down in
  * docs/decisions/kill-path.md.
  */
+import { type CgroupRef, cgroupMembers, killCgroup, removeCgroup } from './cgroup.js';
 import { parseMarker } from './marker.js';
 import { type MarkedProcess, type ProcessEntry, ProcessTable, processGroupOf, readStat } from './procfs.js';
 
@@ -33,6 +34,12 @@ export interface Selection {
   pids?: Iterable<number>;
   /** Marked processes found, for the report. */
   found?: Iterable<MarkedProcess>;
+  /**
+   * Control groups whose every member is the target's, whatever its group or environment: each member gets
+   * the phase's signal alone; at SIGKILL time the cgroup is frozen, every member killed, and thawed; once
+   * it is empty the cgroup is removed.
+   */
+  cgroups?: Iterable<CgroupRef>;
 }
 
 /** What the terminate loop collects: asked again at every look, so what appears meanwhile is taken too. */
@@ -72,6 +79,12 @@ export interface TerminateReport {
   survivors: number[];
   /** Milliseconds from the call to the end. */
   durationMs: number;
+  /** The control groups collected and removed (their first directory each). */
+  cgroups: string[];
+  /** Every member of those control groups that was signalled (alone, and SIGKILLed while frozen). */
+  cgroupMembers: number[];
+  /** Control groups that could not be removed (a member outlived SIGKILL); normally empty. */
+  cgroupsLeft: string[];
 }
 
 const sleep = (ms: number) =>
@@ -124,6 +137,9 @@ export async function terminate(target: TerminateTarget, options: TerminateOptio
   const groups = new Set<number>();
   const pids = new Set<number>();
   const found = new Map<number, MarkedProcess>();
+  const cgroups = new Map<string, CgroupRef>();
+  // Members of the cgroups, signalled one by one like `pids` but reported apart (`cgroupMembers`).
+  const members = new Set<number>();
   let phase: 'term' | 'kill' = 'term';
   let graceEnds: number | undefined;
   let killEnds = Number.POSITIVE_INFINITY;
@@ -167,6 +183,20 @@ export async function terminate(target: TerminateTarget, options: TerminateOptio
     const newFound: number[] = [];
     for (const pgid of selection.groups ?? []) addGroup(pgid, newGroups);
     for (const pid of selection.pids ?? []) addPid(pid, newPids);
+    for (const ref of selection.cgroups ?? []) {
+      const key = ref.dirs[0];
+      if (key !== undefined && !cgroups.has(key)) cgroups.set(key, ref);
+    }
+    // Every member of a cgroup is the target's: a process that left its group and cleared its environment
+    // is still listed there. Each gets the phase's signal once, like any process chosen alone.
+    for (const ref of cgroups.values()) {
+      for (const pid of cgroupMembers(ref)) {
+        if (pid <= 1 || pid === process.pid || pids.has(pid) || members.has(pid)) continue;
+        members.add(pid);
+        newPids.push(pid);
+        send(pid, signal());
+      }
+    }
     for (const p of selection.found ?? []) {
       if (found.has(p.pid)) continue;
       found.set(p.pid, p);
@@ -181,7 +211,8 @@ export async function terminate(target: TerminateTarget, options: TerminateOptio
     }
     const left: ProcessEntry[] = [];
     for (const row of table.live()) {
-      if (row.pid !== process.pid && (groups.has(row.pgid) || pids.has(row.pid))) left.push(row);
+      if (row.pid !== process.pid && (groups.has(row.pgid) || pids.has(row.pid) || members.has(row.pid)))
+        left.push(row);
     }
     return left;
   };
@@ -197,24 +228,54 @@ export async function terminate(target: TerminateTarget, options: TerminateOptio
     }
     if (phase === 'kill') {
       if (now >= killEnds) break;
+      // Frozen, nothing in the cgroup can fork between the read of its members and their SIGKILL.
+      for (const ref of cgroups.values()) {
+        for (const pid of killCgroup(ref, (p) => p !== process.pid && send(p, 'SIGKILL'))) members.add(pid);
+      }
       for (const pgid of new Set(left.map((r) => r.pgid))) if (groups.has(pgid)) send(-pgid, 'SIGKILL');
-      for (const row of left) if (pids.has(row.pid)) send(row.pid, 'SIGKILL');
+      for (const row of left) if (pids.has(row.pid) || members.has(row.pid)) send(row.pid, 'SIGKILL');
     }
     const wait = phase === 'term' ? Math.min(pollMs, Math.max(1, (graceEnds ?? now) - now)) : pollMs;
     await sleep(wait);
     left = look();
   }
 
-  const durationMs = performance.now() - started;
   const survivors = left.map((r) => r.pid);
-  if (groups.size > 0 || pids.size > 0) {
+  const removed: string[] = [];
+  const cgroupsLeft: string[] = [];
+  for (const [key, ref] of cgroups) {
+    // An exiting process leaves cgroup.procs a moment after /proc shows it dead: a few tries.
+    let ok = removeCgroup(ref);
+    for (let i = 0; !ok && survivors.length === 0 && i < 100; i++) {
+      await sleep(pollMs);
+      ok = removeCgroup(ref);
+    }
+    (ok ? removed : cgroupsLeft).push(key);
+  }
+  if (cgroups.size > 0) {
+    log(
+      `control group(s) removed [${removed.join(' ')}]${cgroupsLeft.length > 0 ? `; left [${cgroupsLeft.join(' ')}]` : ''}`,
+    );
+  }
+  const durationMs = performance.now() - started;
+  if (groups.size > 0 || pids.size > 0 || members.size > 0) {
     log(
       survivors.length === 0
         ? `all gone after ${Math.round(durationMs)} ms`
         : `still alive ${killWaitMs} ms after SIGKILL: [${survivors.join(' ')}]`,
     );
   }
-  return { found: [...found.values()], groups: [...groups], pids: [...pids], forced, survivors, durationMs };
+  return {
+    found: [...found.values()],
+    groups: [...groups],
+    pids: [...pids],
+    forced,
+    survivors,
+    durationMs,
+    cgroups: removed,
+    cgroupMembers: [...members],
+    cgroupsLeft,
+  };
 }
 
 /** A group a host registered: collected while it still belongs to its marker (see {@link markerTarget}). */
@@ -232,6 +293,8 @@ export interface MarkerTargetOptions {
   matches: (marker: string) => boolean;
   /** Groups the host registered; collected even when no member carries a marker any more, if the leader is the one registered. */
   groups?: readonly KnownGroup[];
+  /** Service cgroups of the marker's invocations: every member collected, then the cgroup removed. */
+  cgroups?: readonly CgroupRef[];
 }
 
 /**
@@ -271,7 +334,7 @@ export function markerTarget(options: MarkerTargetOptions): TerminateTarget {
         if (p.pgid === ownGroup || p.pgid === hostPid || p.pgid <= 1) pids.push(p.pid);
         else groups.push(p.pgid);
       }
-      return { groups, pids, found: marked };
+      return { groups, pids, found: marked, cgroups: options.cgroups ?? [] };
     },
   };
 }
@@ -284,6 +347,8 @@ export interface GroupTargetOptions {
   marker?: string;
   /** The other live service groups of the same marker (siblings of one invocation), whose processes are never taken. */
   siblings?: () => Iterable<number>;
+  /** The service's own cgroup: every member collected whatever it did, then the cgroup removed. */
+  cgroup?: CgroupRef | undefined;
 }
 
 /**
@@ -298,16 +363,17 @@ export interface GroupTargetOptions {
  */
 export function groupTarget(options: GroupTargetOptions): TerminateTarget {
   const { pgid, marker } = options;
+  const cgroups = options.cgroup === undefined ? [] : [options.cgroup];
   if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`refusing to signal process group ${pgid}`);
   return {
     select: (table) => {
-      if (marker === undefined) return { groups: [pgid] };
+      if (marker === undefined) return { groups: [pgid], cgroups };
       const siblings = new Set(options.siblings?.() ?? []);
       siblings.delete(pgid);
       const strays = table
         .marked((m) => m === marker)
         .filter((p) => p.pgid !== pgid && !siblings.has(p.pgid) && leadsInto(table, p.pid, pgid, siblings));
-      return { groups: [pgid], pids: strays.map((p) => p.pid), found: strays };
+      return { groups: [pgid], pids: strays.map((p) => p.pid), found: strays, cgroups };
     },
   };
 }

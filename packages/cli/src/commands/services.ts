@@ -14,7 +14,7 @@ import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 
 export const SERVICES_HELP = [
-  'services probe --data-dir D [--workflow W] --workspace WS --agent A [--hold S] [--json]',
+  'services probe --data-dir D [--workflow W] --workspace WS --agent A [--hold S] [--pids-max N] [--json]',
   "                                     start an agent's services, list all they offer, collect them",
   'services serve --data-dir D [--workflow W] --workspace WS --agent A [--http [--port N] --token-file F] [--passthrough]',
   "                                     serve the agent's managed bridge (stdio MCP server by default)",
@@ -28,7 +28,16 @@ const OPTIONS = {
   agent: { type: 'string' },
   'startup-budget-ms': { type: 'string' },
   'grace-ms': { type: 'string' },
+  'pids-max': { type: 'string' },
 } as const;
+
+/** What holds a probe's services, in words. */
+function collectionLine(mechanism: string): string {
+  if (mechanism === 'process-group') {
+    return 'process-group (process group + marker sweep; a process that leaves its group and clears its environment escapes)';
+  }
+  return `${mechanism} (a control group per service: nothing escapes collection; pids.max holds)`;
+}
 
 export async function servicesCommand(argv: string[], io: Io): Promise<number> {
   const [sub, ...rest] = argv;
@@ -57,6 +66,8 @@ function common(values: Record<string, unknown>) {
     agent: required(values.agent as string | undefined, '--agent', 'the agent whose services to start'),
     startupBudgetMs: positiveInt(values['startup-budget-ms'] as string | undefined, '--startup-budget-ms'),
     graceMs: positiveInt(values['grace-ms'] as string | undefined, '--grace-ms'),
+    // Each service's control group limit, where services run in one (docs/supervision.md).
+    pidsMax: positiveInt(values['pids-max'] as string | undefined, '--pids-max', { min: 8, max: 4_194_304 }),
   };
 }
 
@@ -78,6 +89,7 @@ async function probe(argv: string[], io: Io): Promise<number> {
       if (values.json) printJson(io, probed.report);
       else {
         io.stdout(`project ${probed.report.project}, invocation ${probed.report.invocation}\n`);
+        io.stdout(`collection: ${collectionLine(probed.report.collection)}\n`);
         for (const s of probed.report.services) {
           io.stdout(
             s.state === 'ready'

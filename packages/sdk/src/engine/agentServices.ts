@@ -11,6 +11,7 @@ import { SdkError } from '../errors.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
 import { type InvocationServices, processFacts, startInvocationServices } from '../invocation/invocation.js';
 import { toolFiltersOf } from '../invocation/plan.js';
+import type { CollectionMechanism, CollectionPreference } from '../services/processGroup.js';
 import type { SandboxDecision } from '../services/sandbox.js';
 import type { ServiceEvent } from '../services/serviceEvents.js';
 import { resolveProjectId } from '../store/projectId.js';
@@ -35,6 +36,13 @@ export interface AgentServicesOptions {
   startupBudgetMs?: number;
   /** Milliseconds between SIGTERM and SIGKILL. Default 2,000. */
   graceMs?: number;
+  /**
+   * How services' processes are collected: `auto` (default: a control group per service where the host
+   * supports one) or `process-group` (never a control group).
+   */
+  collection?: CollectionPreference;
+  /** `pids.max` of each service's control group (processes and threads at once). Default 512. */
+  pidsMax?: number;
   /** Where `envFrom` reads host variables. Default `process.env`. */
   hostEnv?: Readonly<Record<string, string | undefined>>;
   /** Receives service events. */
@@ -71,6 +79,11 @@ export interface ProbeReport {
   project: string;
   invocation: string;
   runtimePath: string;
+  /**
+   * What collects the services' processes on this host: `cgroup-v2` or `cgroup-v1` (a control group per
+   * service: nothing escapes, `pids.max` holds), or `process-group` (process group and marker sweep only).
+   */
+  collection: CollectionMechanism;
   services: ProbedService[];
 }
 
@@ -103,6 +116,8 @@ async function start(prepared: Prepared, options: AgentServicesOptions, runId: s
     registry,
     startupBudgetMs: options.startupBudgetMs,
     graceMs: options.graceMs,
+    ...(options.collection === undefined ? {} : { collection: options.collection }),
+    ...(options.pidsMax === undefined ? {} : { pidsMax: options.pidsMax }),
     hostEnv: options.hostEnv,
     onEvent: options.onEvent,
   });
@@ -144,6 +159,7 @@ function report(prepared: Prepared, services: InvocationServices): ProbeReport {
     project: prepared.paths.projectId,
     invocation: services.invocationId,
     runtimePath: services.runtimePath,
+    collection: services.collection,
     services: rows,
   };
 }

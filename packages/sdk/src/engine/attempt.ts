@@ -11,6 +11,7 @@ import type { AgentHarness, HarnessInput, HarnessOutput, HarnessReport } from '.
 import type { RunHarnesses } from '../harness/harnessFor.js';
 import { type InvocationServices, startInvocation } from '../invocation/invocation.js';
 import { toolFiltersOf } from '../invocation/plan.js';
+import { collectionMechanism } from '../services/processGroup.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
 import type { ServiceEvent } from '../services/serviceEvents.js';
 import type { ProjectPaths } from '../store/projectStore.js';
@@ -140,6 +141,8 @@ export async function runAttempt(
     fromCheckpoint: saved !== undefined,
     services: config?.mcpServers.map((s) => s.name) ?? [],
     runtimePath: attempt.runtimePath,
+    // Decided once per process (lazily: this is the start path), journalled with every invocation.
+    collection: collectionMechanism(),
   });
 
   // Set when the failure came from building or running the harness (not from the services or Git).

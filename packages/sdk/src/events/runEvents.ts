@@ -131,6 +131,11 @@ export interface InvocationStartedEvent extends InvocationEventBase {
   /** The agent's service names. */
   services: string[];
   runtimePath: string;
+  /**
+   * What collects its services' processes on this host: `cgroup-v2` or `cgroup-v1` (a control group per
+   * service), or `process-group` (process group and marker sweep).
+   */
+  collection: 'cgroup-v2' | 'cgroup-v1' | 'process-group';
 }
 
 /** An invocation changed state. */

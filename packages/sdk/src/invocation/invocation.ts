@@ -10,6 +10,13 @@ import { collectMarked } from '@scienceevolve/supervisor/terminate';
 import { formatMarker, processStartTime } from '@scienceevolve/supervisor/protocol';
 import { SdkError, toSdkError } from '../errors.js';
 import type { ProcessRegistry } from '../services/processRegistry.js';
+import {
+  type CollectionMechanism,
+  type CollectionPreference,
+  collectionMechanism,
+  MAX_PIDS_MAX,
+  MIN_PIDS_MAX,
+} from '../services/processGroup.js';
 import { sharedStartGate, type StartGate } from '../services/admission.js';
 import { connectRemoteService } from '../services/remoteService.js';
 import { decideSandbox, type SandboxDecision, type ServiceSandbox, sandboxAvailability } from '../services/sandbox.js';
@@ -62,6 +69,14 @@ export interface InvocationOptions {
   mainProposed?: ReadonlySet<string>;
   /** Milliseconds between SIGTERM and SIGKILL on stop. Default 2,000. */
   graceMs?: number;
+  /**
+   * How project services' processes are collected: `auto` (default) runs each in a control group of its own
+   * where the host supports one (root, or a delegated cgroup v2 subtree; see docs/supervision.md), so that
+   * nothing escapes collection; `process-group` uses the process group and marker sweep only.
+   */
+  collection?: CollectionPreference;
+  /** `pids.max` of each project service's control group (processes and threads at once). Default 512. */
+  pidsMax?: number;
   /** Where `envFrom` reads host variables. Default `process.env` (never modified). */
   hostEnv?: Readonly<Record<string, string | undefined>>;
   /** Receives every service event, with the invocation's ids added. */
@@ -93,6 +108,8 @@ export interface InvocationServices {
   /** `runs/<runId>/invocations/<invocationId>`. */
   runtimePath: string;
   marker: string;
+  /** What collects the project services' processes (see `collectionMechanism`). */
+  collection: CollectionMechanism;
   /** One per planned service, in plan order. */
   outcomes: ServiceOutcome[];
   /** The ready sessions. */
@@ -101,6 +118,23 @@ export interface InvocationServices {
   failures: SdkError[];
   /** Collects every service (idempotent); resolves when every process is gone. */
   close(): Promise<void>;
+}
+
+/** Refuses a `collection` or `pidsMax` the SDK cannot use (`usage`), before anything starts. */
+function checkCollectionOptions(options: Pick<InvocationOptions, 'collection' | 'pidsMax'>): void {
+  const { collection, pidsMax } = options;
+  if (collection !== undefined && collection !== 'auto' && collection !== 'process-group') {
+    throw new SdkError('usage', `collection must be "auto" or "process-group", not ${JSON.stringify(collection)}`, {
+      remedy: 'leave it out (auto) or pass "process-group"',
+    });
+  }
+  if (pidsMax !== undefined && !(Number.isInteger(pidsMax) && pidsMax >= MIN_PIDS_MAX && pidsMax <= MAX_PIDS_MAX)) {
+    throw new SdkError(
+      'usage',
+      `pidsMax must be a whole number from ${MIN_PIDS_MAX} to ${MAX_PIDS_MAX}, not ${String(pidsMax)}`,
+      { remedy: 'leave it out for the default (512), or pass a whole number in range' },
+    );
+  }
 }
 
 /** A new invocation id: time-ordered and unique. */
@@ -115,6 +149,7 @@ export function newInvocationId(): string {
  */
 export async function startInvocationServices(options: InvocationOptions): Promise<InvocationServices> {
   const { paths, version, agent } = options;
+  checkCollectionOptions(options);
   const invocationId = options.invocationId ?? newInvocationId();
   const runtimePath = paths.invocationDir(options.runId, invocationId);
   const plan = planServices(version, agent);
@@ -220,6 +255,8 @@ export async function startInvocationServices(options: InvocationOptions): Promi
             marker,
             registry: options.registry,
             graceMs: options.graceMs,
+            collection: options.collection,
+            pidsMax: options.pidsMax,
             eraMemory: fileEraMemory(eraFilePath(paths.root, planned.digest), planned.digest),
             sandbox,
           },
@@ -283,6 +320,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
     invocationId,
     runtimePath,
     marker,
+    collection: collectionMechanism(options.collection),
     outcomes,
     sessions: outcomes.flatMap((o) => (o.session ? [o.session] : [])),
     failures,

@@ -6,6 +6,17 @@
  * pid of its leader, and a group outlives its leader as long as any member lives.
  */
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
+import {
+  type CgroupRef,
+  type CollectionMechanism,
+  cgroupSupport,
+  createServiceCgroup,
+  joinCgroupCommand,
+  MAX_PIDS_MAX,
+  pidsLimitReached,
+  removeCgroup,
+} from '@scienceevolve/supervisor/cgroup';
+import { parseMarker } from '@scienceevolve/supervisor/protocol';
 import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
 import { collectGroup, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS } from '@scienceevolve/supervisor/terminate';
 import type { ProcessRegistry } from './processRegistry.js';
@@ -13,6 +24,16 @@ import { timerMs } from '../workflow/workflowSchema.js';
 
 /** Default milliseconds between SIGTERM and SIGKILL: 2,000 (SPEC §5.7; the kill path's one default). */
 export { DEFAULT_GRACE_MS };
+
+/**
+ * The smallest `pidsMax` accepted: 8 (a shell prelude and a Node service need a few tasks to start at all).
+ * The largest is Linux's `pid_max` ceiling, 4,194,304.
+ */
+export const MIN_PIDS_MAX = 8;
+export { MAX_PIDS_MAX };
+
+/** What collects a service's processes: `cgroup-v2`, `cgroup-v1` or `process-group` (see `@scienceevolve/supervisor/cgroup`). */
+export type { CollectionMechanism };
 
 /** Default milliseconds to wait, after SIGKILL, for the processes to go: 5,000 (the kill path's). */
 export { DEFAULT_KILL_WAIT_MS };
@@ -38,6 +59,21 @@ function untrackGroup(marker: string, pgid: number): void {
   if (groups?.size === 0) liveGroups.delete(marker);
 }
 
+/**
+ * How a service's processes are collected: `auto` (default) uses a control group where the host may manage
+ * them (see `@scienceevolve/supervisor/cgroup`) and the process group + marker sweep elsewhere;
+ * `process-group` never uses a control group.
+ */
+export type CollectionPreference = 'auto' | 'process-group';
+
+/** A distinct cgroup name per launch in this process: a service started twice in one invocation gets two. */
+let launches = 0;
+
+/** The mechanism that collects services of this process under `preference` (the host is probed once, lazily). */
+export function collectionMechanism(preference: CollectionPreference = 'auto'): CollectionMechanism {
+  return preference === 'process-group' ? 'process-group' : cgroupSupport().mechanism;
+}
+
 /** Options of {@link SupervisedGroup}. */
 export interface SupervisedGroupOptions {
   /** The marker every process of the group carries (`SCIENCEEVOLVE_MARKER` in the spawn's environment). */
@@ -48,6 +84,12 @@ export interface SupervisedGroupOptions {
   graceMs?: number | undefined;
   /** Milliseconds to wait after SIGKILL before reporting survivors. Default {@link DEFAULT_KILL_WAIT_MS} (5,000). */
   killWaitMs?: number | undefined;
+  /**
+   * Run the group in a control group of its own, where the host supports it (`collection` `auto`): `name`
+   * names it within the marker's invocation, `pidsMax` caps its processes and threads (default 512). Without
+   * this option (the gateway, harness processes) only the process group and the marker sweep collect it.
+   */
+  cgroup?: { name: string; pidsMax?: number | undefined; collection?: CollectionPreference | undefined } | undefined;
 }
 
 /** What {@link SupervisedGroup.collect} did. */
@@ -68,6 +110,7 @@ export class SupervisedGroup {
   readonly #options: SupervisedGroupOptions;
   #pgid: number | undefined;
   #collecting: Promise<CollectResult> | undefined;
+  #cgroup: CgroupRef | undefined;
 
   /** A group not started yet. */
   constructor(options: SupervisedGroupOptions) {
@@ -85,7 +128,32 @@ export class SupervisedGroup {
    * `supervisor_failed`) when the registry cannot take it; nothing may then be spawned.
    */
   async announce(): Promise<void> {
-    await this.#options.registry?.intent(this.#options.marker);
+    const wanted = this.#options.cgroup;
+    const parts = parseMarker(this.#options.marker);
+    if (wanted !== undefined && parts !== undefined && this.#cgroup === undefined) {
+      if (collectionMechanism(wanted.collection) !== 'process-group') {
+        launches += 1;
+        this.#cgroup = createServiceCgroup({
+          hostPid: parts.hostPid,
+          hostStart: parts.hostStart,
+          invocation: parts.invocationId,
+          service: `${wanted.name}-${launches}`,
+          ...(wanted.pidsMax === undefined ? {} : { pidsMax: wanted.pidsMax }),
+        });
+      }
+    }
+    // The cgroup travels with the intent: a host killed right after the spawn leaves it to the supervisor.
+    await this.#options.registry?.intent(this.#options.marker, this.#cgroup);
+  }
+
+  /** The group's control group, when it runs in one (after {@link announce}). */
+  get cgroup(): CgroupRef | undefined {
+    return this.#cgroup;
+  }
+
+  /** True when a fork in the group's control group was refused because its `pids.max` was reached. */
+  pidsLimitReached(): boolean {
+    return this.#cgroup !== undefined && pidsLimitReached(this.#cgroup);
   }
 
   /**
@@ -101,7 +169,13 @@ export class SupervisedGroup {
     if (options.env?.[MARKER_ENV] !== marker) throw new Error(`the environment must carry ${MARKER_ENV}=${marker}`);
     // detached: the child calls setsid(), so it leads a new process group (pgid = its pid) that can be
     // signalled as a whole with kill(-pgid), and a SIGINT at the host's terminal does not reach it.
-    const child = spawn(command, [...args], { ...options, detached: true });
+    // With a cgroup, a /bin/sh prelude writes its own pid into the cgroup and then execs the command in
+    // place (same pid, same group, same environment), so nothing of the service runs outside it.
+    const launch =
+      this.#cgroup === undefined
+        ? { file: command, args: [...args] }
+        : joinCgroupCommand(this.#cgroup, command, args, options.env ?? {});
+    const child = spawn(launch.file, launch.args, { ...options, detached: true });
     if (child.pid !== undefined) {
       this.#pgid = child.pid;
       trackGroup(marker, child.pid);
@@ -122,7 +196,10 @@ export class SupervisedGroup {
 
   async #collect(): Promise<CollectResult> {
     const pgid = this.#pgid;
-    if (pgid === undefined || pgid <= 1) return { forced: false, swept: [], survivors: [] };
+    if (pgid === undefined || pgid <= 1) {
+      if (this.#cgroup !== undefined) removeCgroup(this.#cgroup);
+      return { forced: false, swept: [], survivors: [] };
+    }
     const { marker, registry } = this.#options;
     // A collection that failed (it should not: the kill path never throws for a process) counts the
     // leader as a survivor, so the group stays the supervisor's.
@@ -132,6 +209,7 @@ export class SupervisedGroup {
         pgid,
         marker,
         siblings: () => liveGroups.get(marker) ?? [],
+        cgroup: this.#cgroup,
         graceMs: this.#options.graceMs ?? DEFAULT_GRACE_MS,
         killWaitMs: this.#options.killWaitMs ?? DEFAULT_KILL_WAIT_MS,
       });

@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { SdkError } from '../errors.js';
 import type { EraMemory } from './eraCache.js';
-import type { SupervisedGroup } from './processGroup.js';
+import type { CollectionPreference, SupervisedGroup } from './processGroup.js';
 import type { ProcessRegistry } from './processRegistry.js';
 import { resolveCommand } from './resolveCommand.js';
 import { type ServiceSandbox, sandboxCommand } from './sandbox.js';
@@ -54,6 +54,13 @@ export interface StdioServiceSpec {
    * the service runs inside it; without this field, or without `bwrap`, it runs as the host user directly.
    */
   sandbox?: ServiceSandbox;
+  /**
+   * How its processes are collected: `auto` (default) runs it in a control group of its own where the host
+   * supports one, `process-group` never does (see `collectionMechanism`).
+   */
+  collection?: CollectionPreference | undefined;
+  /** `pids.max` of its control group: processes and threads it may have at once. Default 512. */
+  pidsMax?: number | undefined;
 }
 
 /** Who `spec` is, for its errors: the launch line starts with the command as given. */
@@ -111,6 +118,7 @@ export async function spawnLeader(
   const bwrap = spec.sandbox?.decision.sandboxed === true ? spec.sandbox.bwrap : undefined;
   // Sandboxed, bubblewrap leads the group: its PID-namespace init and the service stay in that group (no
   // --new-session), so the group kill and the marker sweep reach them as they reach an unsandboxed service.
+  // With a control group, the group's spawn joins it before bubblewrap runs (bwrap's namespaces stay inside).
   const launch =
     bwrap === undefined
       ? { file: command, args: argv }

@@ -11,6 +11,7 @@ import { BaseSession } from './baseSession.js';
 import { type EraVerdict, verdictOf } from './eraCache.js';
 import { mcpCode } from './forwarding.js';
 import { newServiceClient } from './mcpCatalog.js';
+import { DEFAULT_PIDS_MAX } from '@scienceevolve/supervisor/cgroup';
 import { type CollectResult, SupervisedGroup } from './processGroup.js';
 import { describeExit, type FailureFacts, type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
 import type { ServiceEventBase } from './serviceEvents.js';
@@ -172,7 +173,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
       this.becomeReady(this.startedAt);
     } catch (error) {
       await this.learnEraFromFailure(error, budget);
-      const failure = await this.classifyStartError(error, budget);
+      const failure = this.pidsLimited(await this.classifyStartError(error, budget));
       this.fail(failure);
       await this.collect();
       throw failure;
@@ -194,6 +195,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
       registry: spec.registry,
       graceMs: spec.graceMs,
       killWaitMs: this.options.killWaitMs,
+      cgroup: { name: spec.serviceName, pidsMax: spec.pidsMax, collection: spec.collection },
     });
     this.group = group;
     await this.untilDeath(group.announce(), budget);
@@ -420,9 +422,27 @@ class StdioService extends BaseSession implements StdioServiceSession {
 
   /** A ready service died or lost its connection: failed, then collected. */
   private lose(): void {
-    const failure = this.notReady('serving');
+    const failure = this.pidsLimited(this.notReady('serving'));
     this.fail(failure);
     void this.collect();
+  }
+
+  /**
+   * `failure`, or `pids_limit` in its place when the service's control group refused a fork (its `pids.max`
+   * was reached): a fork bomb is reported as such, not as whatever its failure looked like.
+   */
+  private pidsLimited(failure: SdkError): SdkError {
+    if (this.group?.pidsLimitReached() !== true) return failure;
+    return this.describe(
+      'pids_limit',
+      `reached its process limit (pids.max ${this.spec.pidsMax ?? DEFAULT_PIDS_MAX}) and failed: ${failure.message}`,
+      {
+        cause: failure,
+        stderrTail: this.stderrTail(),
+        remedy: 'stop the service forking without bound, or raise pidsMax if it needs more processes',
+        extra: { pidsMax: this.spec.pidsMax ?? DEFAULT_PIDS_MAX, failure: failure.code },
+      },
+    );
   }
 
   private fail(failure: SdkError): void {

@@ -4,6 +4,7 @@
  * both it and its supervisor died. A marker names its host by pid and start time, so a live host's
  * processes are told apart and never touched.
  */
+import { deadHostCgroups, removeEmptyDirs } from '@scienceevolve/supervisor/cgroup';
 import { isHostAlive, parseMarker } from '@scienceevolve/supervisor/protocol';
 import { collectMarked, DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 
@@ -38,6 +39,8 @@ export interface SweepReport {
   survivors: number[];
   /** Milliseconds the sweep took. */
   durationMs: number;
+  /** Control groups of dead hosts that were emptied and removed (their first directory each). */
+  cgroups: string[];
 }
 
 /**
@@ -60,8 +63,13 @@ export async function sweepStrays(options: SweepStraysOptions): Promise<SweepRep
     }
     return stray;
   };
+  // Control groups of dead hosts (both the host and its supervisor died): every member is collected,
+  // whatever it did to its group or environment, and the directories removed. Whichever project they
+  // served: a cgroup belongs to its host, and its host is gone.
+  const dead = deadHostCgroups();
   const report = await collectMarked({
     matches: isStray,
+    cgroups: dead.leaves,
     graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
     ...(options.log === undefined ? {} : { log: options.log }),
   });
@@ -71,5 +79,12 @@ export async function sweepStrays(options: SweepStraysOptions): Promise<SweepRep
     if (parts === undefined) continue;
     collected.push({ ...found, hostPid: parts.hostPid, invocationId: parts.invocationId });
   }
-  return { collected, forced: report.forced, survivors: report.survivors, durationMs: report.durationMs };
+  removeEmptyDirs(dead.dirs);
+  return {
+    collected,
+    forced: report.forced,
+    survivors: report.survivors,
+    durationMs: report.durationMs,
+    cgroups: report.cgroups,
+  };
 }

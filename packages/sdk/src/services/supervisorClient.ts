@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { createRequire } from 'node:module';
+import type { CgroupRef } from '@scienceevolve/supervisor/cgroup';
 import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
 import { type HostMessage, isSupervisorMessage, type SupervisorMessage } from '@scienceevolve/supervisor/protocol';
 import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
@@ -87,6 +88,8 @@ export class SupervisorClient implements ProcessRegistry {
   readonly #pending = new Map<number, Pending>();
   readonly #markers = new Set<string>();
   readonly #groups = new Map<number, string>();
+  /** Service cgroups announced with each marker, re-sent to a replacement supervisor. */
+  readonly #cgroups = new Map<string, CgroupRef[]>();
   readonly #startTimes: number[] = [];
 
   private constructor(options: SupervisorClientOptions) {
@@ -138,16 +141,26 @@ export class SupervisorClient implements ProcessRegistry {
    * live group and marker first. Rejects with `supervisor_failed` after close or when supervisors keep
    * dying; the host must then not start the service.
    */
-  async intent(marker: string): Promise<void> {
+  async intent(marker: string, cgroup?: CgroupRef): Promise<void> {
     this.#throwIfUnusable();
     this.#markers.add(marker);
+    if (cgroup !== undefined) {
+      const refs = this.#cgroups.get(marker) ?? [];
+      refs.push(cgroup);
+      this.#cgroups.set(marker, refs);
+    }
     for (;;) {
       await this.#ready;
       this.#throwIfUnusable();
       const child = this.#child;
       if (child === undefined) continue;
       try {
-        await this.#request(child, (id) => ({ type: 'intent', id, marker }));
+        await this.#request(child, (id) => ({
+          type: 'intent',
+          id,
+          marker,
+          ...(cgroup === undefined ? {} : { cgroup }),
+        }));
         return;
       } catch (error) {
         // A supervisor that died meanwhile is being replaced; the replacement got this marker in its state.
@@ -173,6 +186,7 @@ export class SupervisorClient implements ProcessRegistry {
   /** Forgets a marker the host will use no more (every group of it was collected). */
   releaseMarker(marker: string): void {
     if (this.#state === 'closed') return;
+    this.#cgroups.delete(marker);
     if (this.#markers.delete(marker)) this.#post({ type: 'releaseMarker', marker });
   }
 
@@ -275,7 +289,11 @@ export class SupervisorClient implements ProcessRegistry {
 
     // The channel is ordered: hello, then the whole state, then a sync whose ack says it is all recorded.
     this.#post({ type: 'hello', graceMs: this.#options.graceMs, logPath: this.#options.logPath, hostPid: process.pid });
-    for (const marker of this.#markers) this.#post({ type: 'intent', id: this.#nextId++, marker });
+    for (const marker of this.#markers) {
+      this.#post({ type: 'intent', id: this.#nextId++, marker });
+      for (const cgroup of this.#cgroups.get(marker) ?? [])
+        this.#post({ type: 'intent', id: this.#nextId++, marker, cgroup });
+    }
     for (const [pgid, marker] of this.#groups) this.#post({ type: 'register', pgid, marker });
     const ready = this.#request(child, (id) => ({ type: 'sync', id })).then(
       () => {
