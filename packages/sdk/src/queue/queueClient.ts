@@ -5,7 +5,8 @@
  */
 import type { Queue, QueueEvents } from 'bullmq';
 import { SdkError } from '../errors.js';
-import { type QueueAddress, parseQueueUrl, redactUrlsIn } from './queueUrl.js';
+import { redactUrlsIn } from '../redact.js';
+import { type QueueAddress, parseQueueUrl } from './queueUrl.js';
 
 /** The BullMQ queue name both sides use unless told otherwise. */
 export const DEFAULT_QUEUE_NAME = 'scienceevolve-invocations';

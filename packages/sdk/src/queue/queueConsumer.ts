@@ -5,7 +5,8 @@
  */
 import type { Worker } from 'bullmq';
 import { DEFAULT_QUEUE_NAME } from './queueClient.js';
-import { parseQueueUrl, redactUrlsIn } from './queueUrl.js';
+import { redactUrlsIn } from '../redact.js';
+import { parseQueueUrl } from './queueUrl.js';
 
 /** How a worker takes jobs. */
 export interface ConsumerSettings {
