@@ -4,6 +4,7 @@
  * a worker that dies loses it, and another worker's stalled-job check puts the job back to be taken again.
  */
 import type { Worker } from 'bullmq';
+import { SdkError } from '../errors.js';
 import { DEFAULT_QUEUE_NAME } from './queueClient.js';
 import { redactUrlsIn } from '../redact.js';
 import { parseQueueUrl } from './queueUrl.js';
@@ -48,11 +49,41 @@ export interface QueueConsumer {
   close(force?: boolean): Promise<void>;
 }
 
-/** Starts taking jobs; resolves once connected. */
+/**
+ * The ranges of a consumer's counts and durations (both ends included): `concurrency` 1 to 256,
+ * `maxStalledCount` 0 to 1,000, `lockDurationMs` and `stalledIntervalMs` 1 ms to 2^31 − 1 ms.
+ */
+export const CONSUMER_RANGES = {
+  concurrency: { min: 1, max: 256 },
+  maxStalledCount: { min: 0, max: 1_000 },
+  lockDurationMs: { min: 1, max: 2 ** 31 - 1 },
+  stalledIntervalMs: { min: 1, max: 2 ** 31 - 1 },
+} as const;
+
+/** `usage` for a count or duration outside {@link CONSUMER_RANGES}. */
+function checkRanges(settings: ConsumerSettings): void {
+  for (const key of Object.keys(CONSUMER_RANGES) as (keyof typeof CONSUMER_RANGES)[]) {
+    const value = settings[key];
+    const { min, max } = CONSUMER_RANGES[key];
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= min && value <= max)) {
+      throw new SdkError(
+        'usage',
+        `the queue worker's ${key} must be a whole number from ${min} to ${max}, not ${value}`,
+        {
+          remedy: `give ${key} within ${min}..${max}`,
+          data: { option: key },
+        },
+      );
+    }
+  }
+}
+
+/** Starts taking jobs; resolves once connected. `usage` for a setting out of {@link CONSUMER_RANGES}. */
 export async function startQueueConsumer(
   settings: ConsumerSettings,
   processor: (job: ConsumedJob) => Promise<unknown>,
 ): Promise<QueueConsumer> {
+  checkRanges(settings);
   const address = parseQueueUrl(settings.url);
   const log = settings.onLog ?? (() => {});
   const { Worker } = await import('bullmq');
