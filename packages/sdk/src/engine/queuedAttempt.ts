@@ -195,6 +195,19 @@ async function awaitJob(
     if (host.signal.aborted) return interrupted(host, attempt, host.signal.reason);
     return queueLost(host, attempt, error);
   }
+  if (outcome.status === 'failed' && outcome.refused !== undefined) {
+    // A worker refused the job: every worker would. Its own code, not retried.
+    const { code, message, remedy } = outcome.refused;
+    attempt.outcome = 'failed';
+    attempt.finishedAt = now();
+    attempt.queue!.workers = await takers(host, job);
+    attempt.error = new SdkError(code, message, {
+      ...(remedy === undefined ? {} : { remedy }),
+      data: { job, invocation: invocation.id, workers: attempt.queue!.workers },
+    }).toJSON();
+    await host.file.save();
+    return { attempt, retryable: false };
+  }
   if (outcome.status !== 'completed') {
     const error = new SdkError(
       'worker_lost',

@@ -5,6 +5,7 @@
  */
 import type { Worker } from 'bullmq';
 import { SdkError } from '../errors.js';
+import { JobRefusal, refusalReason, shownReason } from './jobRefusal.js';
 import { DEFAULT_QUEUE_NAME } from './queueClient.js';
 import { redactUrlsIn } from '../redact.js';
 import { parseQueueUrl } from './queueUrl.js';
@@ -78,7 +79,9 @@ function checkRanges(settings: ConsumerSettings): void {
   }
 }
 
-/** Starts taking jobs; resolves once connected. `usage` for a setting out of {@link CONSUMER_RANGES}. */
+/**
+ * Starts taking jobs; resolves once connected. A processor that throws a {@link JobRefusal} fails its job
+ * at once, for good, with the refusal's coded error as the job's failed reason (see `refusalOf`). `usage` for a setting out of {@link CONSUMER_RANGES}. */
 export async function startQueueConsumer(
   settings: ConsumerSettings,
   processor: (job: ConsumedJob) => Promise<unknown>,
@@ -86,13 +89,19 @@ export async function startQueueConsumer(
   checkRanges(settings);
   const address = parseQueueUrl(settings.url);
   const log = settings.onLog ?? (() => {});
-  const { Worker } = await import('bullmq');
+  const { Worker, UnrecoverableError } = await import('bullmq');
   const worker: Worker = new Worker(
     settings.name ?? DEFAULT_QUEUE_NAME,
     async (job) => {
       if (job.id === undefined) throw new Error('a job without an id');
       const id = job.id;
-      return processor({ id, data: job.data, log: async (line) => void (await job.log(line)) });
+      try {
+        return await processor({ id, data: job.data, log: async (line) => void (await job.log(line)) });
+      } catch (error) {
+        // Refused: failed at once and for good (BullMQ never retries it), the coded error in its reason.
+        if (error instanceof JobRefusal) throw new UnrecoverableError(refusalReason(error.refused));
+        throw error;
+      }
     },
     {
       // BullMQ takes blocking commands on this connection: no retry limit per request.
@@ -106,7 +115,7 @@ export async function startQueueConsumer(
   );
   // An 'error' without a listener would end the process: each is reported, credentials removed.
   worker.on('error', (error) => log(`queue ${address.publicUrl}: ${redactUrlsIn(String(error.message))}`));
-  worker.on('failed', (job, error) => log(`job ${job?.id ?? '?'} failed: ${redactUrlsIn(String(error.message))}`));
+  worker.on('failed', (job, error) => log(`job ${job?.id ?? '?'} failed: ${shownReason(String(error.message))}`));
   worker.on('stalled', (jobId) => log(`job ${jobId} stalled (its worker stopped renewing the lock): taken again`));
   await worker.waitUntilReady();
   void worker.run().catch((error: unknown) => log(`worker stopped: ${redactUrlsIn(String(error))}`));

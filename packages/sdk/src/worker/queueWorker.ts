@@ -10,7 +10,7 @@ import { workflowDigest } from '../store/storeChain.js';
 import { hostname } from 'node:os';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SdkError, toSdkError } from '../errors.js';
+import { SdkError, isSdkError, toSdkError } from '../errors.js';
 import { type RunEventInput, emptyUsage } from '../events/runEvents.js';
 import { RunHarnesses } from '../harness/harnessFor.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
@@ -28,6 +28,7 @@ import { type CheckpointFile, checkpointPath } from '../engine/checkpoints.js';
 import { RunFile, type RunRecord, now, thisHost } from '../engine/runRecord.js';
 import { RemoteRoleWorktrees } from '../engine/remoteWorktrees.js';
 import { RoleWorktrees } from '../engine/worktrees.js';
+import { JobRefusal } from '../queue/jobRefusal.js';
 import { type ConsumedJob, type ConsumerSettings, startQueueConsumer } from '../queue/queueConsumer.js';
 import { ProjectPaths, openProject } from '../store/projectStore.js';
 import { checkProjectId } from '../store/projectId.js';
@@ -99,56 +100,34 @@ async function sweepDataDir(dataDir: string): Promise<void> {
   }
 }
 
-/** One job: checked, stored, run; coded failures are the attempt's, returned as a result. */
+/**
+ * One job: checked, stored, run. A job this worker refuses (its shape, options, definitions' digests, the
+ * workspace — an {@link SdkError} before the attempt starts) would be refused by every worker: it fails at
+ * once with its coded error ({@link JobRefusal}), never retried. Coded failures of the attempt itself are
+ * the attempt's, returned as a result.
+ */
 async function runJob(
   job: ConsumedJob,
   worker: string,
   options: QueueWorkerOptions,
   signal: AbortSignal,
 ): Promise<InvocationJobResult> {
-  const data = checkJob(job);
-  const paths = await openProject(options.dataDir, data.project);
-  const invocation = data.invocation;
-  const events: RunEventInput[] = [];
-  const emit = (event: RunEventInput) => events.push({ ...event, time: event.time ?? now() });
-  let version: WorkflowVersion | undefined;
-  let refusal: SdkError | undefined;
+  let data: InvocationJob;
+  let paths: ProjectPaths;
+  let version: WorkflowVersion;
   try {
+    data = checkJob(job);
+    paths = await openProject(options.dataDir, data.project);
     version = await storeDefinitions(paths, data);
     // Git-on works in a clone of the run's remote; Git-off needs the run's workspace at the same path.
     if (data.git === null) await checkWorkspace(data.workspace);
   } catch (error) {
-    refusal = toSdkError(error);
+    if (isSdkError(error)) throw new JobRefusal(toSdkError(error));
+    throw error;
   }
-  if (refusal !== undefined || version === undefined) {
-    const error = refusal ?? new SdkError('invalid_job', `job ${job.id} has no workflow`);
-    const number = invocation.attempts.length + 1;
-    return {
-      format: JOB_FORMAT,
-      worker,
-      attempt: {
-        attempt: number,
-        servicesId: number === 1 ? invocation.id : `${invocation.id}-${number}`,
-        runtimePath: '',
-        version: data.version.version,
-        restarted: data.restarted,
-        startedAt: now(),
-        finishedAt: now(),
-        outcome: 'failed',
-        error: error.toJSON(),
-      },
-      // A job this worker refuses would be refused by every worker: not retried.
-      retryable: false,
-      events: [],
-      state: invocation.state,
-      output: null,
-      git: invocation.git,
-      workspace: invocation.workspace,
-      usage: emptyUsage(),
-      checkpoint: null,
-      position: null,
-    };
-  }
+  const invocation = data.invocation;
+  const events: RunEventInput[] = [];
+  const emit = (event: RunEventInput) => events.push({ ...event, time: event.time ?? now() });
   const record: RunRecord = {
     format: 1,
     run: data.run,
