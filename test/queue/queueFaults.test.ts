@@ -14,7 +14,19 @@ import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
 import { runCliToEnd, startCli } from '../fixtures/engine/cli.js';
 import { assertGone } from '../fixtures/store/children.js';
 import { assertNothingLeft, markedProcesses, ofType, sandbox } from '../sdk/engine/helpers.js';
-import { startRedis, startWorker, stopWorker, waitForFile, writeDelegatingRun } from './helpers.js';
+import { Queue } from 'bullmq';
+import { DEFAULT_QUEUE_NAME } from '../../packages/sdk/src/queue/queueClient.js';
+import { parseQueueUrl } from '../../packages/sdk/src/queue/queueUrl.js';
+import {
+  type RunDoc,
+  queuedRunArgs,
+  readRunRecord,
+  startRedis,
+  startWorker,
+  stopWorker,
+  waitForFile,
+  writeDelegatingRun,
+} from './helpers.js';
 
 function journal(path: string): RunEvent[] {
   return readFileSync(path, 'utf8')
@@ -185,4 +197,58 @@ test('Redis stopped mid-run: a clear error, nothing left running; resume continu
   assert.match(only?.output ?? '', /^task-0#[12]=0$/);
   await stopWorker(worker);
   await assertNothingLeft(box.project, journal(runEventsPath(paths, runId)));
+});
+
+test('a worker stopped with a second signal hands its job back: another worker takes it, no failure counted', async (t) => {
+  const box = await sandbox(t);
+  const redis = await startRedis(t, box.base);
+  // The analyst sleeps 8 s in its `slow` service: time enough to stop its worker mid-invocation.
+  const files = await writeDelegatingRun(box.base, 1, { slowMs: 8000, retries: 0 });
+  const workers = [
+    await startWorker(t, redis.url, join(box.base, 'worker-1')),
+    await startWorker(t, redis.url, join(box.base, 'worker-2')),
+  ];
+  const coordinator = startCli(t, queuedRunArgs(box, redis.url, files));
+  await waitForFile(join(box.workspace, 'calls.log'), /task-0/);
+  const first = workers.find((w) => / taken/.test(w.stderr()))!;
+  assert.ok(first !== undefined, 'a worker took the job');
+  const second = workers.find((w) => w !== first)!;
+  const services = markedProcesses(box.project).filter((pid) => pid !== coordinator.pid);
+  process.kill(first.pid, 'SIGTERM');
+  await first.waitForStderr(/received SIGTERM: draining/);
+  process.kill(first.pid, 'SIGTERM');
+  assert.equal(await first.exited, 0, first.stderr());
+  await assertGone(first.pid);
+  assert.match(first.stderr(), /job \S+ handed back to the queue/);
+  assert.match(first.stdout(), /stopped \(jobs handed back\)/);
+  assert.doesNotMatch(first.stderr(), /job \S+ failed/);
+
+  assert.equal(await coordinator.exited, 0, coordinator.stderr());
+  await assertGone(coordinator.pid);
+  const doc = JSON.parse(coordinator.stdout()) as RunDoc;
+  assert.equal(doc.status, 'succeeded');
+  // The second worker ran the invocation from its start: the count ran twice.
+  assert.equal(doc.output, 'task-0#2=0');
+  // The stopped worker's services (as Main's, now the run is over) are gone.
+  for (const pid of services) await assertGone(pid);
+  const analyst = readRunRecord(box, doc.run).invocations.find((i) => i.agent === 'analyst')!;
+  assert.equal(analyst.attempts.length, 1, 'no failed attempt: the same job went on');
+  assert.equal(analyst.attempts[0]!.outcome, 'succeeded');
+  assert.deepEqual(
+    analyst.attempts[0]!.queue!.workers.map((w) => Number(w.split(':').at(-1))),
+    [first.pid, second.pid],
+  );
+  // BullMQ counted neither a failure nor a stall for the job.
+  const queue = new Queue(DEFAULT_QUEUE_NAME, { connection: parseQueueUrl(redis.url).connection });
+  t.after(() => queue.close());
+  const job = await queue.getJob(analyst.attempts[0]!.queue!.job);
+  assert.ok(job !== undefined);
+  // attemptsMade counts finished processing (the completed one only); the handed-back start is not a failure.
+  assert.deepEqual(
+    { attemptsMade: job.attemptsMade, stalledCounter: job.stalledCounter, failedReason: job.failedReason ?? null },
+    { attemptsMade: 1, stalledCounter: 0, failedReason: null },
+  );
+  await queue.close();
+  await stopWorker(second);
+  await assertNothingLeft(box.project, doc.events);
 });

@@ -7,7 +7,8 @@ import { untilSignal } from '../signals.js';
 export const WORKER_HELP = [
   'worker --queue redis://… --data-dir D [--concurrency N] [--json]',
   '                                     take invocation jobs of `run --queue` and run them on this machine;',
-  '                                     SIGTERM drains (jobs in hand finish), a second signal hands them back',
+  '                                     SIGTERM drains (jobs in hand finish); a second signal cancels them and puts',
+  '                                     their jobs back in the queue for another worker',
 ].join('\n');
 
 /**
@@ -57,15 +58,18 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
     io.stderr(`received ${stop.signal}: draining (the jobs in hand finish; a second signal hands them back)\n`);
     const current = worker;
     const drained = current.close(false);
-    // A second signal: cancel the attempts in hand (their services are collected) and leave their jobs.
+    // A second signal: cancel the attempts in hand (their services are collected) and put their jobs back
+    // in the queue's waiting list, for another worker (no failure, no retry counted).
     const again = untilSignal();
     const forced = again.wait().then(() => {
       if (again.signal === undefined) return false;
       io.stderr(`received ${again.signal}: handing the jobs in hand back\n`);
       return current.close(true).then(() => true);
     });
-    const how = await Promise.race([drained.then(() => false), forced]);
+    // Drained, or handed back: either way the jobs in hand have ended once the drain resolves.
+    await drained;
     again.dispose();
+    const how = await forced;
     if (values.json) printJson(io, { worker: current.id, stopped: how ? 'forced' : 'drained' });
     else io.stdout(`worker ${current.id} stopped (${how ? 'jobs handed back' : 'drained'})\n`);
     return EXIT.ok;

@@ -29,6 +29,8 @@ export interface ConsumerSettings {
   maxStalledCount?: number | undefined;
   /** Receives one line per event worth logging, credentials removed. Default: dropped. */
   onLog?: ((line: string) => void) | undefined;
+  /** How the job's log names this worker when it hands a job back. Default `a stopping worker`. */
+  workerId?: string | undefined;
 }
 
 /** One job as the processor sees it. */
@@ -44,10 +46,17 @@ export interface QueueConsumer {
   /** The queue address without credentials. */
   readonly publicUrl: string;
   /**
-   * Stops taking jobs. `force: false` (drain) resolves once the jobs in hand finished; `force: true`
-   * leaves them, so their locks expire and another worker takes them.
+   * From now on, a job whose processor ends (the caller makes it end, e.g. by aborting it) is not completed
+   * or failed but moved back to the queue's waiting list (BullMQ's `moveToWait` with the job's lock), to be
+   * taken by another worker as if it had never been taken: no failure, no stall counted. Call
+   * {@link close} afterwards.
    */
-  close(force?: boolean): Promise<void>;
+  handBack(): void;
+  /**
+   * Stops taking jobs and resolves once the jobs in hand ended (finished, or handed back after
+   * {@link handBack}), then closes the connections.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -89,19 +98,33 @@ export async function startQueueConsumer(
   checkRanges(settings);
   const address = parseQueueUrl(settings.url);
   const log = settings.onLog ?? (() => {});
-  const { Worker, UnrecoverableError } = await import('bullmq');
+  const { Worker, UnrecoverableError, WaitingError } = await import('bullmq');
+  let handingBack = false;
   const worker: Worker = new Worker(
     settings.name ?? DEFAULT_QUEUE_NAME,
-    async (job) => {
+    async (job, token) => {
       if (job.id === undefined) throw new Error('a job without an id');
       const id = job.id;
+      let result: unknown;
+      let failure: unknown;
+      let failed = false;
       try {
-        return await processor({ id, data: job.data, log: async (line) => void (await job.log(line)) });
+        result = await processor({ id, data: job.data, log: async (line) => void (await job.log(line)) });
       } catch (error) {
-        // Refused: failed at once and for good (BullMQ never retries it), the coded error in its reason.
-        if (error instanceof JobRefusal) throw new UnrecoverableError(refusalReason(error.refused));
-        throw error;
+        failed = true;
+        failure = error;
       }
+      if (handingBack && token !== undefined) {
+        // Back to waiting under this worker's lock; WaitingError tells BullMQ the job has moved on its own.
+        await job.log(`handed back by ${settings.workerId ?? 'a stopping worker'}`);
+        await job.moveToWait(token);
+        log(`job ${id} handed back to the queue`);
+        throw new WaitingError();
+      }
+      if (!failed) return result;
+      // Refused: failed at once and for good (BullMQ never retries it), the coded error in its reason.
+      if (failure instanceof JobRefusal) throw new UnrecoverableError(refusalReason(failure.refused));
+      throw failure;
     },
     {
       // BullMQ takes blocking commands on this connection: no retry limit per request.
@@ -121,6 +144,9 @@ export async function startQueueConsumer(
   void worker.run().catch((error: unknown) => log(`worker stopped: ${redactUrlsIn(String(error))}`));
   return {
     publicUrl: address.publicUrl,
-    close: (force = false) => worker.close(force),
+    handBack: () => {
+      handingBack = true;
+    },
+    close: () => worker.close(false),
   };
 }

@@ -52,9 +52,10 @@ export interface QueueWorker {
   /** `<hostname>:<pid>`: how runs record which worker ran an attempt. */
   readonly id: string;
   /**
-   * Stops taking jobs. Drain (`force: false`): the jobs in hand finish and return their results. Force:
-   * the attempts in hand are cancelled (their services collected) and their jobs fail, so the coordinator
-   * retries them within `orchestration.invocationRetries`.
+   * Stops taking jobs. Drain (`force: false`): the jobs in hand finish and return their results. Force
+   * (also after a drain began): the attempts in hand are cancelled (their services collected) and their
+   * jobs go back to the queue's waiting list, for another worker to take as if never taken — no failure,
+   * no retry counted.
    */
   close(force?: boolean): Promise<void>;
 }
@@ -65,7 +66,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   const log = options.onLog ?? (() => {});
   const abort = new AbortController();
   await sweepDataDir(options.dataDir);
-  const consumer = await startQueueConsumer({ ...options, onLog: log }, async (job) => {
+  const consumer = await startQueueConsumer({ ...options, onLog: log, workerId: id }, async (job) => {
     await job.log(`taken by ${id}`);
     log(`job ${job.id} taken`);
     const result = await runJob(job, id, options, abort.signal);
@@ -76,13 +77,16 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   return {
     id,
     close: async (force = false) => {
-      if (force)
+      if (force) {
+        // Handed back once the attempts end: cancelled here, their services collected.
+        consumer.handBack();
         abort.abort(
           new SdkError('cancelled', `queue worker ${id} was stopped`, {
-            remedy: 'the job is retried by another worker',
+            remedy: 'the job goes back to the queue for another worker',
           }),
         );
-      await consumer.close(force);
+      }
+      await consumer.close();
     },
   };
 }
