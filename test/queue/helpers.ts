@@ -234,11 +234,13 @@ export interface QueuedRun {
   workspace?: string;
   /** More `run` options (before the requirement), e.g. `--queue-unreachable-ms`. */
   extra?: string[];
+  /** `--json` (the result as a document on stdout). Default true. */
+  json?: boolean;
 }
 
 /**
- * `scienceevolve run … --queue URL --json add`: the sandbox's data dir and project, the given workflow and
- * script, a 300 ms grace.
+ * `scienceevolve run … --queue URL [--json] add`: the sandbox's data dir and project, the given workflow
+ * and script, a 300 ms grace.
  */
 export function queuedRunArgs(box: EngineSandbox, url: string, run: QueuedRun): string[] {
   return [
@@ -251,7 +253,7 @@ export function queuedRunArgs(box: EngineSandbox, url: string, run: QueuedRun): 
     '--script',
     run.scriptPath,
     ...(run.extra ?? []),
-    '--json',
+    ...(run.json === false ? [] : ['--json']),
     'add',
   ];
 }

@@ -7,10 +7,6 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runEventsPath, runRecordPath } from '../../packages/sdk/src/engine/runRecord.js';
-import type { RunRecord } from '../../packages/sdk/src/engine/runRecord.js';
-import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
-import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
 import { runCliToEnd, startCli } from '../fixtures/engine/cli.js';
 import { assertGone } from '../fixtures/store/children.js';
 import { assertNothingLeft, markedProcesses, ofType, sandbox } from '../sdk/engine/helpers.js';
@@ -19,7 +15,9 @@ import { DEFAULT_QUEUE_NAME } from '../../packages/sdk/src/queue/queueClient.js'
 import { parseQueueUrl } from '../../packages/sdk/src/queue/queueUrl.js';
 import {
   type RunDoc,
+  queueCommon,
   queuedRunArgs,
+  readJournal,
   readRunRecord,
   startRedis,
   startWorker,
@@ -28,41 +26,16 @@ import {
   writeDelegatingRun,
 } from './helpers.js';
 
-function journal(path: string): RunEvent[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as RunEvent);
-}
-
 test('a worker SIGKILLed mid-invocation: the job completes on another worker, nothing of the dead one is left', async (t) => {
   const box = await sandbox(t);
   const redis = await startRedis(t, box.base);
   // The analyst sleeps 8 s in its `slow` service: time enough to kill its worker mid-invocation.
-  const { workflowPath, scriptPath } = await writeDelegatingRun(box.base, 1, { slowMs: 8000 });
+  const files = await writeDelegatingRun(box.base, 1, { slowMs: 8000 });
   const workers = [
     await startWorker(t, redis.url, join(box.base, 'worker-1')),
     await startWorker(t, redis.url, join(box.base, 'worker-2')),
   ];
-  const coordinator = startCli(t, [
-    'run',
-    '--data-dir',
-    box.dataDir,
-    '--project',
-    box.project,
-    '--workspace',
-    box.workspace,
-    '--workflow',
-    workflowPath,
-    '--script',
-    scriptPath,
-    '--grace-ms',
-    '300',
-    '--queue',
-    redis.url,
-    '--json',
-    'add',
-  ]);
+  const coordinator = startCli(t, queuedRunArgs(box, redis.url, files));
   // The analyst counted and now sleeps, on whichever worker took the job.
   await waitForFile(join(box.workspace, 'calls.log'), /task-0/);
   const first = workers.find((w) => / taken/.test(w.stderr()))!;
@@ -76,14 +49,11 @@ test('a worker SIGKILLed mid-invocation: the job completes on another worker, no
 
   const code = await coordinator.exited;
   assert.equal(code, 0, coordinator.stderr());
-  const doc = JSON.parse(coordinator.stdout()) as { run: string; status: string; output: string; events: RunEvent[] };
+  const doc = JSON.parse(coordinator.stdout()) as RunDoc;
   assert.equal(doc.status, 'succeeded');
   // The second worker ran the invocation from its start with fresh services: the count ran twice.
   assert.equal(doc.output, 'task-0#2=0');
-  const record = JSON.parse(
-    readFileSync(runRecordPath(new ProjectPaths(box.dataDir, box.project), doc.run), 'utf8'),
-  ) as RunRecord;
-  const analyst = record.invocations.find((i) => i.agent === 'analyst')!;
+  const analyst = readRunRecord(box, doc.run).invocations.find((i) => i.agent === 'analyst')!;
   assert.equal(analyst.attempts.length, 1);
   assert.equal(analyst.attempts[0]!.outcome, 'succeeded');
   assert.deepEqual(
@@ -100,20 +70,10 @@ test('a worker SIGKILLed mid-invocation: the job completes on another worker, no
 test('the coordinator SIGKILLed, then resume: the finished job is taken as it is, not run twice', async (t) => {
   const box = await sandbox(t);
   const redis = await startRedis(t, box.base);
-  const { workflowPath, scriptPath } = await writeDelegatingRun(box.base, 1, { slowMs: 3000 });
+  const files = await writeDelegatingRun(box.base, 1, { slowMs: 3000 });
   const worker = await startWorker(t, redis.url, join(box.base, 'worker-1'));
-  const common = ['--data-dir', box.dataDir, '--project', box.project, '--grace-ms', '300', '--queue', redis.url];
-  const coordinator = startCli(t, [
-    'run',
-    ...common,
-    '--workspace',
-    box.workspace,
-    '--workflow',
-    workflowPath,
-    '--script',
-    scriptPath,
-    'add',
-  ]);
+  const common = queueCommon(box, redis.url);
+  const coordinator = startCli(t, queuedRunArgs(box, redis.url, { ...files, json: false }));
   await waitForFile(join(box.workspace, 'calls.log'), /task-0/);
   process.kill(coordinator.pid, 'SIGKILL');
   assert.equal(await coordinator.exited, null);
@@ -129,9 +89,7 @@ test('the coordinator SIGKILLed, then resume: the finished job is taken as it is
   ]);
   assert.equal(readFileSync(join(box.workspace, 'calls.log'), 'utf8'), 'task-0\n', 'the job ran once');
   assert.equal(worker.stderr().match(/ taken/g)?.length, 1, 'the worker took one job');
-  const paths = new ProjectPaths(box.dataDir, box.project);
-  const record = JSON.parse(readFileSync(runRecordPath(paths, runId), 'utf8')) as RunRecord;
-  const analysts = record.invocations.filter((i) => i.agent === 'analyst');
+  const analysts = readRunRecord(box, runId).invocations.filter((i) => i.agent === 'analyst');
   assert.equal(analysts.length, 1);
   assert.equal(analysts[0]!.state, 'succeeded');
   assert.deepEqual(
@@ -139,37 +97,17 @@ test('the coordinator SIGKILLed, then resume: the finished job is taken as it is
     [[1, 'succeeded', `${runId}__${analysts[0]!.id}__1`]],
   );
   await stopWorker(worker);
-  await assertNothingLeft(box.project, journal(runEventsPath(paths, runId)));
+  await assertNothingLeft(box.project, readJournal(box, runId));
 });
 
 test('Redis stopped mid-run: a clear error, nothing left running; resume continues once it is back', async (t) => {
   const box = await sandbox(t);
   const redis = await startRedis(t, box.base);
-  const { workflowPath, scriptPath } = await writeDelegatingRun(box.base, 1, { slowMs: 3000 });
+  const files = await writeDelegatingRun(box.base, 1, { slowMs: 3000 });
   const worker = await startWorker(t, redis.url, join(box.base, 'worker-1'));
-  const common = [
-    '--data-dir',
-    box.dataDir,
-    '--project',
-    box.project,
-    '--grace-ms',
-    '300',
-    '--queue',
-    redis.url,
-    '--queue-unreachable-ms',
-    '1500',
-  ];
-  const coordinator = startCli(t, [
-    'run',
-    ...common,
-    '--workspace',
-    box.workspace,
-    '--workflow',
-    workflowPath,
-    '--script',
-    scriptPath,
-    'add',
-  ]);
+  const unreachable = ['--queue-unreachable-ms', '1500'];
+  const common = [...queueCommon(box, redis.url), ...unreachable];
+  const coordinator = startCli(t, queuedRunArgs(box, redis.url, { ...files, extra: unreachable, json: false }));
   await waitForFile(join(box.workspace, 'calls.log'), /task-0/);
   await redis.stop();
   const code = await coordinator.exited;
@@ -179,11 +117,10 @@ test('Redis stopped mid-run: a clear error, nothing left running; resume continu
   assert.match(stderr, /error \[queue_unreachable\]: the queue at unix:\/\/\S+redis\.sock did not answer/);
   assert.match(stderr, /the run was interrupted; continue it with: scienceevolve resume/);
   const runId = /run (run-\S+) started/.exec(stderr)![1]!;
-  const paths = new ProjectPaths(box.dataDir, box.project);
   // The coordinator's own processes (Main's services) are gone.
-  const before = journal(runEventsPath(paths, runId));
+  const before = readJournal(box, runId);
   for (const e of ofType(before, 'service.ready')) await assertGone(e.pid!);
-  const stopped = JSON.parse(readFileSync(runRecordPath(paths, runId), 'utf8')) as RunRecord;
+  const stopped = readRunRecord(box, runId);
   assert.equal(stopped.status, 'interrupted');
   assert.equal(stopped.error?.code, 'queue_unreachable');
 
@@ -196,7 +133,7 @@ test('Redis stopped mid-run: a clear error, nothing left running; resume continu
   // The job either completed when Redis came back or, its lock lost meanwhile, ran again from its start.
   assert.match(only?.output ?? '', /^task-0#[12]=0$/);
   await stopWorker(worker);
-  await assertNothingLeft(box.project, journal(runEventsPath(paths, runId)));
+  await assertNothingLeft(box.project, readJournal(box, runId));
 });
 
 test('a worker stopped with a second signal hands its job back: another worker takes it, no failure counted', async (t) => {

@@ -5,16 +5,10 @@
  * fails with `invalid_job` and its output is not taken.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { Worker } from 'bullmq';
 import { DEFAULT_QUEUE_NAME } from '../../packages/sdk/src/queue/queueClient.js';
 import { parseQueueUrl } from '../../packages/sdk/src/queue/queueUrl.js';
-import type { RunRecord } from '../../packages/sdk/src/engine/runRecord.js';
-import { runRecordPath } from '../../packages/sdk/src/engine/runRecord.js';
-import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
-import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
-import { runCliToEnd } from '../fixtures/engine/cli.js';
 import { assertNothingLeft, ofType, sandbox } from '../sdk/engine/helpers.js';
 import { readJournal, readRunRecord, runQueued, startRedis, writeDelegatingRun } from './helpers.js';
 
@@ -56,34 +50,8 @@ test('a forged job result naming another branch is refused with invalid_job', as
   t.after(() => forger.close(true));
   await forger.waitUntilReady();
 
-  const run = await runCliToEnd(
-    t,
-    [
-      'run',
-      '--data-dir',
-      box.dataDir,
-      '--project',
-      box.project,
-      '--workspace',
-      box.workspace,
-      '--workflow',
-      workflowPath,
-      '--script',
-      scriptPath,
-      '--grace-ms',
-      '300',
-      '--queue',
-      redis.url,
-      '--json',
-      'add',
-    ],
-    120_000,
-  );
-  const doc = run.json as { run: string; events: RunEvent[] } | undefined;
-  assert.ok(doc !== undefined, run.stderr);
-  const record = JSON.parse(
-    readFileSync(runRecordPath(new ProjectPaths(box.dataDir, box.project), doc.run), 'utf8'),
-  ) as RunRecord;
+  const { doc } = await runQueued(t, box, redis.url, { workflowPath, scriptPath });
+  const record = readRunRecord(box, doc.run);
   const analyst = record.invocations.find((i) => i.agent === 'analyst');
   assert.ok(analyst !== undefined);
   assert.equal(analyst.attempts[0]?.error?.code, 'invalid_job');

@@ -10,13 +10,14 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
-import { runCliToEnd, startCli } from '../fixtures/engine/cli.js';
+import { startCli } from '../fixtures/engine/cli.js';
 import { assertGone } from '../fixtures/store/children.js';
 import { assertNothingLeft, sandbox } from '../sdk/engine/helpers.js';
 import {
   type RunDoc,
   queuedRunArgs,
   readRunRecord,
+  runQueued,
   startRedis,
   startWorker,
   stopWorker,
@@ -29,9 +30,6 @@ const AUTHOR = ['-c', 'user.name=Test', '-c', 'user.email=test@localhost'];
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', [...AUTHOR, ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
-
-/** Six (or two) invocations with real services; a loaded 2-core CI machine may take minutes. */
-const RUN_TIMEOUT_MS = 240_000;
 
 test('Git-on over the queue: each invocation fetches its role branch from the remote, commits and pushes it', async (t) => {
   const box = await sandbox(t);
@@ -49,31 +47,9 @@ test('Git-on over the queue: each invocation fetches its role branch from the re
     await startWorker(t, redis.url, join(box.base, 'worker-1')),
     await startWorker(t, redis.url, join(box.base, 'worker-2')),
   ];
-  const run = await runCliToEnd(
-    t,
-    [
-      'run',
-      '--data-dir',
-      box.dataDir,
-      '--project',
-      box.project,
-      '--workspace',
-      workspace,
-      '--workflow',
-      workflowPath,
-      '--script',
-      scriptPath,
-      '--grace-ms',
-      '300',
-      '--queue',
-      redis.url,
-      '--json',
-      'add',
-    ],
-    RUN_TIMEOUT_MS,
-  );
+  const run = await runQueued(t, box, redis.url, { workflowPath, scriptPath, workspace });
   assert.equal(run.code, 0, run.stderr);
-  const doc = run.json as { status: string; output: string; events: RunEvent[] };
+  const doc = run.doc;
   assert.equal(doc.output, expected);
   const branch = `scienceevolve/${box.project}/analyst`;
   // The second invocation started from the first one's push: the role's log holds both, in order.

@@ -36,7 +36,7 @@ const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\/[^\s"'<>()[\]{}]*/gi;
 
 /**
  * `text` with every URL-like `scheme://…` in it shown as {@link redactUrl} shows it (no user information,
- * no fragment, query values {@link REDACTED}); one that does not parse (a trailing `.` after a port…) loses
+ * no fragment, query values `REDACTED`); one that does not parse (a trailing `.` after a port…) loses
  * its user information. For messages of libraries that quote an address they were given (ioredis, BullMQ,
  * git) when the address itself is not known to the caller.
  */

@@ -38,7 +38,7 @@ import { definitionDigest } from '../workflow/digest.js';
 import { parseWorkflow } from '../workflow/validate.js';
 
 /** Options of {@link startQueueWorker}. */
-export interface QueueWorkerOptions extends Omit<ConsumerSettings, 'onLog'> {
+export interface QueueWorkerOptions extends Omit<ConsumerSettings, 'onLog' | 'workerId'> {
   /** The worker's own data dir (definitions by digest, invocation copies and logs, its supervisor's log). */
   dataDir: string;
   /** Where `envFrom` and `apiKeyEnv` names are resolved. Default `process.env` (never modified). */
