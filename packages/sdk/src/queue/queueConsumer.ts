@@ -16,7 +16,7 @@ export interface ConsumerSettings {
   url: string;
   /** The BullMQ queue name. Default `scienceevolve-invocations`. */
   name?: string | undefined;
-  /** Jobs run at once. Default 1. */
+  /** Jobs run at once, 1 to 256. Default 1. */
   concurrency?: number | undefined;
   /**
    * Milliseconds a job's lock lasts without renewal (renewed every half of it while the job runs): how soon
@@ -25,7 +25,7 @@ export interface ConsumerSettings {
   lockDurationMs?: number | undefined;
   /** Milliseconds between this worker's checks for stalled jobs (of dead workers). Default 30,000. */
   stalledIntervalMs?: number | undefined;
-  /** How many times a job may stall (its worker died) and be taken again before it fails. Default 1. */
+  /** How many times a job may stall (its worker died) and be taken again before it fails, 0 to 1,000. Default 1. */
   maxStalledCount?: number | undefined;
   /** Receives one line per event worth logging, credentials removed. Default: dropped. */
   onLog?: ((line: string) => void) | undefined;
