@@ -41,20 +41,24 @@ export interface ConsumedJob {
   log(line: string): Promise<void>;
 }
 
+/**
+ * Thrown by a processor whose job must go back to the queue (its worker is stopping): the job is moved
+ * back to the waiting list under this worker's lock (BullMQ's `moveToWait`), for another worker to take as
+ * if it had never been taken — no failure, no stall counted.
+ */
+export class JobHandBack extends Error {
+  constructor() {
+    super('the job is handed back to the queue');
+  }
+}
+
 /** A running consumer. */
 export interface QueueConsumer {
   /** The queue address without credentials. */
   readonly publicUrl: string;
   /**
-   * From now on, a job whose processor ends (the caller makes it end, e.g. by aborting it) is not completed
-   * or failed but moved back to the queue's waiting list (BullMQ's `moveToWait` with the job's lock), to be
-   * taken by another worker as if it had never been taken: no failure, no stall counted. Call
-   * {@link close} afterwards.
-   */
-  handBack(): void;
-  /**
-   * Stops taking jobs and resolves once the jobs in hand ended (finished, or handed back after
-   * {@link handBack}), then closes the connections.
+   * Stops taking jobs and resolves once the jobs in hand ended (finished, failed, or handed back: see
+   * {@link JobHandBack}), then closes the connections.
    */
   close(): Promise<void>;
 }
@@ -99,32 +103,25 @@ export async function startQueueConsumer(
   const address = parseQueueUrl(settings.url);
   const log = settings.onLog ?? (() => {});
   const { Worker, UnrecoverableError, WaitingError } = await import('bullmq');
-  let handingBack = false;
   const worker: Worker = new Worker(
     settings.name ?? DEFAULT_QUEUE_NAME,
     async (job, token) => {
       if (job.id === undefined) throw new Error('a job without an id');
       const id = job.id;
-      let result: unknown;
-      let failure: unknown;
-      let failed = false;
       try {
-        result = await processor({ id, data: job.data, log: async (line) => void (await job.log(line)) });
+        return await processor({ id, data: job.data, log: async (line) => void (await job.log(line)) });
       } catch (error) {
-        failed = true;
-        failure = error;
+        if (error instanceof JobHandBack && token !== undefined) {
+          // Back to waiting under this worker's lock; WaitingError tells BullMQ the job moved on its own.
+          await job.log(`handed back by ${settings.workerId ?? 'a stopping worker'}`);
+          await job.moveToWait(token);
+          log(`job ${id} handed back to the queue`);
+          throw new WaitingError();
+        }
+        // Refused: failed at once and for good (BullMQ never retries it), the coded error in its reason.
+        if (error instanceof JobRefusal) throw new UnrecoverableError(refusalReason(error.refused));
+        throw error;
       }
-      if (handingBack && token !== undefined) {
-        // Back to waiting under this worker's lock; WaitingError tells BullMQ the job has moved on its own.
-        await job.log(`handed back by ${settings.workerId ?? 'a stopping worker'}`);
-        await job.moveToWait(token);
-        log(`job ${id} handed back to the queue`);
-        throw new WaitingError();
-      }
-      if (!failed) return result;
-      // Refused: failed at once and for good (BullMQ never retries it), the coded error in its reason.
-      if (failure instanceof JobRefusal) throw new UnrecoverableError(refusalReason(failure.refused));
-      throw failure;
     },
     {
       // BullMQ takes blocking commands on this connection: no retry limit per request.
@@ -144,9 +141,6 @@ export async function startQueueConsumer(
   void worker.run().catch((error: unknown) => log(`worker stopped: ${redactUrlsIn(String(error))}`));
   return {
     publicUrl: address.publicUrl,
-    handBack: () => {
-      handingBack = true;
-    },
     close: () => worker.close(false),
   };
 }

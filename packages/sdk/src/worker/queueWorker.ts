@@ -29,7 +29,7 @@ import { RunFile, type RunRecord, now, thisHost } from '../engine/runRecord.js';
 import { RemoteRoleWorktrees } from '../engine/remoteWorktrees.js';
 import { RoleWorktrees } from '../engine/worktrees.js';
 import { JobRefusal } from '../queue/jobRefusal.js';
-import { type ConsumedJob, type ConsumerSettings, startQueueConsumer } from '../queue/queueConsumer.js';
+import { type ConsumedJob, type ConsumerSettings, JobHandBack, startQueueConsumer } from '../queue/queueConsumer.js';
 import { ProjectPaths, openProject } from '../store/projectStore.js';
 import { checkProjectId } from '../store/projectId.js';
 import { storeSource } from '../store/sourceStore.js';
@@ -69,8 +69,17 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   const consumer = await startQueueConsumer({ ...options, onLog: log, workerId: id }, async (job) => {
     await job.log(`taken by ${id}`);
     log(`job ${job.id} taken`);
-    const result = await runJob(job, id, options, abort.signal);
+    let result: InvocationJobResult;
+    try {
+      result = await runJob(job, id, options, abort.signal);
+    } catch (error) {
+      // Stopped with a second signal: back to the queue (a refusal stays one: every worker would refuse).
+      if (abort.signal.aborted && !(error instanceof JobRefusal)) throw new JobHandBack();
+      throw error;
+    }
     log(`job ${job.id} ${result.attempt.outcome}${result.attempt.error ? ` (${result.attempt.error.code})` : ''}`);
+    // An attempt the stop interrupted goes back to the queue; one that ended first reports as it ended.
+    if (abort.signal.aborted && result.attempt.outcome === 'interrupted') throw new JobHandBack();
     return result;
   });
   log(`worker ${id} takes jobs from ${consumer.publicUrl}`);
@@ -78,8 +87,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     id,
     close: async (force = false) => {
       if (force) {
-        // Handed back once the attempts end: cancelled here, their services collected.
-        consumer.handBack();
+        // The attempts in hand are cancelled (their services collected), then their jobs handed back.
         abort.abort(
           new SdkError('cancelled', `queue worker ${id} was stopped`, {
             remedy: 'the job goes back to the queue for another worker',
