@@ -10,9 +10,13 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type CliChild, startCli } from '../fixtures/engine/cli.js';
+import { type CliChild, runCliToEnd, startCli } from '../fixtures/engine/cli.js';
 import { agent, fixtureDefinition } from '../fixtures/engine/workflows.js';
 import { assertGone } from '../fixtures/store/children.js';
+import { type RunRecord, runEventsPath, runRecordPath } from '../../packages/sdk/src/engine/runRecord.js';
+import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
+import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
+import type { EngineSandbox } from '../sdk/engine/helpers.js';
 
 /** A Redis server of one test. */
 export interface TestRedis {
@@ -85,19 +89,24 @@ export async function startWorker(
   url: string,
   dataDir: string,
   extra: string[] = [],
+  wrap: readonly string[] = [],
 ): Promise<CliChild> {
-  const worker = startCli(t, [
-    'worker',
-    '--queue',
-    url,
-    '--data-dir',
-    dataDir,
-    '--lock-duration-ms',
-    '2000',
-    '--stalled-interval-ms',
-    '1000',
-    ...extra,
-  ]);
+  const worker = startCli(
+    t,
+    [
+      'worker',
+      '--queue',
+      url,
+      '--data-dir',
+      dataDir,
+      '--lock-duration-ms',
+      '2000',
+      '--stalled-interval-ms',
+      '1000',
+      ...extra,
+    ],
+    wrap,
+  );
   t.after(async () => {
     // A worker still running at the end is drained (SIGTERM), then proven gone.
     if (worker.child.exitCode === null && worker.child.signalCode === null) {
@@ -110,6 +119,41 @@ export async function startWorker(
   });
   await worker.waitForStderr(/worker \S+ ready/, 120_000);
   return worker;
+}
+
+/**
+ * A worker that cannot see `hidden` (a directory): it runs under bubblewrap with an empty tmpfs mounted
+ * there, as a worker on another machine without the shared filesystem would. `pid` of the result is the
+ * worker's own (inside bubblewrap, same pid namespace); SIGTERM to it drains the worker and bubblewrap
+ * exits with it. Both are proven gone after the test.
+ */
+export async function startWorkerWithout(
+  t: TestContext,
+  url: string,
+  dataDir: string,
+  hidden: string,
+): Promise<CliChild> {
+  const wrapped = await startWorker(
+    t,
+    url,
+    dataDir,
+    [],
+    ['bwrap', '--dev-bind', '/', '/', '--tmpfs', hidden, '--die-with-parent', '--'],
+  );
+  const bwrapPid = wrapped.pid;
+  const children = readFileSync(`/proc/${bwrapPid}/task/${bwrapPid}/children`, 'utf8').trim().split(/\s+/);
+  assert.equal(children.length, 1, 'bubblewrap runs the worker as its one child');
+  const pid = Number(children[0]);
+  t.after(async () => {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+    await assertGone(pid);
+    await assertGone(bwrapPid);
+  });
+  return { ...wrapped, pid };
 }
 
 /** Writes the test workflow and script: Main delegates `tasks` additions to the analyst, one by one. */
@@ -156,7 +200,8 @@ export async function writeDelegatingRun(
 
 /** SIGTERMs a worker (drain) and asserts it exits 0 within 20 s, then that it is gone. */
 export async function stopWorker(worker: CliChild): Promise<void> {
-  worker.child.kill('SIGTERM');
+  // The worker's own pid (a wrapped worker's is not its child's).
+  process.kill(worker.pid, 'SIGTERM');
   const timer = setTimeout(() => worker.child.kill('SIGKILL'), 20_000);
   const code = await worker.exited;
   clearTimeout(timer);
@@ -176,4 +221,79 @@ export async function waitForFile(file: string, pattern: RegExp, timeoutMs = 180
     if (Date.now() > deadline) assert.fail(`${file} did not match ${pattern} within ${timeoutMs} ms`);
     await sleep(25);
   }
+}
+
+/** How long a queued test run may take: real services on a loaded 2-core CI machine may take minutes. */
+export const RUN_TIMEOUT_MS = 240_000;
+
+/** What a queued test run needs besides the sandbox and the queue. */
+export interface QueuedRun {
+  workflowPath: string;
+  scriptPath: string;
+  /** The run's workspace. Default the sandbox's. */
+  workspace?: string;
+  /** More `run` options (before the requirement), e.g. `--queue-unreachable-ms`. */
+  extra?: string[];
+  /** `--json` (the result as a document on stdout). Default true. */
+  json?: boolean;
+}
+
+/**
+ * `scienceevolve run … --queue URL [--json] add`: the sandbox's data dir and project, the given workflow
+ * and script, a 300 ms grace.
+ */
+export function queuedRunArgs(box: EngineSandbox, url: string, run: QueuedRun): string[] {
+  return [
+    'run',
+    ...queueCommon(box, url),
+    '--workspace',
+    run.workspace ?? box.workspace,
+    '--workflow',
+    run.workflowPath,
+    '--script',
+    run.scriptPath,
+    ...(run.extra ?? []),
+    ...(run.json === false ? [] : ['--json']),
+    'add',
+  ];
+}
+
+/** The options `run` and `resume` of a queued test share: data dir, project, a 300 ms grace, the queue. */
+export function queueCommon(box: EngineSandbox, url: string): string[] {
+  return ['--data-dir', box.dataDir, '--project', box.project, '--grace-ms', '300', '--queue', url];
+}
+
+/** What `run --json` printed, as the tests read it. */
+export interface RunDoc {
+  run: string;
+  status: string;
+  output: string | null;
+  error?: { code: string; message: string; remedy?: string } | null;
+  events: RunEvent[];
+}
+
+/** Runs a queued run to its end (proven gone); its exit code, stderr and `--json` document. */
+export async function runQueued(
+  t: TestContext,
+  box: EngineSandbox,
+  url: string,
+  run: QueuedRun,
+): Promise<{ code: number | null; stderr: string; doc: RunDoc }> {
+  const done = await runCliToEnd(t, queuedRunArgs(box, url, run), RUN_TIMEOUT_MS);
+  const doc = done.json as RunDoc | undefined;
+  assert.ok(doc !== undefined, `run --json printed no document (exit ${done.code}):\n${done.stderr}`);
+  return { code: done.code, stderr: done.stderr, doc };
+}
+
+/** The run record (`run.json`) of `run` in the sandbox's project. */
+export function readRunRecord(box: EngineSandbox, run: string): RunRecord {
+  return JSON.parse(readFileSync(runRecordPath(new ProjectPaths(box.dataDir, box.project), run), 'utf8')) as RunRecord;
+}
+
+/** The journal (`events.jsonl`) of `run` in the sandbox's project. */
+export function readJournal(box: EngineSandbox, run: string): RunEvent[] {
+  return readFileSync(runEventsPath(new ProjectPaths(box.dataDir, box.project), run), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as RunEvent);
 }

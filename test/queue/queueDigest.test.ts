@@ -7,11 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import {
-  JOB_FORMAT,
-  type InvocationJob,
-  type InvocationJobResult,
-} from '../../packages/sdk/src/engine/queuedAttempt.js';
+import { JOB_FORMAT, type InvocationJob } from '../../packages/sdk/src/engine/queuedAttempt.js';
 import { QueueClient } from '../../packages/sdk/src/queue/queueClient.js';
 import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
 import { definitionDigest } from '../../packages/sdk/src/workflow/digest.js';
@@ -65,16 +61,13 @@ test('a job whose definition does not match its digest fails with digest_mismatc
   t.after(() => client.close());
   await client.submit('digest-test', job);
   const outcome = await client.wait('digest-test', new AbortController().signal);
-  assert.equal(outcome.status, 'completed');
-  const result = (outcome as { value: InvocationJobResult }).value;
-  assert.equal(result.attempt.outcome, 'failed');
-  assert.equal(result.attempt.error?.code, 'digest_mismatch');
-  assert.match(
-    result.attempt.error?.message ?? '',
-    /definition "adds" of run run-digest-test does not match its digest/,
-  );
-  assert.equal(result.retryable, false);
-  assert.deepEqual(result.events, [], 'no invocation started');
+  // Refused for good (BullMQ's UnrecoverableError), the coded error carried back in the failed reason.
+  assert.equal(outcome.status, 'failed');
+  const refused = (outcome as { refused?: { code: string; message: string; remedy?: string } }).refused;
+  assert.equal(refused?.code, 'digest_mismatch');
+  assert.match(refused?.message ?? '', /definition "adds" of run run-digest-test does not match its digest/);
+  assert.match(refused?.remedy ?? '', /the job was altered on its way/);
+  await worker.waitForStderr(/job digest-test failed: refused \[digest_mismatch\]/);
   const altered = definitionDigest(workflow.mcpDefinitions.adds!);
   const paths = new ProjectPaths(workerDir, box.project);
   assert.equal(existsSync(paths.sourceDir(altered, 'adds')), false, 'the altered source was not stored');
@@ -129,8 +122,10 @@ test('a job whose engine options are out of range is refused with invalid_job be
   await client.submit('options-test', job);
   const outcome = await client.wait('options-test', new AbortController().signal);
   assert.equal(outcome.status, 'failed');
+  const refused = (outcome as { refused?: { code: string; message: string } }).refused;
+  assert.equal(refused?.code, 'invalid_job', 'refused with its own code');
   assert.match(
-    (outcome as { reason: string }).reason,
+    refused?.message ?? '',
     /has bad options: graceMs must be a whole number of milliseconds from 0 to 2147483647/,
   );
   const paths = new ProjectPaths(workerDir, box.project);

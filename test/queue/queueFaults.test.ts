@@ -7,50 +7,35 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runEventsPath, runRecordPath } from '../../packages/sdk/src/engine/runRecord.js';
-import type { RunRecord } from '../../packages/sdk/src/engine/runRecord.js';
-import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
-import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
 import { runCliToEnd, startCli } from '../fixtures/engine/cli.js';
 import { assertGone } from '../fixtures/store/children.js';
 import { assertNothingLeft, markedProcesses, ofType, sandbox } from '../sdk/engine/helpers.js';
-import { startRedis, startWorker, stopWorker, waitForFile, writeDelegatingRun } from './helpers.js';
-
-function journal(path: string): RunEvent[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as RunEvent);
-}
+import { Queue } from 'bullmq';
+import { DEFAULT_QUEUE_NAME } from '../../packages/sdk/src/queue/queueClient.js';
+import { parseQueueUrl } from '../../packages/sdk/src/queue/queueUrl.js';
+import {
+  type RunDoc,
+  queueCommon,
+  queuedRunArgs,
+  readJournal,
+  readRunRecord,
+  startRedis,
+  startWorker,
+  stopWorker,
+  waitForFile,
+  writeDelegatingRun,
+} from './helpers.js';
 
 test('a worker SIGKILLed mid-invocation: the job completes on another worker, nothing of the dead one is left', async (t) => {
   const box = await sandbox(t);
   const redis = await startRedis(t, box.base);
   // The analyst sleeps 8 s in its `slow` service: time enough to kill its worker mid-invocation.
-  const { workflowPath, scriptPath } = await writeDelegatingRun(box.base, 1, { slowMs: 8000 });
+  const files = await writeDelegatingRun(box.base, 1, { slowMs: 8000 });
   const workers = [
     await startWorker(t, redis.url, join(box.base, 'worker-1')),
     await startWorker(t, redis.url, join(box.base, 'worker-2')),
   ];
-  const coordinator = startCli(t, [
-    'run',
-    '--data-dir',
-    box.dataDir,
-    '--project',
-    box.project,
-    '--workspace',
-    box.workspace,
-    '--workflow',
-    workflowPath,
-    '--script',
-    scriptPath,
-    '--grace-ms',
-    '300',
-    '--queue',
-    redis.url,
-    '--json',
-    'add',
-  ]);
+  const coordinator = startCli(t, queuedRunArgs(box, redis.url, files));
   // The analyst counted and now sleeps, on whichever worker took the job.
   await waitForFile(join(box.workspace, 'calls.log'), /task-0/);
   const first = workers.find((w) => / taken/.test(w.stderr()))!;
@@ -64,14 +49,11 @@ test('a worker SIGKILLed mid-invocation: the job completes on another worker, no
 
   const code = await coordinator.exited;
   assert.equal(code, 0, coordinator.stderr());
-  const doc = JSON.parse(coordinator.stdout()) as { run: string; status: string; output: string; events: RunEvent[] };
+  const doc = JSON.parse(coordinator.stdout()) as RunDoc;
   assert.equal(doc.status, 'succeeded');
   // The second worker ran the invocation from its start with fresh services: the count ran twice.
   assert.equal(doc.output, 'task-0#2=0');
-  const record = JSON.parse(
-    readFileSync(runRecordPath(new ProjectPaths(box.dataDir, box.project), doc.run), 'utf8'),
-  ) as RunRecord;
-  const analyst = record.invocations.find((i) => i.agent === 'analyst')!;
+  const analyst = readRunRecord(box, doc.run).invocations.find((i) => i.agent === 'analyst')!;
   assert.equal(analyst.attempts.length, 1);
   assert.equal(analyst.attempts[0]!.outcome, 'succeeded');
   assert.deepEqual(
@@ -88,20 +70,10 @@ test('a worker SIGKILLed mid-invocation: the job completes on another worker, no
 test('the coordinator SIGKILLed, then resume: the finished job is taken as it is, not run twice', async (t) => {
   const box = await sandbox(t);
   const redis = await startRedis(t, box.base);
-  const { workflowPath, scriptPath } = await writeDelegatingRun(box.base, 1, { slowMs: 3000 });
+  const files = await writeDelegatingRun(box.base, 1, { slowMs: 3000 });
   const worker = await startWorker(t, redis.url, join(box.base, 'worker-1'));
-  const common = ['--data-dir', box.dataDir, '--project', box.project, '--grace-ms', '300', '--queue', redis.url];
-  const coordinator = startCli(t, [
-    'run',
-    ...common,
-    '--workspace',
-    box.workspace,
-    '--workflow',
-    workflowPath,
-    '--script',
-    scriptPath,
-    'add',
-  ]);
+  const common = queueCommon(box, redis.url);
+  const coordinator = startCli(t, queuedRunArgs(box, redis.url, { ...files, json: false }));
   await waitForFile(join(box.workspace, 'calls.log'), /task-0/);
   process.kill(coordinator.pid, 'SIGKILL');
   assert.equal(await coordinator.exited, null);
@@ -117,9 +89,7 @@ test('the coordinator SIGKILLed, then resume: the finished job is taken as it is
   ]);
   assert.equal(readFileSync(join(box.workspace, 'calls.log'), 'utf8'), 'task-0\n', 'the job ran once');
   assert.equal(worker.stderr().match(/ taken/g)?.length, 1, 'the worker took one job');
-  const paths = new ProjectPaths(box.dataDir, box.project);
-  const record = JSON.parse(readFileSync(runRecordPath(paths, runId), 'utf8')) as RunRecord;
-  const analysts = record.invocations.filter((i) => i.agent === 'analyst');
+  const analysts = readRunRecord(box, runId).invocations.filter((i) => i.agent === 'analyst');
   assert.equal(analysts.length, 1);
   assert.equal(analysts[0]!.state, 'succeeded');
   assert.deepEqual(
@@ -127,37 +97,17 @@ test('the coordinator SIGKILLed, then resume: the finished job is taken as it is
     [[1, 'succeeded', `${runId}__${analysts[0]!.id}__1`]],
   );
   await stopWorker(worker);
-  await assertNothingLeft(box.project, journal(runEventsPath(paths, runId)));
+  await assertNothingLeft(box.project, readJournal(box, runId));
 });
 
 test('Redis stopped mid-run: a clear error, nothing left running; resume continues once it is back', async (t) => {
   const box = await sandbox(t);
   const redis = await startRedis(t, box.base);
-  const { workflowPath, scriptPath } = await writeDelegatingRun(box.base, 1, { slowMs: 3000 });
+  const files = await writeDelegatingRun(box.base, 1, { slowMs: 3000 });
   const worker = await startWorker(t, redis.url, join(box.base, 'worker-1'));
-  const common = [
-    '--data-dir',
-    box.dataDir,
-    '--project',
-    box.project,
-    '--grace-ms',
-    '300',
-    '--queue',
-    redis.url,
-    '--queue-unreachable-ms',
-    '1500',
-  ];
-  const coordinator = startCli(t, [
-    'run',
-    ...common,
-    '--workspace',
-    box.workspace,
-    '--workflow',
-    workflowPath,
-    '--script',
-    scriptPath,
-    'add',
-  ]);
+  const unreachable = ['--queue-unreachable-ms', '1500'];
+  const common = [...queueCommon(box, redis.url), ...unreachable];
+  const coordinator = startCli(t, queuedRunArgs(box, redis.url, { ...files, extra: unreachable, json: false }));
   await waitForFile(join(box.workspace, 'calls.log'), /task-0/);
   await redis.stop();
   const code = await coordinator.exited;
@@ -167,11 +117,10 @@ test('Redis stopped mid-run: a clear error, nothing left running; resume continu
   assert.match(stderr, /error \[queue_unreachable\]: the queue at unix:\/\/\S+redis\.sock did not answer/);
   assert.match(stderr, /the run was interrupted; continue it with: scienceevolve resume/);
   const runId = /run (run-\S+) started/.exec(stderr)![1]!;
-  const paths = new ProjectPaths(box.dataDir, box.project);
   // The coordinator's own processes (Main's services) are gone.
-  const before = journal(runEventsPath(paths, runId));
+  const before = readJournal(box, runId);
   for (const e of ofType(before, 'service.ready')) await assertGone(e.pid!);
-  const stopped = JSON.parse(readFileSync(runRecordPath(paths, runId), 'utf8')) as RunRecord;
+  const stopped = readRunRecord(box, runId);
   assert.equal(stopped.status, 'interrupted');
   assert.equal(stopped.error?.code, 'queue_unreachable');
 
@@ -184,5 +133,59 @@ test('Redis stopped mid-run: a clear error, nothing left running; resume continu
   // The job either completed when Redis came back or, its lock lost meanwhile, ran again from its start.
   assert.match(only?.output ?? '', /^task-0#[12]=0$/);
   await stopWorker(worker);
-  await assertNothingLeft(box.project, journal(runEventsPath(paths, runId)));
+  await assertNothingLeft(box.project, readJournal(box, runId));
+});
+
+test('a worker stopped with a second signal hands its job back: another worker takes it, no failure counted', async (t) => {
+  const box = await sandbox(t);
+  const redis = await startRedis(t, box.base);
+  // The analyst sleeps 8 s in its `slow` service: time enough to stop its worker mid-invocation.
+  const files = await writeDelegatingRun(box.base, 1, { slowMs: 8000, retries: 0 });
+  const workers = [
+    await startWorker(t, redis.url, join(box.base, 'worker-1')),
+    await startWorker(t, redis.url, join(box.base, 'worker-2')),
+  ];
+  const coordinator = startCli(t, queuedRunArgs(box, redis.url, files));
+  await waitForFile(join(box.workspace, 'calls.log'), /task-0/);
+  const first = workers.find((w) => / taken/.test(w.stderr()))!;
+  assert.ok(first !== undefined, 'a worker took the job');
+  const second = workers.find((w) => w !== first)!;
+  const services = markedProcesses(box.project).filter((pid) => pid !== coordinator.pid);
+  process.kill(first.pid, 'SIGTERM');
+  await first.waitForStderr(/received SIGTERM: draining/);
+  process.kill(first.pid, 'SIGTERM');
+  assert.equal(await first.exited, 0, first.stderr());
+  await assertGone(first.pid);
+  assert.match(first.stderr(), /job \S+ handed back to the queue/);
+  assert.match(first.stdout(), /stopped \(jobs handed back\)/);
+  assert.doesNotMatch(first.stderr(), /job \S+ failed/);
+
+  assert.equal(await coordinator.exited, 0, coordinator.stderr());
+  await assertGone(coordinator.pid);
+  const doc = JSON.parse(coordinator.stdout()) as RunDoc;
+  assert.equal(doc.status, 'succeeded');
+  // The second worker ran the invocation from its start: the count ran twice.
+  assert.equal(doc.output, 'task-0#2=0');
+  // The stopped worker's services (as Main's, now the run is over) are gone.
+  for (const pid of services) await assertGone(pid);
+  const analyst = readRunRecord(box, doc.run).invocations.find((i) => i.agent === 'analyst')!;
+  assert.equal(analyst.attempts.length, 1, 'no failed attempt: the same job went on');
+  assert.equal(analyst.attempts[0]!.outcome, 'succeeded');
+  assert.deepEqual(
+    analyst.attempts[0]!.queue!.workers.map((w) => Number(w.split(':').at(-1))),
+    [first.pid, second.pid],
+  );
+  // BullMQ counted neither a failure nor a stall for the job.
+  const queue = new Queue(DEFAULT_QUEUE_NAME, { connection: parseQueueUrl(redis.url).connection });
+  t.after(() => queue.close());
+  const job = await queue.getJob(analyst.attempts[0]!.queue!.job);
+  assert.ok(job !== undefined);
+  // attemptsMade counts finished processing (the completed one only); the handed-back start is not a failure.
+  assert.deepEqual(
+    { attemptsMade: job.attemptsMade, stalledCounter: job.stalledCounter, failedReason: job.failedReason ?? null },
+    { attemptsMade: 1, stalledCounter: 0, failedReason: null },
+  );
+  await queue.close();
+  await stopWorker(second);
+  await assertNothingLeft(box.project, doc.events);
 });

@@ -6,16 +6,20 @@
  * 15–30 s on 2 cores.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { RunRecord } from '../../packages/sdk/src/engine/runRecord.js';
-import { runRecordPath } from '../../packages/sdk/src/engine/runRecord.js';
 import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
-import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
 import { runCliToEnd } from '../fixtures/engine/cli.js';
 import { assertNothingLeft, sandbox } from '../sdk/engine/helpers.js';
-import { startRedis, startWorker, stopWorker, writeDelegatingRun } from './helpers.js';
+import {
+  RUN_TIMEOUT_MS,
+  readRunRecord,
+  runQueued,
+  startRedis,
+  startWorker,
+  stopWorker,
+  writeDelegatingRun,
+} from './helpers.js';
 
 /**
  * What must be equal between a local and a queued run: each event's type, agent and outcome fields. Services
@@ -45,40 +49,15 @@ function shape(events: readonly RunEvent[]): string[] {
   return out;
 }
 
-/** Six (or two) invocations with real services; a loaded 2-core CI machine may take minutes. */
-const RUN_TIMEOUT_MS = 240_000;
-
 test('6 invocations over 3 queue workers: the same output and events as the same run in one process', async (t) => {
   const box = await sandbox(t);
   const redis = await startRedis(t, box.base);
   const { workflowPath, scriptPath, expected } = await writeDelegatingRun(box.base, 6);
   const workers = await Promise.all([1, 2, 3].map((n) => startWorker(t, redis.url, join(box.base, `worker-${n}`))));
 
-  const queued = await runCliToEnd(
-    t,
-    [
-      'run',
-      '--data-dir',
-      box.dataDir,
-      '--project',
-      box.project,
-      '--workspace',
-      box.workspace,
-      '--workflow',
-      workflowPath,
-      '--script',
-      scriptPath,
-      '--grace-ms',
-      '300',
-      '--queue',
-      redis.url,
-      '--json',
-      'add',
-    ],
-    RUN_TIMEOUT_MS,
-  );
+  const queued = await runQueued(t, box, redis.url, { workflowPath, scriptPath });
   assert.equal(queued.code, 0, queued.stderr);
-  const doc = queued.json as { run: string; status: string; output: string; events: RunEvent[] };
+  const doc = queued.doc;
   assert.equal(doc.status, 'succeeded');
   assert.equal(doc.output, expected);
 
@@ -112,9 +91,7 @@ test('6 invocations over 3 queue workers: the same output and events as the same
   assert.equal(localDoc.output, doc.output);
   assert.deepEqual(shape(doc.events), shape(localDoc.events));
 
-  const record = JSON.parse(
-    readFileSync(runRecordPath(new ProjectPaths(box.dataDir, box.project), doc.run), 'utf8'),
-  ) as RunRecord;
+  const record = readRunRecord(box, doc.run);
   const analysts = record.invocations.filter((i) => i.agent === 'analyst');
   assert.equal(analysts.length, 6);
   const workerIds = new Set<string>();

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseQueueUrl, redactUrlsIn } from '../../packages/sdk/src/queue/queueUrl.js';
+import { redactUrlsIn as redactUrlsInOwner } from '../../packages/sdk/src/redact.js';
 
 test('redis://, rediss:// and unix:// addresses become connection options; the public form has no credentials', () => {
   const plain = parseQueueUrl('redis://10.0.0.5:6380/2');
@@ -47,10 +48,17 @@ test('bad queue addresses are usage errors that never quote the password', () =>
   }
 });
 
-test('redactUrlsIn removes the userinfo of every URL in a message', () => {
+test('redactUrlsIn (owned by redact.ts) removes the userinfo and query values of every URL in a message', () => {
+  assert.equal(redactUrlsIn, redactUrlsInOwner, 'queueUrl re-exports the one owner');
   assert.equal(
     redactUrlsIn('connect ECONNREFUSED rediss://admin:pw@10.0.0.1:6379 (and redis://x@h)'),
-    'connect ECONNREFUSED rediss://***@10.0.0.1:6379 (and redis://***@h)',
+    'connect ECONNREFUSED rediss://10.0.0.1:6379 (and redis://h)',
   );
+  assert.equal(
+    redactUrlsIn("fatal: unable to access 'https://x-access-token:ghp_T0KEN@git.example/r.git/?sig=abc'"),
+    "fatal: unable to access 'https://git.example/r.git/?sig=REDACTED'",
+  );
+  // Not a URL once parsed (a port with a trailing dot): its user information still goes.
+  assert.equal(redactUrlsIn('at redis://u:pw@h:12x.'), 'at redis://h:12x.');
   assert.equal(redactUrlsIn('no url here'), 'no url here');
 });

@@ -31,6 +31,22 @@ export function redactUrl(url: string): string {
   return `${parsed.protocol}//${parsed.host}${parsed.pathname}${query}`;
 }
 
+/** A URL-like run in free text: `scheme://` and what follows up to a space, quote or bracket. */
+const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\/[^\s"'<>()[\]{}]*/gi;
+
+/**
+ * `text` with every URL-like `scheme://…` in it shown as {@link redactUrl} shows it (no user information,
+ * no fragment, query values `REDACTED`); one that does not parse (a trailing `.` after a port…) loses
+ * its user information. For messages of libraries that quote an address they were given (ioredis, BullMQ,
+ * git) when the address itself is not known to the caller.
+ */
+export function redactUrlsIn(text: string): string {
+  return text.replace(URL_IN_TEXT, (found) => {
+    const shown = redactUrl(found);
+    return shown === '(invalid URL)' ? found.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1') : shown;
+  });
+}
+
 /** Whether `url` parses and shows the same after {@link redactUrl}: it holds nothing to hide. */
 export function isRedactedUrl(url: string): boolean {
   return redactUrl(url) === url;

@@ -1,14 +1,26 @@
 /** `scienceevolve worker`: takes invocation jobs from the queue and runs them here (scale-out). */
 import { closeHostSupervisor, startQueueWorker } from '@scienceevolve/sdk';
-import { parse, positiveInt, required } from '../args.js';
+import { type IntRange, RANGES, parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 
 export const WORKER_HELP = [
   'worker --queue redis://… --data-dir D [--concurrency N] [--json]',
   '                                     take invocation jobs of `run --queue` and run them on this machine;',
-  '                                     SIGTERM drains (jobs in hand finish), a second signal hands them back',
+  '                                     SIGTERM drains (jobs in hand finish); a second signal cancels them and puts',
+  '                                     their jobs back in the queue for another worker',
 ].join('\n');
+
+/**
+ * The worker's ranges (the SDK's `startQueueWorker` checks the same): jobs at once, 1 to 256 (each runs an
+ * agent's services: more than a machine's cores times a few only queues them on the machine); stalls a job
+ * may survive, 0 to 1,000; lock and stall-check durations, 1 ms to 2^31 − 1 ms.
+ */
+const WORKER_RANGES = {
+  concurrency: { min: 1, max: 256 },
+  maxStalled: { min: 0, max: 1_000 },
+  duration: { min: 1, max: RANGES.ms.max },
+} as const satisfies Record<string, IntRange>;
 
 export async function workerCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(argv, {
@@ -23,11 +35,10 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw usageError('worker takes no positional arguments');
   const url = required(values.queue, '--queue', 'the Redis URL of the queue (redis://, rediss:// or unix://)');
   const dataDir = required(values['data-dir'], '--data-dir', "this worker's own data directory");
-  const concurrency = positiveInt(values.concurrency, '--concurrency');
-  if (concurrency === 0) throw usageError('--concurrency takes a whole number of at least 1');
-  const lockDurationMs = positiveInt(values['lock-duration-ms'], '--lock-duration-ms');
-  const stalledIntervalMs = positiveInt(values['stalled-interval-ms'], '--stalled-interval-ms');
-  if (lockDurationMs === 0 || stalledIntervalMs === 0) throw usageError('lock and stall durations take at least 1 ms');
+  const concurrency = positiveInt(values.concurrency, '--concurrency', WORKER_RANGES.concurrency);
+  const lockDurationMs = positiveInt(values['lock-duration-ms'], '--lock-duration-ms', WORKER_RANGES.duration);
+  const stalledIntervalMs = positiveInt(values['stalled-interval-ms'], '--stalled-interval-ms', WORKER_RANGES.duration);
+  const maxStalledCount = positiveInt(values['max-stalled'], '--max-stalled', WORKER_RANGES.maxStalled);
   // Installed before anything starts, so a signal during start-up is not lost.
   const stop = untilSignal();
   let worker: Awaited<ReturnType<typeof startQueueWorker>> | undefined;
@@ -39,7 +50,7 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
       concurrency,
       lockDurationMs,
       stalledIntervalMs,
-      maxStalledCount: positiveInt(values['max-stalled'], '--max-stalled'),
+      maxStalledCount,
       onLog: (line) => io.stderr(`${line}\n`),
     });
     io.stderr(`worker ${worker.id} ready\n`);
@@ -47,15 +58,18 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
     io.stderr(`received ${stop.signal}: draining (the jobs in hand finish; a second signal hands them back)\n`);
     const current = worker;
     const drained = current.close(false);
-    // A second signal: cancel the attempts in hand (their services are collected) and leave their jobs.
+    // A second signal: cancel the attempts in hand (their services are collected) and put their jobs back
+    // in the queue's waiting list, for another worker (no failure, no retry counted).
     const again = untilSignal();
     const forced = again.wait().then(() => {
       if (again.signal === undefined) return false;
       io.stderr(`received ${again.signal}: handing the jobs in hand back\n`);
       return current.close(true).then(() => true);
     });
-    const how = await Promise.race([drained.then(() => false), forced]);
+    // Drained, or handed back: either way the jobs in hand have ended once the drain resolves.
+    await drained;
     again.dispose();
+    const how = await forced;
     if (values.json) printJson(io, { worker: current.id, stopped: how ? 'forced' : 'drained' });
     else io.stdout(`worker ${current.id} stopped (${how ? 'jobs handed back' : 'drained'})\n`);
     return EXIT.ok;

@@ -290,15 +290,13 @@ export async function runAttempt(
       const commit = await host.worktrees.commit(agent, invocation.id, invocation.task);
       invocation.git = { branch: roleBranch(host.paths, agent), commit };
     } catch (error) {
-      failure = new SdkError(
-        'io_error',
-        `could not commit the changes of ${agent} on its branch: ${toSdkError(error).message}`,
-        {
-          remedy: 'check the worktree with `git status`',
-          data: { agent, worktree: invocation.workspace },
-          cause: error,
-        },
-      );
+      // A coded cause (a queue worker's refused push) keeps its remedy and facts (branch, commit).
+      const cause = toSdkError(error);
+      failure = new SdkError('io_error', `could not commit the changes of ${agent} on its branch: ${cause.message}`, {
+        remedy: cause.remedy ?? 'check the worktree with `git status`',
+        data: { ...cause.data, agent, worktree: invocation.workspace },
+        cause: error,
+      });
     }
   }
   if (failure !== undefined) return finish('failed', failure);

@@ -18,6 +18,7 @@ import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import type { AttemptHost, AttemptResult } from './attempt.js';
 import { type CheckpointFile, checkpointPath, readCheckpoint } from './checkpoints.js';
+import { checkJobEvents } from './jobEvents.js';
 import { fetchRoleBranch, runGitRemote } from './remoteWorktrees.js';
 import { type AttemptRecord, type InvocationRecord, now } from './runRecord.js';
 import { roleBranch } from './worktrees.js';
@@ -195,6 +196,19 @@ async function awaitJob(
     if (host.signal.aborted) return interrupted(host, attempt, host.signal.reason);
     return queueLost(host, attempt, error);
   }
+  if (outcome.status === 'failed' && outcome.refused !== undefined) {
+    // A worker refused the job: every worker would. Its own code, not retried.
+    const { code, message, remedy } = outcome.refused;
+    attempt.outcome = 'failed';
+    attempt.finishedAt = now();
+    attempt.queue!.workers = await takers(host, job);
+    attempt.error = new SdkError(code, message, {
+      ...(remedy === undefined ? {} : { remedy }),
+      data: { job, invocation: invocation.id, workers: attempt.queue!.workers },
+    }).toJSON();
+    await host.file.save();
+    return { attempt, retryable: false };
+  }
   if (outcome.status !== 'completed') {
     const error = new SdkError(
       'worker_lost',
@@ -216,7 +230,14 @@ async function awaitJob(
   const workers = await takers(host, job);
   let result: InvocationJobResult;
   try {
-    result = checkResult(outcome.value, job, host.record.run, invocation, roleBranch(host.paths, invocation.agent));
+    result = checkResult(
+      outcome.value,
+      job,
+      host.record.run,
+      invocation,
+      attempt,
+      roleBranch(host.paths, invocation.agent),
+    );
   } catch (error) {
     attempt.outcome = 'failed';
     attempt.finishedAt = now();
@@ -281,12 +302,16 @@ async function takers(host: QueuedAttemptHost, job: string): Promise<string[]> {
 /** The states an invocation can be in (a result naming another is refused). */
 const INVOCATION_STATES = ['starting', 'running', 'succeeded', 'failed', 'interrupted'] as const;
 
-/** The job's result, checked: anything in Redis may have been written by something else. */
+/**
+ * The job's result, checked: anything in Redis may have been written by something else. Its events are
+ * checked one by one ({@link checkJobEvents}).
+ */
 function checkResult(
   value: unknown,
   job: string,
   run: string,
   invocation: InvocationRecord,
+  attempt: AttemptRecord,
   branch: string,
 ): InvocationJobResult {
   const r = value as Partial<InvocationJobResult> | null;
@@ -300,14 +325,8 @@ function checkResult(
     r.attempt !== null &&
     typeof r.attempt.attempt === 'number' &&
     ['succeeded', 'failed', 'interrupted'].includes(String(r.attempt.outcome)) &&
+    r.attempt.attempt === attempt.attempt &&
     Array.isArray(r.events) &&
-    r.events.every(
-      (e) =>
-        typeof e === 'object' &&
-        e !== null &&
-        (e as { invocation?: unknown }).invocation === invocation.id &&
-        ((e as { type?: unknown }).type !== 'invocation.state' || state((e as { to?: unknown }).to)),
-    ) &&
     state(r.state) &&
     (r.output === null || typeof r.output === 'string') &&
     (r.position === null || (typeof r.position === 'number' && Number.isSafeInteger(r.position) && r.position >= 0)) &&
@@ -337,6 +356,15 @@ function checkResult(
       },
     );
   }
+  // Each event is checked before any reaches the journal: known type, its fields, the job's own ids.
+  checkJobEvents(r.events as unknown[], {
+    job,
+    run,
+    invocation: invocation.id,
+    agent: invocation.agent,
+    attempt: attempt.attempt,
+    servicesId: attempt.servicesId,
+  });
   return r as InvocationJobResult;
 }
 

@@ -9,7 +9,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { SdkError } from '../errors.js';
-import { redactText, redactUrl } from '../redact.js';
+import { redactText, redactUrl, redactUrlsIn } from '../redact.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import { RoleWorktrees, roleBranch } from './worktrees.js';
 
@@ -32,14 +32,19 @@ function shownRemote(remote: string): string {
   return isUrl(remote) ? redactUrl(remote) : remote;
 }
 
-/** `text` (git's own message) with every spelling of the remote's URL and its password redacted. */
+/**
+ * `text` (git's own message) with every spelling of the remote's URL and its password redacted, and any
+ * other URL in it (a redirect, an `insteadOf` rewrite) without its user information.
+ */
 function shownText(text: string, remote: string): string {
-  if (!isUrl(remote)) return text;
+  if (!isUrl(remote)) return redactUrlsIn(text);
   const { username, password } = new URL(remote);
-  return redactText(text, {
-    urls: [remote],
-    values: [password, decodeURIComponentSafe(password), username, decodeURIComponentSafe(username)],
-  });
+  return redactUrlsIn(
+    redactText(text, {
+      urls: [remote],
+      values: [password, decodeURIComponentSafe(password), username, decodeURIComponentSafe(username)],
+    }),
+  );
 }
 
 function isUrl(remote: string): boolean {

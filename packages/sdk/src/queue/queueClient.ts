@@ -5,7 +5,9 @@
  */
 import type { Queue, QueueEvents } from 'bullmq';
 import { SdkError } from '../errors.js';
-import { type QueueAddress, parseQueueUrl, redactUrlsIn } from './queueUrl.js';
+import { redactUrlsIn } from '../redact.js';
+import { type RefusedError, refusalOf, shownReason } from './jobRefusal.js';
+import { type QueueAddress, parseQueueUrl } from './queueUrl.js';
 
 /** The BullMQ queue name both sides use unless told otherwise. */
 export const DEFAULT_QUEUE_NAME = 'scienceevolve-invocations';
@@ -32,8 +34,11 @@ export interface QueueSettings {
 export type JobOutcome =
   /** The worker returned this value. */
   | { status: 'completed'; value: unknown }
-  /** BullMQ failed the job (the processor threw, or the job stalled more often than allowed). */
-  | { status: 'failed'; reason: string }
+  /**
+   * BullMQ failed the job (the processor threw, or the job stalled more often than allowed); `refused`
+   * when a worker refused it with a coded error (never retried: every worker would refuse it).
+   */
+  | { status: 'failed'; reason: string; refused?: RefusedError | undefined }
   /** No such job (never added, or removed after it was kept long enough). */
   | { status: 'missing' };
 
@@ -109,10 +114,11 @@ export class QueueClient {
       .waitUntilFinished(this.events)
       .then(
         (value): JobOutcome => ({ status: 'completed', value }),
-        (error: unknown): JobOutcome => ({
-          status: 'failed',
-          reason: redactUrlsIn(error instanceof Error ? error.message : String(error)),
-        }),
+        (error: unknown): JobOutcome => {
+          const reason = error instanceof Error ? error.message : String(error);
+          const refused = refusalOf(reason);
+          return { status: 'failed', reason: shownReason(reason), ...(refused === undefined ? {} : { refused }) };
+        },
       );
     const outcome = await this.guard(finished, signal);
     if (outcome.status === 'completed') {

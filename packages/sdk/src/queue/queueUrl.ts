@@ -4,6 +4,7 @@
  * that leaves this module names the address without them (events, logs, errors).
  */
 import { SdkError } from '../errors.js';
+import { redactUrlsIn } from '../redact.js';
 
 /** What ioredis needs to connect, and the address as it may be shown. */
 export interface QueueAddress {
@@ -83,13 +84,8 @@ function publicQueueUrl(url: URL): string {
   return copy.href;
 }
 
-/**
- * Replaces the userinfo of every URL-like `scheme://user:pass@` in `text` by `***@`, so an error message
- * from ioredis or BullMQ that quotes the address never shows credentials.
- */
-export function redactUrlsIn(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi, '$1***@');
-}
+/** Kept here for the public API; `redact.ts` owns the redaction of URLs in messages. */
+export { redactUrlsIn } from '../redact.js';
 
 function badUrl(shown: string, why: string): SdkError {
   return new SdkError('usage', `the queue address ${shown} cannot be used: ${why}`, {

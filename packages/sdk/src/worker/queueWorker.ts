@@ -10,7 +10,7 @@ import { workflowDigest } from '../store/storeChain.js';
 import { hostname } from 'node:os';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SdkError, toSdkError } from '../errors.js';
+import { SdkError, isSdkError, toSdkError } from '../errors.js';
 import { type RunEventInput, emptyUsage } from '../events/runEvents.js';
 import { RunHarnesses } from '../harness/harnessFor.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
@@ -28,7 +28,8 @@ import { type CheckpointFile, checkpointPath } from '../engine/checkpoints.js';
 import { RunFile, type RunRecord, now, thisHost } from '../engine/runRecord.js';
 import { RemoteRoleWorktrees } from '../engine/remoteWorktrees.js';
 import { RoleWorktrees } from '../engine/worktrees.js';
-import { type ConsumedJob, type ConsumerSettings, startQueueConsumer } from '../queue/queueConsumer.js';
+import { JobRefusal } from '../queue/jobRefusal.js';
+import { type ConsumedJob, type ConsumerSettings, JobHandBack, startQueueConsumer } from '../queue/queueConsumer.js';
 import { ProjectPaths, openProject } from '../store/projectStore.js';
 import { checkProjectId } from '../store/projectId.js';
 import { storeSource } from '../store/sourceStore.js';
@@ -37,7 +38,7 @@ import { definitionDigest } from '../workflow/digest.js';
 import { parseWorkflow } from '../workflow/validate.js';
 
 /** Options of {@link startQueueWorker}. */
-export interface QueueWorkerOptions extends Omit<ConsumerSettings, 'onLog'> {
+export interface QueueWorkerOptions extends Omit<ConsumerSettings, 'onLog' | 'workerId'> {
   /** The worker's own data dir (definitions by digest, invocation copies and logs, its supervisor's log). */
   dataDir: string;
   /** Where `envFrom` and `apiKeyEnv` names are resolved. Default `process.env` (never modified). */
@@ -51,9 +52,10 @@ export interface QueueWorker {
   /** `<hostname>:<pid>`: how runs record which worker ran an attempt. */
   readonly id: string;
   /**
-   * Stops taking jobs. Drain (`force: false`): the jobs in hand finish and return their results. Force:
-   * the attempts in hand are cancelled (their services collected) and their jobs fail, so the coordinator
-   * retries them within `orchestration.invocationRetries`.
+   * Stops taking jobs. Drain (`force: false`): the jobs in hand finish and return their results. Force
+   * (also after a drain began): the attempts in hand are cancelled (their services collected) and their
+   * jobs go back to the queue's waiting list, for another worker to take as if never taken — no failure,
+   * no retry counted.
    */
   close(force?: boolean): Promise<void>;
 }
@@ -64,24 +66,35 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   const log = options.onLog ?? (() => {});
   const abort = new AbortController();
   await sweepDataDir(options.dataDir);
-  const consumer = await startQueueConsumer({ ...options, onLog: log }, async (job) => {
+  const consumer = await startQueueConsumer({ ...options, onLog: log, workerId: id }, async (job) => {
     await job.log(`taken by ${id}`);
     log(`job ${job.id} taken`);
-    const result = await runJob(job, id, options, abort.signal);
+    let result: InvocationJobResult;
+    try {
+      result = await runJob(job, id, options, abort.signal);
+    } catch (error) {
+      // Stopped with a second signal: back to the queue (a refusal stays one: every worker would refuse).
+      if (abort.signal.aborted && !(error instanceof JobRefusal)) throw new JobHandBack();
+      throw error;
+    }
     log(`job ${job.id} ${result.attempt.outcome}${result.attempt.error ? ` (${result.attempt.error.code})` : ''}`);
+    // An attempt the stop interrupted goes back to the queue; one that ended first reports as it ended.
+    if (abort.signal.aborted && result.attempt.outcome === 'interrupted') throw new JobHandBack();
     return result;
   });
   log(`worker ${id} takes jobs from ${consumer.publicUrl}`);
   return {
     id,
     close: async (force = false) => {
-      if (force)
+      if (force) {
+        // The attempts in hand are cancelled (their services collected), then their jobs handed back.
         abort.abort(
           new SdkError('cancelled', `queue worker ${id} was stopped`, {
-            remedy: 'the job is retried by another worker',
+            remedy: 'the job goes back to the queue for another worker',
           }),
         );
-      await consumer.close(force);
+      }
+      await consumer.close();
     },
   };
 }
@@ -99,56 +112,34 @@ async function sweepDataDir(dataDir: string): Promise<void> {
   }
 }
 
-/** One job: checked, stored, run; coded failures are the attempt's, returned as a result. */
+/**
+ * One job: checked, stored, run. A job this worker refuses (its shape, options, definitions' digests, the
+ * workspace — an {@link SdkError} before the attempt starts) would be refused by every worker: it fails at
+ * once with its coded error ({@link JobRefusal}), never retried. Coded failures of the attempt itself are
+ * the attempt's, returned as a result.
+ */
 async function runJob(
   job: ConsumedJob,
   worker: string,
   options: QueueWorkerOptions,
   signal: AbortSignal,
 ): Promise<InvocationJobResult> {
-  const data = checkJob(job);
-  const paths = await openProject(options.dataDir, data.project);
-  const invocation = data.invocation;
-  const events: RunEventInput[] = [];
-  const emit = (event: RunEventInput) => events.push({ ...event, time: event.time ?? now() });
-  let version: WorkflowVersion | undefined;
-  let refusal: SdkError | undefined;
+  let data: InvocationJob;
+  let paths: ProjectPaths;
+  let version: WorkflowVersion;
   try {
+    data = checkJob(job);
+    paths = await openProject(options.dataDir, data.project);
     version = await storeDefinitions(paths, data);
     // Git-on works in a clone of the run's remote; Git-off needs the run's workspace at the same path.
     if (data.git === null) await checkWorkspace(data.workspace);
   } catch (error) {
-    refusal = toSdkError(error);
+    if (isSdkError(error)) throw new JobRefusal(toSdkError(error));
+    throw error;
   }
-  if (refusal !== undefined || version === undefined) {
-    const error = refusal ?? new SdkError('invalid_job', `job ${job.id} has no workflow`);
-    const number = invocation.attempts.length + 1;
-    return {
-      format: JOB_FORMAT,
-      worker,
-      attempt: {
-        attempt: number,
-        servicesId: number === 1 ? invocation.id : `${invocation.id}-${number}`,
-        runtimePath: '',
-        version: data.version.version,
-        restarted: data.restarted,
-        startedAt: now(),
-        finishedAt: now(),
-        outcome: 'failed',
-        error: error.toJSON(),
-      },
-      // A job this worker refuses would be refused by every worker: not retried.
-      retryable: false,
-      events: [],
-      state: invocation.state,
-      output: null,
-      git: invocation.git,
-      workspace: invocation.workspace,
-      usage: emptyUsage(),
-      checkpoint: null,
-      position: null,
-    };
-  }
+  const invocation = data.invocation;
+  const events: RunEventInput[] = [];
+  const emit = (event: RunEventInput) => events.push({ ...event, time: event.time ?? now() });
   const record: RunRecord = {
     format: 1,
     run: data.run,
