@@ -48,6 +48,7 @@ import { type WorkflowVersion, readAccepted } from '../packages/sdk/dist/store/w
 import { type BenchContext, type ResultRow, median, ms, now, ratio, runPairs, scratchDir } from './lib/common.js';
 import { descendantsOf, rssOf } from './lib/processes.js';
 import type { BenchProject } from './lib/services.js';
+import type { CurvePoint } from './report.js';
 
 /** Definitions of the scale project: `scale-1` … `scale-32` (the limit of project services, SPEC §3.4). */
 const MAX_SERVICES = 32;
@@ -248,34 +249,19 @@ async function batch(project: ScaleProject, agent: string, count: number): Promi
   return { wallMs, before, peak, queuedMs, startMs, failures };
 }
 
-/** One point of a curve: the medians of its A batches against the baseline's B batches. */
-interface Point {
-  /** Concurrent invocations (15a) or services in the invocation (15b). */
-  n: number;
-  pairs: number;
-  /** Median wall time of the batch, ms. */
-  wallMs: number;
+/**
+ * One point of a curve: the medians of its A batches against the baseline's B batches (what the page's
+ * curve tables show, {@link CurvePoint}, and more for results.json).
+ */
+interface Point extends CurvePoint {
   /** Median wall time of the baseline (n = 1) beside it, ms. */
   baselineMs: number;
-  /** Median of the per-pair ratios wall(n) / wall(1). */
-  ratio: number;
-  /** Median PSS growth per invocation (per service for 15b), bytes. */
-  pssPerUnit: number;
-  /** Median RSS growth per invocation (per service for 15b), bytes. */
-  rssPerUnit: number;
-  /** Median PSS at peak of host + supervisor + services, divided by n, bytes. */
-  footprintPerUnit: number;
   /** The longest wait at the admission gate over all batches of the point, ms. */
   maxQueuedMs: number;
-  /** The median over the batches of each batch's longest gate wait, ms. */
-  medianMaxQueuedMs: number;
   /** The longest admission → ready over all batches of the point, ms. */
   maxStartMs: number;
   /** Processes of host + supervisor + services at peak (last batch). */
   processes: number;
-  failures: number;
-  /** Load average (1 min) when the point started and ended. */
-  load: [number, number];
 }
 
 /** Measures one point: `pairs` alternations of `count` × `agent` (A) against 1 × `baselineAgent` (B). */
