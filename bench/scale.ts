@@ -371,8 +371,10 @@ export async function scaleBench(ctx: BenchContext, main: BenchProject): Promise
     invocationPoints.push(p.point);
     oneInvocation = [...oneInvocation, ...p.b];
   }
+  // The baseline's batches ran beside every series: from row 13's start to the last point's end.
+  const invocationsEnd = invocationPoints.at(-1)?.load[1] ?? big.point.load[1];
   invocationPoints.push(big.point);
-  invocationPoints.unshift(baselinePoint(oneInvocation, oneInvocation.length, big.point.load));
+  invocationPoints.unshift(baselinePoint(oneInvocation, oneInvocation.length, [big.point.load[0], invocationsEnd]));
 
   // 14: the most services in one invocation against one service.
   const sMax = curve.services.at(-1)!;
@@ -399,8 +401,9 @@ export async function scaleBench(ctx: BenchContext, main: BenchProject): Promise
     servicePoints.push(p.point);
     oneService = [...oneService, ...p.b];
   }
+  const servicesEnd = servicePoints.at(-1)?.load[1] ?? many.point.load[1];
   servicePoints.push(many.point);
-  servicePoints.unshift(baselinePoint(oneService, oneService.length, many.point.load));
+  servicePoints.unshift(baselinePoint(oneService, oneService.length, [many.point.load[0], servicesEnd]));
   const loadAtEnd = load1();
 
   const loaded = `figures taken on a shared, loaded machine (2 cores; load average ${loadAtStart} at the start of these rows, ${loadAtEnd} at the end), so absolute times are context only`;
