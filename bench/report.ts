@@ -119,7 +119,128 @@ export const GOALS: ReadonlyArray<{ id: string; measure: string; baseline: strin
     baseline: 'the same 64 in one process',
     goal: "reported: the queue's overhead on one machine",
   },
+  {
+    id: '13',
+    measure: '64 concurrent invocations × 2 services, wall time and host memory per invocation (admission gate on)',
+    baseline: '1 invocation × 2 services',
+    goal: 'no start fails for queueing; queue wait reported apart; host memory per invocation reported',
+  },
+  {
+    id: '14',
+    measure: '32 services in one invocation: time to all ready, and memory',
+    baseline: '1 service in one invocation',
+    goal: 'reported',
+  },
+  {
+    id: '15',
+    measure:
+      'the growth curve: 1 … 64 concurrent invocations × 2 services (15a), 1 … 32 services in one invocation (15b)',
+    baseline: '1 invocation (1 service) beside each point',
+    goal: 'reported ([Growth curve](#growth-curve))',
+  },
 ];
+
+/** One point of a growth curve (rows 15a and 15b, written by bench/scale.ts). */
+export interface CurvePoint {
+  /** Concurrent invocations (15a) or services in one invocation (15b). */
+  n: number;
+  pairs: number;
+  /** Median wall time of the batch to every service ready, ms. */
+  wallMs: number;
+  /** Median of the per-pair ratios against the baseline beside it. */
+  ratio: number;
+  /** Median PSS growth per invocation (15a) or per service (15b), bytes. */
+  pssPerUnit: number;
+  /** The same in RSS, bytes. */
+  rssPerUnit: number;
+  /** Median PSS at peak of host + supervisor + services, divided by n, bytes. */
+  footprintPerUnit: number;
+  /** The median over the batches of each batch's longest wait at the admission gate, ms. */
+  medianMaxQueuedMs: number;
+  failures: number;
+  /** Load average (1 min) when the point started and ended. */
+  load: [number, number];
+}
+
+function curveOf(row: ResultRow | undefined): CurvePoint[] | undefined {
+  const points = row?.data.points;
+  if (!Array.isArray(points) || points.length === 0) return undefined;
+  return points as CurvePoint[];
+}
+
+const MiB = 2 ** 20;
+const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : '—');
+const msText = (value: number) => (Number.isFinite(value) ? `${Math.round(value)} ms` : '—');
+
+/** A bar chart in a code block: one line per point, the bar proportional to `value`. */
+function bars(label: string, points: readonly CurvePoint[], value: (p: CurvePoint) => number, unit: string): string[] {
+  const max = Math.max(...points.map(value).filter(Number.isFinite));
+  const width = 40;
+  const lines = ['```', label];
+  for (const p of points) {
+    const v = value(p);
+    const length = Number.isFinite(v) && max > 0 ? Math.max(1, Math.round((v / max) * width)) : 0;
+    lines.push(`${String(p.n).padStart(4)} │${'█'.repeat(length)} ${fixed(v, 0)} ${unit}`);
+  }
+  lines.push('```');
+  return lines;
+}
+
+/**
+ * The "Growth curve" section: rows 15a and 15b as tables (and bar charts of the time per unit), from the
+ * raw points in bench/results.json. Empty when those rows carry no points (read back from the page).
+ */
+export function renderCurves(rows: readonly ResultRow[]): string[] {
+  const invocations = curveOf(rows.find((r) => r.id === '15a'));
+  const services = curveOf(rows.find((r) => r.id === '15b'));
+  if (invocations === undefined && services === undefined) return [];
+  const lines: string[] = ['## Growth curve', ''];
+  lines.push(
+    'How the time to every service ready and the host memory grow with the load (rows 15a and 15b; their ' +
+      'largest points are rows 13 and 14). Each point is the median of its own A/B series against one ' +
+      'invocation (one service) started beside it; "× one" is the median of the per-pair ratios, so it ' +
+      'holds up on a loaded machine better than the absolute times. Memory is PSS (shared pages divided ' +
+      'among the processes that map them) of the host, its supervisor and every service process at the ' +
+      'moment all are ready, minus the same sum before the batch; "footprint" is the whole sum at that ' +
+      'moment divided by the count, the host (here the benchmark runner) and supervisor included. The ' +
+      'admission gate admits one start per core (2 here), so a batch queues: "gate wait" is the slowest ' +
+      "start's wait for its turn (median over the batches), outside every start's 35 s budget.",
+  );
+  lines.push('');
+  if (invocations !== undefined) {
+    lines.push('### Concurrent invocations × 2 services (15a)');
+    lines.push('');
+    lines.push(
+      '| invocations | batch to ready | per invocation | × one (batch) | × one, per invocation | gate wait | memory per invocation (PSS) | RSS per invocation | footprint per invocation | failed | load (1 min) |',
+    );
+    lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+    for (const p of invocations) {
+      lines.push(
+        `| ${p.n} | ${msText(p.wallMs)} | ${msText(p.wallMs / p.n)} | ${fixed(p.ratio, 2)}× | ${fixed(p.ratio / p.n, 2)}× | ${msText(p.medianMaxQueuedMs)} | ${fixed(p.pssPerUnit / MiB, 1)} MiB | ${fixed(p.rssPerUnit / MiB, 1)} MiB | ${fixed(p.footprintPerUnit / MiB, 1)} MiB | ${p.failures} | ${p.load.map((l) => fixed(l, 2)).join(' → ')} |`,
+      );
+    }
+    lines.push('');
+    lines.push(...bars('invocations   wall time per invocation', invocations, (p) => p.wallMs / p.n, 'ms'));
+    lines.push('');
+  }
+  if (services !== undefined) {
+    lines.push('### Services in one invocation (15b)');
+    lines.push('');
+    lines.push(
+      '| services | to all ready | per service | × one service | × one, per service | gate wait | memory per service (PSS) | RSS per service | footprint per service | failed | load (1 min) |',
+    );
+    lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+    for (const p of services) {
+      lines.push(
+        `| ${p.n} | ${msText(p.wallMs)} | ${msText(p.wallMs / p.n)} | ${fixed(p.ratio, 2)}× | ${fixed(p.ratio / p.n, 2)}× | ${msText(p.medianMaxQueuedMs)} | ${fixed(p.pssPerUnit / MiB, 1)} MiB | ${fixed(p.rssPerUnit / MiB, 1)} MiB | ${fixed(p.footprintPerUnit / MiB, 1)} MiB | ${p.failures} | ${p.load.map((l) => fixed(l, 2)).join(' → ')} |`,
+      );
+    }
+    lines.push('');
+    lines.push(...bars('services   time to all ready', services, (p) => p.wallMs, 'ms'));
+    lines.push('');
+  }
+  return lines;
+}
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -345,6 +466,11 @@ export function renderReport(r: RunResults): string {
         `- ${runLabel(run)} (${run.started} → ${run.finished}): rows ${[...new Set(ids)].join(', ')}; load ${run.loadavgStart.join(' / ')} → ${run.loadavgEnd.join(' / ')} on ${m.nproc} cores.`,
       );
     }
+  }
+  const curves = renderCurves(r.rows);
+  if (curves.length > 0) {
+    lines.push('');
+    lines.push(...curves.slice(0, -1));
   }
   lines.push('');
   lines.push('## Goals');

@@ -4,7 +4,8 @@
  * docs/benchmarks.md.
  *
  *   npm run bench                 the full run (< 10 minutes)
- *   npm run bench -- --quick      fewer samples, 8 instead of 64 concurrent invocations (< 2 minutes)
+ *   npm run bench -- --quick      fewer samples, 8 instead of 64 concurrent invocations, scale curves up to 8
+ *                                 (< 2 minutes)
  *   npm run bench -- --only 1,5   only the benchmarks named; the other rows keep their last figures, each
  *                                 marked with the run that measured it (from bench/results.json, or parsed
  *                                 from docs/benchmarks.md when there is none)
@@ -31,6 +32,7 @@ import { findLeftovers, killLeftovers, killWithEnv } from './lib/processes.js';
 import { type BenchProject, closeSupervisor, setupProject } from './lib/services.js';
 import { mergeRows, previousRows, writeReport } from './report.js';
 import { sandboxStart } from './sandboxStart.js';
+import { scaleBench } from './scale.js';
 import { eightServicesReady, oneServiceReady } from './serviceReady.js';
 import { supervisorKill } from './supervisorKillRow.js';
 import { queueBackendBench } from './queueBackend.js';
@@ -91,6 +93,12 @@ const STEPS: Step[] = [
     name: 'the queue backend over 1, 2, 3 local workers',
     goal: "reported: the queue's overhead on one machine",
     run: (c) => queueBackendBench(c),
+  },
+  {
+    ids: ['13', '14', '15'],
+    name: 'scale: concurrent invocations, services in one invocation, the growth curve',
+    goal: 'reported',
+    run: (c, p) => scaleBench(c, p),
   },
 ];
 

@@ -4,6 +4,7 @@
  * budget, and collect everything on close — or at once when any service fails to start.
  */
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { collectMarked } from '@scienceevolve/supervisor/terminate';
@@ -166,6 +167,9 @@ export async function startInvocationServices(options: InvocationOptions): Promi
   const deadline = Date.now() + budgetMs;
   // One abort for every start: the caller's signal, or the first failure when cancelOnFailure is set.
   const cancel = new AbortController();
+  // Every start listens on this one signal (its wait at the gate, then its budget): an agent's 32 services
+  // pass Node's default warning threshold of 10 listeners, which is no leak here.
+  setMaxListeners(Math.max(10, 4 * plan.length), cancel.signal);
   const forwardAbort = () => cancel.abort(options.signal?.reason);
   if (options.signal?.aborted) forwardAbort();
   else options.signal?.addEventListener('abort', forwardAbort, { once: true });
