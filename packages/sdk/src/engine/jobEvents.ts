@@ -133,6 +133,7 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
     fromCheckpoint: bool,
     services: listOf(str),
     runtimePath: str,
+    collection: oneOf('cgroup-v2', 'cgroup-v1', 'process-group'),
   },
   'invocation.state': { ...base, from: nullable(oneOf(...STATES)), to: oneOf(...STATES), attempt: count },
   'invocation.checkpoint': { ...base, step: count, path: str },
