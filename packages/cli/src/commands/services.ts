@@ -16,7 +16,7 @@ import { untilSignal } from '../signals.js';
 export const SERVICES_HELP = [
   'services probe --data-dir D [--workflow W] --workspace WS --agent A [--hold S] [--pids-max N] [--json]',
   "                                     start an agent's services, list all they offer, collect them",
-  'services serve --data-dir D [--workflow W] --workspace WS --agent A [--http [--port N] --token-file F] [--passthrough]',
+  'services serve --data-dir D [--workflow W] --workspace WS --agent A [--http [--port N] --token-file F] [--passthrough] [--pids-max N]',
   "                                     serve the agent's managed bridge (stdio MCP server by default)",
 ].join('\n');
 
