@@ -1,6 +1,8 @@
 /** `scienceevolve services probe|serve`: one agent's services, outside a run. */
 import {
   createBridgeToken,
+  MAX_PIDS_MAX,
+  MIN_PIDS_MAX,
   probeServices,
   protectStdout,
   type SandboxDecision,
@@ -67,7 +69,10 @@ function common(values: Record<string, unknown>) {
     startupBudgetMs: positiveInt(values['startup-budget-ms'] as string | undefined, '--startup-budget-ms'),
     graceMs: positiveInt(values['grace-ms'] as string | undefined, '--grace-ms'),
     // Each service's control group limit, where services run in one (docs/supervision.md).
-    pidsMax: positiveInt(values['pids-max'] as string | undefined, '--pids-max', { min: 8, max: 4_194_304 }),
+    pidsMax: positiveInt(values['pids-max'] as string | undefined, '--pids-max', {
+      min: MIN_PIDS_MAX,
+      max: MAX_PIDS_MAX,
+    }),
   };
 }
 
