@@ -188,7 +188,8 @@ if (h) {
   });
   goals.push({
     goal: 'hostile invocations: 0 surviving `setsid env -i` grandchildren',
-    met: h.envClearedSurvivors === 0,
+    // Met only when such services ran: 0 survivors of none proves nothing (as for the fork bomb below).
+    met: h.envClearedSurvivors === 0 && (h.perFixture['soak:clearsEnvDoubleFork.cjs']?.services ?? 0) > 0,
     figure: `${h.envClearedSurvivors} over ${h.perFixture['soak:clearsEnvDoubleFork.cjs']?.services ?? 0} such services; collection named by probe: ${collectionText(h.collection)}`,
     // Known only where no probe said it collects by control group: process groups and markers cannot find such a process.
     ...(cgroupNamed(h.collection)

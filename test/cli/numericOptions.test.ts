@@ -56,6 +56,19 @@ test('numeric options: decimal digits only, within the stated range, else exit 2
         over: ['3000000', '2147484'],
       },
       {
+        argv: (o) => ['services', 'probe', '--data-dir', dataDir, '--workspace', workspace, '--agent', 'main', o],
+        flag: '--pids-max',
+        range: [8, 4_194_304],
+        // Below the SDK's smallest limit: a shell prelude and a service could not start.
+        over: ['7', '4194305'],
+      },
+      {
+        argv: (o) => [...serve, o],
+        flag: '--pids-max',
+        range: [8, 4_194_304],
+        over: ['4194305'],
+      },
+      {
         argv: (o) => ['bridge', 'http-to-stdio', '--url', url, o],
         flag: '--timeout-ms',
         range: [0, MAX],

@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type TestContext, test } from 'node:test';
@@ -25,6 +25,7 @@ import {
   detectCgroupSupport,
   isCgroupRef,
   joinCgroupCommand,
+  killCgroup,
   removeCgroup,
 } from '@scienceevolve/supervisor/cgroup';
 import { MARKER_ENV, processGroupOf, processStartTime } from '@scienceevolve/supervisor/procfs';
@@ -220,7 +221,11 @@ test('start-up sweep: a dead host’s cgroup is emptied and removed; a live host
   assert.deepEqual(cgroupMembers(live), [kept.pid]);
 });
 
-test('only our own cgroup paths are accepted from the channel; anything else is refused', () => {
+test('only our own cgroup paths are accepted from the channel; anything else is refused', {
+  skip: existsSync('/sys/fs/cgroup/freezer/cgroup.procs')
+    ? false
+    : 'no cgroup v1 freezer mount at /sys/fs/cgroup/freezer',
+}, () => {
   const ours = '/sys/fs/cgroup/freezer/scienceevolve/123-456/inv-1/svc-1';
   const cases: Array<[unknown, boolean]> = [
     [{ mechanism: 'cgroup-v2', dirs: [ours] }, true],
@@ -231,6 +236,9 @@ test('only our own cgroup paths are accepted from the channel; anything else is 
     [{ mechanism: 'cgroup-v2', dirs: ['/sys/fs/cgroup/unified/scienceevolve/me/inv/svc'] }, false],
     [{ mechanism: 'cgroup-v2', dirs: ['/sys/fs/cgroup/unified/scienceevolve/1-2/../../../system.slice'] }, false],
     [{ mechanism: 'cgroup-v2', dirs: ['relative/scienceevolve/1-2/inv/svc'] }, false],
+    // The right shape outside every cgroup mount: a look-alike the supervisor must never write into.
+    [{ mechanism: 'cgroup-v2', dirs: ['/tmp/scienceevolve/123-456/inv-1/svc-1'] }, false],
+    [{ mechanism: 'cgroup-v2', dirs: ['/sys/fs/cgroupx/scienceevolve/123-456/inv-1/svc-1'] }, false],
     [{ mechanism: 'cgroup-v3', dirs: [ours] }, false],
     [{ mechanism: 'cgroup-v2', dirs: [42] }, false],
     [null, false],
@@ -244,6 +252,25 @@ test('only our own cgroup paths are accepted from the channel; anything else is 
   };
   assert.equal(isHostMessage(intent), false, 'an intent naming a foreign cgroup is ignored as malformed');
   assert.equal(isHostMessage({ ...intent, cgroup: { mechanism: 'cgroup-v2', dirs: [ours] } }), true);
+});
+
+test('collecting a cgroup that is gone (or a directory that is no cgroup) creates no control file', (t) => {
+  const dir = tempDir(t);
+  const v1: CgroupRef = { mechanism: 'cgroup-v1', dirs: [join(dir, 'freezer'), join(dir, 'pids')] };
+  const v2: CgroupRef = { mechanism: 'cgroup-v2', dirs: [join(dir, 'unified')] };
+  for (const sub of ['freezer', 'pids', 'unified']) mkdirSync(join(dir, sub));
+  const signalled: number[] = [];
+  assert.deepEqual(
+    killCgroup(v1, (pid) => signalled.push(pid)),
+    [],
+  );
+  assert.deepEqual(
+    killCgroup(v2, (pid) => signalled.push(pid)),
+    [],
+  );
+  assert.deepEqual(signalled, []);
+  for (const sub of ['freezer', 'pids', 'unified'])
+    assert.deepEqual(readdirSync(join(dir, sub)), [], `${sub} stays empty`);
 });
 
 test('segments from ids are plain: no separator, no dot-dot, bounded', () => {

@@ -6,10 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { lstatSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { openPlainFile, readPlainFile } from '../../packages/cli/src/ui/plainFile.js';
+import { readEvents } from '../../packages/sdk/src/events/journal.js';
+import { openPlainFile, readPlainFile } from '../../packages/sdk/src/store/plainFile.js';
 import { tempDir } from '../fixtures/store/tempDir.js';
 
 test('a plain file opens; a symlink, a FIFO, a folder and a swapped file do not', async (t) => {
@@ -45,11 +46,27 @@ test('every viewer read of the data dir goes through openPlainFile', () => {
   const reads = /\b(open|openSync|readFile|readFileSync|createReadStream|opendir)\b/;
   const offenders: string[] = [];
   for (const name of readdirSync(uiDir)) {
-    if (!name.endsWith('.ts') || name === 'plainFile.ts') continue;
+    if (!name.endsWith('.ts')) continue;
     const source = readFileSync(join(uiDir, name), 'utf8');
     for (const match of source.matchAll(/import\s*\{([^}]*)\}\s*from\s*'(?:node:)?fs(?:\/promises)?'/g)) {
       if (reads.test(match[1] ?? '')) offenders.push(`${name}: ${match[0].replace(/\s+/g, ' ')}`);
     }
   }
-  assert.deepEqual(offenders, [], 'a viewer file opens files on its own instead of through plainFile.ts');
+  assert.deepEqual(offenders, [], "a viewer file opens files on its own instead of through the SDK's openPlainFile");
+});
+
+test('the journal reader takes a plain file only: a symlinked or FIFO journal reads as empty, never blocks', async (t) => {
+  const dir = await tempDir(t);
+  const secret = join(dir, 'secret.jsonl');
+  writeFileSync(secret, '{"type":"run.started","run":"elsewhere"}\n');
+  const linked = join(dir, 'linked', 'events.jsonl');
+  mkdirSync(dirname(linked));
+  symlinkSync(secret, linked);
+  assert.deepEqual(await readEvents(linked), [], 'a symlinked journal is not followed');
+  const fifo = join(dir, 'fifo', 'events.jsonl');
+  mkdirSync(dirname(fifo));
+  execFileSync('mkfifo', [fifo]);
+  // Without O_NONBLOCK this read would wait for a writer forever (status and the run's end with it).
+  assert.deepEqual(await readEvents(fifo), [], 'a FIFO journal does not block');
+  assert.deepEqual(await readEvents(secret), [{ type: 'run.started', run: 'elsewhere' }], 'a plain journal reads');
 });

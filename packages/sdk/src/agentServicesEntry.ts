@@ -16,6 +16,7 @@ export type {
 } from './engine/agentServices.js';
 export type { SandboxDecision, SandboxReason } from './services/sandbox.js';
 export type { CollectionMechanism, CollectionPreference } from './services/processGroup.js';
+export { DEFAULT_PIDS_MAX, MAX_PIDS_MAX, MIN_PIDS_MAX } from './services/processGroup.js';
 export { createBridgeToken, serveHttp, HTTP_FACE_PATH, writeBridgeTokenFile } from './bridge/httpFace.js';
 export type { HttpFace, HttpFaceOptions } from './bridge/httpFace.js';
 export { serveStdio } from './bridge/stdioFace.js';

@@ -28,6 +28,7 @@ export { connectRemoteService } from './services/remoteService.js';
 export type { RemoteServiceSpec, RemoteServiceSession } from './services/remoteService.js';
 export { buildServiceEnv } from './services/serviceEnv.js';
 export { BWRAP_ENV, decideSandbox, sandboxAvailability, sandboxCommand } from './services/sandbox.js';
+export { DEFAULT_PIDS_MAX, MAX_PIDS_MAX, MIN_PIDS_MAX } from './services/processGroup.js';
 export type { CollectionMechanism, CollectionPreference } from './services/processGroup.js';
 export type {
   SandboxAvailability,
@@ -128,6 +129,7 @@ export { parseQueueUrl, redactUrlsIn } from './queue/queueUrl.js';
 export type { QueueAddress } from './queue/queueUrl.js';
 export { DEFAULT_QUEUE_NAME } from './queue/queueClient.js';
 export type { QueueSettings } from './queue/queueClient.js';
+export { CONSUMER_RANGES } from './queue/queueConsumer.js';
 export type { ConsumerSettings } from './queue/queueConsumer.js';
 export { TOOL_SUMMARY_BYTES } from './engine/toolJournal.js';
 export * from './statusEntry.js';

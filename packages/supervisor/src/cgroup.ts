@@ -7,21 +7,24 @@
  *
  * Layout, so that ownership is clear from the path alone:
  * `<base>/scienceevolve/<hostPid>-<hostStart>/<invocation>/<service>`, where `<base>` is the host's own
- * cgroup in each hierarchy used (cgroup v1: `freezer` and `pids`; cgroup v2: the unified one). Nothing
- * outside a `scienceevolve/<pid>-<start>` directory is ever created, written or removed.
+ * cgroup in each hierarchy used (cgroup v1: `freezer` and `pids`; cgroup v2: the unified one). Apart from the
+ * shared `scienceevolve/` directory (created, and on cgroup v2 given `+pids` in its `cgroup.subtree_control`),
+ * nothing outside a `scienceevolve/<pid>-<start>` directory is ever created, written or removed.
  *
  * Elsewhere (not allowed to write the cgroup tree, no cgroup file system, not Linux) nothing here is used
  * and collection is the process group and marker sweep alone. Why and how: docs/decisions/cgroup-collection.md.
  */
 import {
   accessSync,
+  closeSync,
   constants,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   rmdirSync,
-  writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { isAbsolute, join, normalize } from 'node:path';
 import { isHostAlive } from './marker.js';
@@ -222,15 +225,30 @@ export function cgroupSegment(id: string): string {
   return `${plain}_${hash.toString(16)}`;
 }
 
+let mountPoints: string[] | undefined;
+
+/** Where this host's cgroup v1 `freezer`/`pids` and cgroup v2 hierarchies are mounted (read once). */
+function cgroupMountPoints(): string[] {
+  if (mountPoints === undefined) {
+    const mounts = readMounts();
+    mountPoints = [...mounts.v1.values(), ...(mounts.v2 === undefined ? [] : [mounts.v2])];
+  }
+  return mountPoints;
+}
+
 /**
- * True when `dir` is a cgroup directory of ours: an absolute, normalized path with a
- * `scienceevolve/<pid>-<start>` pair in it. The supervisor accepts no other path from its channel.
+ * True when `dir` is a cgroup directory of ours: an absolute, normalized path inside one of this host's
+ * cgroup mounts (`freezer`, `pids`, the unified one) with a `scienceevolve/<pid>-<start>` pair in it. The
+ * supervisor accepts no other path from its channel: a look-alike elsewhere (`/tmp/scienceevolve/1-2/x`)
+ * is never frozen, killed from or removed.
  */
 export function isOurCgroupDir(dir: string): boolean {
   if (!isAbsolute(dir) || normalize(dir) !== dir) return false;
   const parts = dir.split('/');
   const at = parts.lastIndexOf(CGROUP_ROOT_NAME);
-  return at > 0 && HOST_NAME.test(parts[at + 1] ?? '') && parts.length > at + 2;
+  if (!(at > 0 && HOST_NAME.test(parts[at + 1] ?? '') && parts.length > at + 2)) return false;
+  const above = parts.slice(0, at).join('/') || '/';
+  return cgroupMountPoints().some((mount) => above === mount || above.startsWith(mount === '/' ? '/' : `${mount}/`));
 }
 
 /** True when `value` is a well-formed {@link CgroupRef} naming only directories of ours. */
@@ -242,12 +260,25 @@ export function isCgroupRef(value: unknown): value is CgroupRef {
   return v.dirs.every((d) => typeof d === 'string' && isOurCgroupDir(d));
 }
 
+/**
+ * Writes `value` into an existing control file. Opened write-only and without `O_CREAT`: a control file
+ * always exists in a cgroup directory, so a path that is not one (a removed cgroup, a directory that is
+ * not a cgroup) gets no file created in it.
+ */
 function writeControl(dir: string, file: string, value: string): boolean {
+  let fd: number | undefined;
   try {
-    writeFileSync(join(dir, file), value);
+    fd = openSync(join(dir, file), constants.O_WRONLY);
+    writeSync(fd, value);
     return true;
   } catch {
     return false;
+  } finally {
+    try {
+      if (fd !== undefined) closeSync(fd);
+    } catch {
+      // Nothing to do: the write's outcome is already decided.
+    }
   }
 }
 
@@ -306,7 +337,10 @@ function makePath(base: string, relative: readonly string[], using: CgroupSuppor
     let dir = base;
     let failed: string | undefined;
     for (const segment of relative) {
-      if (using.mechanism === 'cgroup-v2' && using.pidsLimit) writeControl(dir, 'cgroup.subtree_control', '+pids');
+      // The pids controller is enabled downwards from our own `scienceevolve/` directory: the base already
+      // has it (that is what pidsLimit says), and the base is not ours to write.
+      if (using.mechanism === 'cgroup-v2' && using.pidsLimit && dir !== base)
+        writeControl(dir, 'cgroup.subtree_control', '+pids');
       dir = join(dir, segment);
       try {
         mkdirSync(dir);

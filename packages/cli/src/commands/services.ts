@@ -1,6 +1,8 @@
 /** `scienceevolve services probe|serve`: one agent's services, outside a run. */
 import {
   createBridgeToken,
+  MAX_PIDS_MAX,
+  MIN_PIDS_MAX,
   probeServices,
   protectStdout,
   type SandboxDecision,
@@ -16,7 +18,7 @@ import { untilSignal } from '../signals.js';
 export const SERVICES_HELP = [
   'services probe --data-dir D [--workflow W] --workspace WS --agent A [--hold S] [--pids-max N] [--json]',
   "                                     start an agent's services, list all they offer, collect them",
-  'services serve --data-dir D [--workflow W] --workspace WS --agent A [--http [--port N] --token-file F] [--passthrough]',
+  'services serve --data-dir D [--workflow W] --workspace WS --agent A [--http [--port N] --token-file F] [--passthrough] [--pids-max N]',
   "                                     serve the agent's managed bridge (stdio MCP server by default)",
 ].join('\n');
 
@@ -67,7 +69,10 @@ function common(values: Record<string, unknown>) {
     startupBudgetMs: positiveInt(values['startup-budget-ms'] as string | undefined, '--startup-budget-ms'),
     graceMs: positiveInt(values['grace-ms'] as string | undefined, '--grace-ms'),
     // Each service's control group limit, where services run in one (docs/supervision.md).
-    pidsMax: positiveInt(values['pids-max'] as string | undefined, '--pids-max', { min: 8, max: 4_194_304 }),
+    pidsMax: positiveInt(values['pids-max'] as string | undefined, '--pids-max', {
+      min: MIN_PIDS_MAX,
+      max: MAX_PIDS_MAX,
+    }),
   };
 }
 

@@ -1,6 +1,6 @@
 /** `scienceevolve worker`: takes invocation jobs from the queue and runs them here (scale-out). */
-import { closeHostSupervisor, startQueueWorker } from '@scienceevolve/sdk';
-import { type IntRange, RANGES, parse, positiveInt, required } from '../args.js';
+import { CONSUMER_RANGES, closeHostSupervisor, startQueueWorker } from '@scienceevolve/sdk';
+import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 
@@ -10,17 +10,6 @@ export const WORKER_HELP = [
   '                                     SIGTERM drains (jobs in hand finish); a second signal cancels them and puts',
   '                                     their jobs back in the queue for another worker',
 ].join('\n');
-
-/**
- * The worker's ranges (the SDK's `startQueueWorker` checks the same): jobs at once, 1 to 256 (each runs an
- * agent's services: more than a machine's cores times a few only queues them on the machine); stalls a job
- * may survive, 0 to 1,000; lock and stall-check durations, 1 ms to 2^31 − 1 ms.
- */
-const WORKER_RANGES = {
-  concurrency: { min: 1, max: 256 },
-  maxStalled: { min: 0, max: 1_000 },
-  duration: { min: 1, max: RANGES.ms.max },
-} as const satisfies Record<string, IntRange>;
 
 export async function workerCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(argv, {
@@ -35,10 +24,15 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
   if (positionals.length > 0) throw usageError('worker takes no positional arguments');
   const url = required(values.queue, '--queue', 'the Redis URL of the queue (redis://, rediss:// or unix://)');
   const dataDir = required(values['data-dir'], '--data-dir', "this worker's own data directory");
-  const concurrency = positiveInt(values.concurrency, '--concurrency', WORKER_RANGES.concurrency);
-  const lockDurationMs = positiveInt(values['lock-duration-ms'], '--lock-duration-ms', WORKER_RANGES.duration);
-  const stalledIntervalMs = positiveInt(values['stalled-interval-ms'], '--stalled-interval-ms', WORKER_RANGES.duration);
-  const maxStalledCount = positiveInt(values['max-stalled'], '--max-stalled', WORKER_RANGES.maxStalled);
+  // The SDK's ranges (it checks the same): one owner, so the flags and the API cannot drift apart.
+  const concurrency = positiveInt(values.concurrency, '--concurrency', CONSUMER_RANGES.concurrency);
+  const lockDurationMs = positiveInt(values['lock-duration-ms'], '--lock-duration-ms', CONSUMER_RANGES.lockDurationMs);
+  const stalledIntervalMs = positiveInt(
+    values['stalled-interval-ms'],
+    '--stalled-interval-ms',
+    CONSUMER_RANGES.stalledIntervalMs,
+  );
+  const maxStalledCount = positiveInt(values['max-stalled'], '--max-stalled', CONSUMER_RANGES.maxStalledCount);
   // Installed before anything starts, so a signal during start-up is not lost.
   const stop = untilSignal();
   let worker: Awaited<ReturnType<typeof startQueueWorker>> | undefined;

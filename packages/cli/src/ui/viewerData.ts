@@ -14,10 +14,11 @@ import {
   diffWorkflows,
   listVersions,
   readVersion,
+  openPlainFile,
+  readPlainFile,
   redactWorkflowUrls,
   runStatus,
 } from '@scienceevolve/sdk';
-import { openPlainFile, readPlainFile } from './plainFile.js';
 
 /** Bytes of a stderr log the viewer sends at most: the log's own cap (1 MiB); a longer file is cut to its end. */
 export const MAX_LOG_BYTES = 1024 * 1024;

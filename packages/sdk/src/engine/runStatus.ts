@@ -11,7 +11,7 @@ import { checkDataDir } from '../store/dataDir.js';
 import { ProjectPaths } from '../store/projectStore.js';
 import { type WorkflowVersion, readAccepted } from '../store/workflowVersions.js';
 import { readEvents } from '../events/journal.js';
-import { type UsageTotals, emptyUsage } from '../events/runEvents.js';
+import { type RunEventOf, type UsageTotals, emptyUsage } from '../events/runEvents.js';
 import { type CorruptRun, type InvocationState, type RunStatus, effectiveStatus, listRunRecords } from './runRecord.js';
 
 /** One invocation as `status` shows it. */
@@ -194,21 +194,22 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
   return { dataDir, projects };
 }
 
-/** The prestarted sets of a running run's journal that are ready, not taken and not collected, in order. */
+/**
+ * The prestarted sets of a running run's journal that are ready, not taken and not collected, in order. The
+ * journal is in the run's folder, which the run's services can write: a `prestart.ready` line is taken only
+ * with the fields status shows, each of its kind (a forged or damaged line is left out, never thrown on).
+ */
 async function waitingSets(paths: ProjectPaths, runId: string): Promise<PrestartedSet[]> {
   const sets = new Map<string, PrestartedSet>();
   // A set claimed while it was still starting is journaled ready after its invocation started.
   const gone = new Set<string>();
   for (const event of await readEvents(join(paths.runDir(runId), 'events.jsonl'))) {
+    // Lines of no invocation (run.*) and damaged ones alike carry no set.
+    if (typeof event !== 'object' || event === null || !('invocation' in event) || typeof event.invocation !== 'string')
+      continue;
     if (event.type === 'prestart.ready' && !gone.has(event.invocation)) {
-      sets.set(event.invocation, {
-        invocation: event.invocation,
-        agent: event.agent,
-        since: event.time,
-        services: event.services ?? [],
-        pids: event.pids,
-        idleDeadline: event.idleDeadline ?? null,
-      });
+      const set = prestartedSet(event);
+      if (set !== undefined) sets.set(event.invocation, set);
     } else if (event.type === 'prestart.collected' || event.type === 'invocation.started') {
       // Collected, or taken by the invocation that carries its id.
       sets.delete(event.invocation);
@@ -216,4 +217,22 @@ async function waitingSets(paths: ProjectPaths, runId: string): Promise<Prestart
     }
   }
   return [...sets.values()];
+}
+
+/** A `prestart.ready` line as status shows it, or undefined when a field is missing or of another kind. */
+function prestartedSet(event: RunEventOf<'prestart.ready'>): PrestartedSet | undefined {
+  const { agent, time, pids, services, idleDeadline } = event as unknown as Partial<Record<string, unknown>>;
+  if (typeof agent !== 'string' || typeof time !== 'string') return undefined;
+  if (!Array.isArray(pids) || !pids.every((pid) => Number.isSafeInteger(pid) && pid > 0)) return undefined;
+  if (services !== undefined && !(Array.isArray(services) && services.every((name) => typeof name === 'string')))
+    return undefined;
+  if (idleDeadline !== undefined && typeof idleDeadline !== 'string') return undefined;
+  return {
+    invocation: event.invocation,
+    agent,
+    since: time,
+    services: (services as string[] | undefined) ?? [],
+    pids: pids as number[],
+    idleDeadline: idleDeadline ?? null,
+  };
 }

@@ -3,8 +3,8 @@
  * ids, times and paths, never service logs or secret values.
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { readPlainFile } from '../store/plainFile.js';
 import type { RunEvent } from './runEvents.js';
 
 /** One public event: a member of {@link RunEvent}, told apart by `type`. */
@@ -42,15 +42,14 @@ export class EventJournal {
 
 /**
  * Every event of a journal file, in order; a torn last line (a host killed mid-append) is skipped, and a
- * missing file is an empty journal. Lines are trusted to be events this SDK wrote.
+ * missing file, or one that is no plain file, is an empty journal. The lines are not checked against the
+ * event types: the run's folder is writable by its services, so a reader checks the fields it uses.
  */
 export async function readEvents(path: string): Promise<RunEvent[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch {
-    return [];
-  }
+  // Opened as a plain file only: a journal a service replaced by a symlink or a FIFO is not followed and
+  // cannot block `status` or the run's end; it reads as a missing one.
+  const text = await readPlainFile(path).catch(() => undefined);
+  if (text === undefined) return [];
   const events: RunEvent[] = [];
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;

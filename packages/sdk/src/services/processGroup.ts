@@ -11,6 +11,7 @@ import {
   type CollectionMechanism,
   cgroupSupport,
   createServiceCgroup,
+  DEFAULT_PIDS_MAX,
   joinCgroupCommand,
   MAX_PIDS_MAX,
   pidsLimitReached,
@@ -31,6 +32,9 @@ export { DEFAULT_GRACE_MS };
  */
 export const MIN_PIDS_MAX = 8;
 export { MAX_PIDS_MAX };
+
+/** Default `pidsMax` of a service's control group: 512 processes and threads. */
+export { DEFAULT_PIDS_MAX };
 
 /** What collects a service's processes: `cgroup-v2`, `cgroup-v1` or `process-group` (see `@scienceevolve/supervisor/cgroup`). */
 export type { CollectionMechanism };

@@ -1,9 +1,9 @@
 /**
- * The viewer's one way to open a file of the data dir. A run's folder is writable by the services the run
- * started, so a journal or a log there may have been replaced by a symlink (to a file outside the data dir)
- * or a FIFO (whose open would block the viewer). Every viewer read goes through {@link openPlainFile}: no
- * symlink is followed, a FIFO does not block the open, and the handle is checked to be a plain file (and,
- * when the caller looked at the path before, the very file it looked at).
+ * The one way to open a file of a run's folder for reading. A run's folder is writable by the services the
+ * run started, so a journal or a log there may have been replaced by a symlink (to a file outside the data
+ * dir) or a FIFO (whose open would block the reader). The viewer and the journal's reader go through
+ * {@link openPlainFile}: no symlink is followed, a FIFO does not block the open, and the handle is checked to
+ * be a plain file (and, when the caller looked at the path before, the very file it looked at).
  */
 import { constants, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
