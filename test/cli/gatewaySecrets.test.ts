@@ -91,3 +91,35 @@ test('a failed gateway: the error and the log show no secret of the launch comma
   assert.match(log, /args: --token REDACTED https:\/\/example\.invalid\/mcp\?key=REDACTED/, log);
   assertNoSecret(logDir, [gateway.stdout(), gateway.stderr()]);
 });
+
+test('a line of output longer than 64 KiB is left out of the log whole (never cut around a secret, never held)', async (t) => {
+  const logDir = tempDir(t, 'se-gateway-secrets-');
+  // A 200,000-character stdout line (supergateway logs a line that is not JSON-RPC whole) with a secret near
+  // its end, where a cut line would keep it; then a short line that must still be copied.
+  const script =
+    "console.log('x'.repeat(199980) + ' --token s3cr3t-flag-value'); console.error('after the long line'); console.log('not an MCP server')";
+  const command = `${JSON.stringify(process.execPath)} -e ${JSON.stringify(script)}`;
+  const gateway = spawnNode(t, [
+    BIN,
+    'gateway',
+    '--stdio',
+    command,
+    '--port',
+    '0',
+    '--log-dir',
+    logDir,
+    '--grace-ms',
+    '300',
+    '--ready-timeout-ms',
+    '15000',
+    '--json',
+  ]);
+  const { code } = await gateway.exited;
+  assert.equal(code, 1, gateway.stderr());
+  await assertNothingLeft({ dir: logDir });
+  const log = readFileSync(join(logDir, readdirSync(logDir).find((n) => /^gateway-\d+\.log$/.test(n))!), 'utf8');
+  assert.match(log, /\[a line of \d+ characters left out: longer than 65536\]/, log.slice(0, 2000));
+  assert.match(log, /after the long line/);
+  assert.ok(!log.includes('x'.repeat(1000)), 'no part of the long line is in the log');
+  assertNoSecret(logDir, [gateway.stdout(), gateway.stderr()]);
+});

@@ -17,7 +17,6 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, openSync, type WriteStream } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MARKER_ENV, processStartTime } from '@scienceevolve/supervisor/procfs';
@@ -337,16 +336,51 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 /** Milliseconds {@link Gateway.close} waits for supergateway's last output to reach the log: 1,000. */
 const LOG_DRAIN_MS = 1000;
 
+/**
+ * Longest line of supergateway's output copied to the log, in characters: 65,536. A longer line is left
+ * out whole (a note says so): cutting it could keep the start of a secret the redaction needs whole to
+ * recognise, and holding it would let a server that never ends a line grow the host's memory.
+ */
+const GATEWAY_LOG_LINE_CHARS = 64 * 1024;
+
 /** Copies `stream` into `log` line by line, each with `secrets` redacted; resolves when the stream ends. */
 function copyRedacted(stream: Readable | null, log: WriteStream, secrets: Secrets): Promise<void> {
   if (stream === null) return Promise.resolve();
+  const write = (text: string) => {
+    if (!log.destroyed && !log.writableEnded) log.write(text);
+  };
+  let pending = '';
+  /** Characters of the current line dropped since it outgrew the limit (0: the line is kept). */
+  let dropped = 0;
+  const endLine = (rest: string) => {
+    if (dropped > 0)
+      write(`[a line of ${dropped + rest.length} characters left out: longer than ${GATEWAY_LOG_LINE_CHARS}]\n`);
+    else write(`${redactText((pending + rest).replace(/\r$/, ''), secrets)}\n`);
+    pending = '';
+    dropped = 0;
+  };
   return new Promise((resolve) => {
-    const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
-    lines.on('line', (line) => {
-      if (!log.destroyed && !log.writableEnded) log.write(`${redactText(line, secrets)}\n`);
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      let start = 0;
+      for (let newline = chunk.indexOf('\n'); newline !== -1; newline = chunk.indexOf('\n', start)) {
+        endLine(chunk.slice(start, newline));
+        start = newline + 1;
+      }
+      const rest = chunk.slice(start);
+      if (dropped > 0) dropped += rest.length;
+      else if (pending.length + rest.length > GATEWAY_LOG_LINE_CHARS) {
+        dropped = pending.length + rest.length;
+        pending = '';
+      } else pending += rest;
     });
-    lines.on('close', resolve);
-    stream.on('error', () => lines.close());
+    const finish = () => {
+      if (pending !== '' || dropped > 0) endLine('');
+      resolve();
+    };
+    stream.once('end', finish);
+    stream.once('error', finish);
+    stream.once('close', finish);
   });
 }
 
