@@ -314,3 +314,37 @@ test('cgroup v2 (cgroup.kill): a setsid env -i grandchild is collected and the c
   assert.deepEqual(await waitGone([child.pid, grandchild], 6000), [], 'leader and hidden grandchild are gone');
   assert.equal(existsSync(ref.dirs[0] as string), false, 'the cgroup is removed');
 });
+
+test('a member whose process group was signalled as a whole gets no second SIGTERM of its own', { skip }, async (t) => {
+  const marker = testMarker('cgroup-test');
+  const ref = createServiceCgroup({
+    hostPid: process.pid,
+    hostStart: processStartTime(process.pid) ?? '0',
+    invocation: 'inv-once',
+    service: 'once-1',
+  });
+  assert.ok(ref !== undefined);
+  const pids: number[] = [];
+  cleanup(t, () => pids);
+  t.after(() => {
+    removeCgroup(ref);
+  });
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', [MARKER_ENV]: marker };
+  // A leader and its child in one group, both ignoring SIGTERM: the group's SIGTERM reaches both.
+  const launch = joinCgroupCommand(ref, '/bin/sh', ['-c', 'trap "" TERM; sleep 30 & echo ready; wait'], env);
+  const child = spawn(launch.file, launch.args, { env, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  assert.ok(child.pid !== undefined);
+  pids.push(child.pid);
+  assert.equal(await firstLine(child), 'ready');
+  const members = cgroupMembers(ref);
+  assert.equal(members.length, 2, 'the leader and its sleep are in the cgroup');
+  pids.push(...members);
+  const lines: string[] = [];
+  const report = await collectGroup({ pgid: child.pid, marker, cgroup: ref, graceMs: 200, log: (l) => lines.push(l) });
+  assert.deepEqual(report.survivors, []);
+  const sigterms = lines.filter((l) => l.includes('SIGTERM sent'));
+  assert.ok(sigterms.length > 0, lines.join('\n'));
+  for (const line of sigterms)
+    assert.match(line, /and process\(es\) \[\]$/, `signalled again alone:\n${lines.join('\n')}`);
+  assert.deepEqual(await waitGone(members, 6000), []);
+});

@@ -188,11 +188,14 @@ export async function terminate(target: TerminateTarget, options: TerminateOptio
       if (key !== undefined && !cgroups.has(key)) cgroups.set(key, ref);
     }
     // Every member of a cgroup is the target's: a process that left its group and cleared its environment
-    // is still listed there. Each gets the phase's signal once, like any process chosen alone.
+    // is still listed there. Each gets the phase's signal once, like any process chosen alone — unless its
+    // process group was signalled as a whole already (the leader would get a second SIGTERM).
     for (const ref of cgroups.values()) {
       for (const pid of cgroupMembers(ref)) {
         if (pid <= 1 || pid === process.pid || pids.has(pid) || members.has(pid)) continue;
         members.add(pid);
+        const pgid = processGroupOf(pid);
+        if (pgid !== undefined && groups.has(pgid)) continue;
         newPids.push(pid);
         send(pid, signal());
       }
