@@ -16,25 +16,21 @@ import { agent, fixtureDefinition } from '../fixtures/engine/workflows.js';
 import { markedProcesses, sandbox } from '../sdk/engine/helpers.js';
 import { startRedis, startWorker, stopWorker } from './helpers.js';
 
-test('a job whose definition does not match its digest fails with digest_mismatch, nothing stored or started', async (t) => {
-  const box = await sandbox(t);
-  const redis = await startRedis(t, box.base);
-  const workerDir = join(box.base, 'worker-1');
-  const worker = await startWorker(t, redis.url, workerDir);
-  const workflow = parseWorkflow({
-    agents: { main: agent([]), analyst: agent([['adds', 'adds']]) },
-    mcpDefinitions: { adds: fixtureDefinition('addsNumbers.cjs') },
-  });
-  const digest = definitionDigest(workflow.mcpDefinitions.adds!);
-  // Altered on the way: the content no longer gives the digest the job names.
-  workflow.mcpDefinitions.adds!.files['server.cjs'] += '\nprocess.exit(3);\n';
-  const job: InvocationJob = {
+/** A job for the analyst's invocation `inv-<name>-test` of run `run-<name>-test`, as a coordinator would send it. */
+function jobFor(
+  box: { project: string; workspace: string },
+  name: string,
+  workflow: InvocationJob['version']['workflow'],
+  digest: string,
+  options: InvocationJob['options'],
+): InvocationJob {
+  return {
     format: JOB_FORMAT,
-    run: 'run-digest-test',
+    run: `run-${name}-test`,
     project: box.project,
     workspace: box.workspace,
     invocation: {
-      id: 'inv-digest-test',
+      id: `inv-${name}-test`,
       agent: 'analyst',
       parent: 'inv-main',
       task: 'add',
@@ -54,9 +50,24 @@ test('a job whose definition does not match its digest fails with digest_mismatc
     checkpoint: null,
     script: { agents: { analyst: [{ final: 'never' }] } },
     positions: {},
-    options: { graceMs: 300 },
+    options,
     git: null,
   };
+}
+
+test('a job whose definition does not match its digest fails with digest_mismatch, nothing stored or started', async (t) => {
+  const box = await sandbox(t);
+  const redis = await startRedis(t, box.base);
+  const workerDir = join(box.base, 'worker-1');
+  const worker = await startWorker(t, redis.url, workerDir);
+  const workflow = parseWorkflow({
+    agents: { main: agent([]), analyst: agent([['adds', 'adds']]) },
+    mcpDefinitions: { adds: fixtureDefinition('addsNumbers.cjs') },
+  });
+  const digest = definitionDigest(workflow.mcpDefinitions.adds!);
+  // Altered on the way: the content no longer gives the digest the job names.
+  workflow.mcpDefinitions.adds!.files['server.cjs'] += '\nprocess.exit(3);\n';
+  const job = jobFor(box, 'digest', workflow, digest, { graceMs: 300 });
   const client = await QueueClient.open({ url: redis.url });
   t.after(() => client.close());
   await client.submit('digest-test', job);
@@ -87,36 +98,8 @@ test('a job whose engine options are out of range is refused with invalid_job be
     mcpDefinitions: { adds: fixtureDefinition('addsNumbers.cjs') },
   });
   const digest = definitionDigest(workflow.mcpDefinitions.adds!);
-  const job: InvocationJob = {
-    format: JOB_FORMAT,
-    run: 'run-options-test',
-    project: box.project,
-    workspace: box.workspace,
-    invocation: {
-      id: 'inv-options-test',
-      agent: 'analyst',
-      parent: 'inv-main',
-      task: 'add',
-      state: 'starting',
-      restarted: false,
-      workspace: box.workspace,
-      git: null,
-      attempts: [],
-      startedAt: new Date().toISOString(),
-      finishedAt: null,
-      output: null,
-      error: null,
-    },
-    restarted: false,
-    version: { version: 1, digests: { adds: digest }, workflow },
-    mainProposed: [],
-    checkpoint: null,
-    script: { agents: { analyst: [{ final: 'never' }] } },
-    positions: {},
-    // Beyond the timer ceiling: a setTimeout of it would fire at once.
-    options: { graceMs: 2 ** 40 },
-    git: null,
-  };
+  // Beyond the timer ceiling: a setTimeout of it would fire at once.
+  const job = jobFor(box, 'options', workflow, digest, { graceMs: 2 ** 40 });
   const client = await QueueClient.open({ url: redis.url });
   t.after(() => client.close());
   await client.submit('options-test', job);
