@@ -68,8 +68,9 @@ const LAYERS = {
 
 /** A layer's path pattern under packages/sdk/src: a folder, or the single file errors.ts. */
 function layerPath(layer) {
-  // errors.ts and redact.ts (the one redaction point) are the bottom layer together: every layer may use them.
-  return layer === 'errors' ? `${SDK}(errors|redact)\\.ts$` : `${SDK}${layer}/`;
+  // errors.ts, redact.ts (the one redaction point) and plainObject.ts (the one input-object test) are the bottom
+  // layer together: every layer may use them.
+  return layer === 'errors' ? `${SDK}(errors|redact|plainObject)\\.ts$` : `${SDK}${layer}/`;
 }
 
 function escapeRegExp(text) {

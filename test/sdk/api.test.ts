@@ -175,7 +175,18 @@ test('errors: every code is a stable snake_case string; SdkError carries code, r
   assert.equal(new Set(sdk.ERROR_CODES).size, sdk.ERROR_CODES.length);
   const error = new sdk.SdkError('unsafe_path', 'bad path', { remedy: 'fix it', data: { path: 'a' } });
   assert.deepEqual(error.toJSON(), { code: 'unsafe_path', message: 'bad path', remedy: 'fix it', data: { path: 'a' } });
-  assert.equal(sdk.isSdkError({ code: 'unsafe_path', message: 'from another copy of the SDK' }), true);
+  assert.equal(sdk.isSdkError(error), true);
+  // Another copy of the SDK brands its errors with the same global symbol.
+  const otherCopy = Object.assign(new Error('from another copy of the SDK'), {
+    code: 'unsafe_path',
+    [Symbol.for('scienceevolve.SdkError')]: true,
+  });
+  assert.equal(sdk.isSdkError(otherCopy), true);
+  assert.equal(sdk.toSdkError(otherCopy).code, 'unsafe_path');
+  // A look-alike with a code and a message is not an SDK error, whatever its code.
+  assert.equal(sdk.isSdkError({ code: 'unsafe_path', message: 'a look-alike' }), false);
+  assert.equal(sdk.isSdkError(Object.assign(new Error('x'), { code: 'unsafe_path' })), false);
+  assert.equal(sdk.toSdkError({ code: 'unsafe_path', message: 'a look-alike' }).code, 'internal');
   assert.equal(sdk.isSdkError({ code: 'ENOENT', message: 'not ours' }), false);
   assert.equal(sdk.toSdkError(new Error('boom')).code, 'internal');
 });

@@ -90,8 +90,17 @@ export interface SdkErrorOptions {
   cause?: unknown;
 }
 
+/**
+ * The brand every {@link SdkError} carries, registered globally (`Symbol.for`) so that two copies of the SDK
+ * loaded in one process (the CLI's and a library's) recognise each other's errors, and an object that merely
+ * has a `code` and a `message` does not pass {@link isSdkError}.
+ */
+const SDK_ERROR_BRAND: unique symbol = Symbol.for('scienceevolve.SdkError') as never;
+
 /** The one error class of the SDK. */
 export class SdkError extends Error {
+  /** The brand {@link isSdkError} checks. */
+  readonly [SDK_ERROR_BRAND] = true;
   override readonly name = 'SdkError';
   readonly code: ErrorCode;
   readonly remedy: string | undefined;
@@ -115,13 +124,16 @@ export class SdkError extends Error {
   }
 }
 
-/** True when `error` carries an SDK error code, whichever copy of the SDK made it. */
+/**
+ * True when `error` is an SDK error, whichever copy of the SDK made it: it carries the SDK's brand (a
+ * global symbol), a string `code` and a `message`. A look-alike object with a `code` is not one.
+ */
 export function isSdkError(error: unknown): error is SdkError {
   return (
     typeof error === 'object' &&
     error !== null &&
+    (error as { [SDK_ERROR_BRAND]?: unknown })[SDK_ERROR_BRAND] === true &&
     typeof (error as { code?: unknown }).code === 'string' &&
-    (ERROR_CODES as readonly string[]).includes((error as { code: string }).code) &&
     typeof (error as { message?: unknown }).message === 'string'
   );
 }

@@ -12,12 +12,9 @@ import type { JSONRPCMessage, Server } from '@modelcontextprotocol/server';
 import type { LineTransport } from './lineTransport.js';
 import type { Surface } from './surface.js';
 import { answerToolCall, toProtocolError } from './surfaceServer.js';
+import { isPlainObject } from '../plainObject.js';
 
 type RequestId = string | number;
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Takes over `tools/call` on `transport` once the connection is pinned to the 2025 era. `legacyServer`

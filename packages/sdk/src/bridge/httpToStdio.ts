@@ -19,6 +19,7 @@ import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/
 import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { SdkError } from '../errors.js';
 import { headerValueProblem, networkMessage, redactUrl } from '../redact.js';
+import { DEFAULT_FORWARD_TIMEOUT_MS } from '../services/forwarding.js';
 import { endSession, isNetworkFailure, isSessionGone } from '../services/remoteHttp.js';
 import { durationMs } from '../workflow/workflowSchema.js';
 import { LineTransport, type LineLimits } from './lineTransport.js';
@@ -93,7 +94,7 @@ function withoutEnvelope<T>(value: T): T {
  * URL's user information or query values.
  */
 export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToStdioBridge> {
-  const timeout = durationMs(options.timeoutMs, 'timeoutMs', 60_000, 1);
+  const timeout = durationMs(options.timeoutMs, 'timeoutMs', DEFAULT_FORWARD_TIMEOUT_MS, 1);
   const connectTimeout = durationMs(options.connectTimeoutMs, 'connectTimeoutMs', 30_000, 1);
   const endSessionTimeout = durationMs(options.endSessionTimeoutMs, 'endSessionTimeoutMs', 2000);
   const shownUrl = redactUrl(options.url);

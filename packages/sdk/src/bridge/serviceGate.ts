@@ -3,7 +3,7 @@
  * size limit on results, and a rest after consecutive failures. Aliases of one definition share one
  * session and so one gate.
  */
-import { SdkError } from '../errors.js';
+import { isSdkError, SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS } from '../services/forwarding.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
@@ -267,7 +267,7 @@ export class ServiceGate {
       if (timedOut) this.failed();
       else if (callerSignal?.aborted) {
         // The caller gave up: says nothing about the service.
-      } else if (error instanceof SdkError && error.code === 'result_too_large') {
+      } else if (isSdkError(error) && error.code === 'result_too_large') {
         // Counted as answered above.
       } else {
         // Not answered (a crash, a lost connection) or answered with a JSON-RPC error (the service's

@@ -196,11 +196,7 @@ function checkArguments(target: ToolTarget, input: Record<string, unknown>): Sdk
 }
 
 function asSdkError(error: unknown, context: string): SdkError {
-  if (error instanceof SdkError) return error;
-  if (isSdkError(error)) {
-    const e = error as SdkError;
-    return new SdkError(e.code, `${context}: ${e.message}`, { remedy: e.remedy, data: e.data, cause: error });
-  }
+  if (isSdkError(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown } | null)?.code;
   const sdkCode: ErrorCode =

@@ -14,6 +14,7 @@ import type { Workflow } from '../workflow/workflowSchema.js';
 import { remoteUrlRefusal } from './allowedUrls.js';
 import { resolveReferences } from './references.js';
 import { restoreRedacted } from './workflowView.js';
+import { isPlainObject } from '../plainObject.js';
 
 /** The answer of a successful apply. */
 export interface ApplyResult {
@@ -136,10 +137,6 @@ function applyAgentPolicy(
     Object.defineProperty(agents, name, { value: shown, enumerable: true, writable: true, configurable: true });
   }
   return { snapshot: { ...snapshot, agents }, issues };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function mergeSnapshot(snapshot: unknown, current: WorkflowVersion | undefined): unknown {

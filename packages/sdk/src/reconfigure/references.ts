@@ -9,6 +9,7 @@ import { toJsonPath } from '../workflow/jsonPath.js';
 import type { ValidationIssue } from '../workflow/validate.js';
 import type { McpDefinition, Workflow } from '../workflow/workflowSchema.js';
 import { safeDigest } from './workflowView.js';
+import { isPlainObject } from '../plainObject.js';
 
 /** The one key of a reference: `{ "accepted": "<digest>" }`. */
 export const REFERENCE_KEY = 'accepted';
@@ -134,8 +135,4 @@ function notAccepted(names: string[]): string {
 /** Sets an own enumerable property, even for a name such as `__proto__` that plain assignment would not set. */
 function put(target: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -21,6 +21,7 @@ import {
   OrchestrationSchema,
   type Workflow,
 } from '../workflow/workflowSchema.js';
+import { isPlainObject } from '../plainObject.js';
 
 /** Options of {@link readWorkflowView}. */
 export interface WorkflowViewOptions {
@@ -155,10 +156,6 @@ function sameAs(schema: z.ZodType, value: unknown, view: unknown): boolean {
   if (value === undefined) return false;
   const parsed = schema.safeParse(value);
   return parsed.success && stableStringify(parsed.data) === stableStringify(view);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function fullView(definition: McpDefinition): Record<string, unknown> {

@@ -8,12 +8,10 @@
  */
 import { availableParallelism } from 'node:os';
 import { SdkError } from '../errors.js';
+import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
 /** Default of {@link StartGateOptions.queueLimitMs}: 300,000 ms (5 minutes). */
 export const DEFAULT_START_QUEUE_LIMIT_MS = 300_000;
-
-/** The longest a timer can wait: 2^31 − 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** One admitted start: release its place when the start has ended (ready or failed). */
 export interface Admission {
@@ -79,7 +77,7 @@ export class StartGate {
       this.running++;
       return this.admission(0);
     }
-    const limitMs = Math.min(Math.max(0, options.queueLimitMs ?? DEFAULT_START_QUEUE_LIMIT_MS), MAX_TIMER_MS);
+    const limitMs = Math.min(Math.max(0, options.queueLimitMs ?? DEFAULT_START_QUEUE_LIMIT_MS), MAX_DURATION_MS);
     await new Promise<void>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const settle = () => {

@@ -21,6 +21,7 @@ import {
 } from './serviceEvents.js';
 import type { ForwardOptions, ServiceCatalog, ServiceSession } from './serviceSession.js';
 import type { StartBudget } from './startBudget.js';
+import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
 /** A service event without the fields the session fills in (`time` and the {@link ServiceEventBase}). */
 export type ServiceEventBody = DistributiveOmit<ServiceEvent, keyof ServiceEventBase>;
@@ -35,9 +36,6 @@ const MAX_LIST_TTL_MS = 86_400_000;
 
 /** Milliseconds a 2026-07-28 server has to acknowledge the `subscriptions/listen` stream: 10,000. */
 const LISTEN_ACK_TIMEOUT_MS = 10_000;
-
-/** The longest a timer can wait: 2^31 − 1 ms (a longer one would fire at once). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Default milliseconds between a `notifications/…/list_changed` and listing the service again: 50. */
 export const DEFAULT_LIST_CHANGE_DEBOUNCE_MS = 50;
@@ -79,11 +77,11 @@ export abstract class BaseSession implements ServiceSession {
     listChangeDebounceMs: number = DEFAULT_LIST_CHANGE_DEBOUNCE_MS,
     listTtlFloorMs: number = DEFAULT_LIST_TTL_FLOOR_MS,
   ) {
-    this.listTtlFloorMs = Math.min(Math.max(0, Math.trunc(listTtlFloorMs) || 0), MAX_TIMER_MS);
+    this.listTtlFloorMs = Math.min(Math.max(0, Math.trunc(listTtlFloorMs) || 0), MAX_DURATION_MS);
     this.name = name;
     this.aliases = aliases && aliases.length > 0 ? [...aliases] : [name];
     this.listener = onEvent;
-    this.listChangeDebounceMs = Math.min(Math.max(0, Math.trunc(listChangeDebounceMs) || 0), MAX_TIMER_MS);
+    this.listChangeDebounceMs = Math.min(Math.max(0, Math.trunc(listChangeDebounceMs) || 0), MAX_DURATION_MS);
   }
 
   get state(): ServiceState {
@@ -328,7 +326,10 @@ export abstract class BaseSession implements ServiceSession {
     }
     // As the official clients' resetTimeoutOnProgress, with the timer here: the client's own progress
     // handling can miss the last progress (see routeProgress), and the client's timeout is only a backstop.
-    const maxTotalTimeoutMs = Math.min(Math.max(timeoutMs, options?.maxTotalTimeoutMs ?? timeoutMs * 10), MAX_TIMER_MS);
+    const maxTotalTimeoutMs = Math.min(
+      Math.max(timeoutMs, options?.maxTotalTimeoutMs ?? timeoutMs * 10),
+      MAX_DURATION_MS,
+    );
     const startedAt = Date.now();
     const controller = new AbortController();
     let timedOut: 'timeout' | 'maximum' | undefined;
@@ -341,7 +342,7 @@ export abstract class BaseSession implements ServiceSession {
           timedOut = left < timeoutMs ? 'maximum' : 'timeout';
           controller.abort(new Error('forward timeout'));
         },
-        Math.max(0, Math.min(timeoutMs, left, MAX_TIMER_MS)),
+        Math.max(0, Math.min(timeoutMs, left, MAX_DURATION_MS)),
       );
       timer.unref();
     };
@@ -356,7 +357,7 @@ export abstract class BaseSession implements ServiceSession {
     arm();
     try {
       // The client's own timeout only backs ours up: a second past the maximum.
-      const backstopMs = Math.min(maxTotalTimeoutMs + 1000, MAX_TIMER_MS);
+      const backstopMs = Math.min(maxTotalTimeoutMs + 1000, MAX_DURATION_MS);
       return await send(client, { timeout: backstopMs, signal: controller.signal }, route.token);
     } catch (error) {
       if (timedOut !== undefined) {

@@ -16,10 +16,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/client';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isPlainObject } from '../plainObject.js';
 
 function shapeProblem(value: unknown): string | undefined {
   if (!isPlainObject(value)) return 'the result is not an object';

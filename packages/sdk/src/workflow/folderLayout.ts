@@ -9,6 +9,7 @@
  * ```
  */
 import { stringify } from 'yaml';
+import { isPlainObject } from '../plainObject.js';
 
 /** The base file in YAML: the workflow without `mcpDefinitions`. */
 export const WORKFLOW_YAML = 'workflow.yaml';
@@ -38,10 +39,6 @@ export interface FolderIssue {
 /** A folder issue as one line: `services/tools/lib/x.js: message` or `workflow.yaml at agents.main: message`. */
 export function folderIssueLine(issue: FolderIssue): string {
   return `${issue.path}${issue.at === undefined ? '' : ` at ${issue.at}`}: ${issue.message}`;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Own entries of `object`, with `__proto__` and the like kept as data. */

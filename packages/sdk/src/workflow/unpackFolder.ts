@@ -6,7 +6,7 @@
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { SdkError } from '../errors.js';
+import { isSdkError, SdkError } from '../errors.js';
 import { jsonFileText, LAUNCH_FILE, SERVICES_DIR, WORKFLOW_YAML, workflowYamlText } from './folderLayout.js';
 import { invalidWorkflowError, validateWorkflow, validateWorkflowText } from './validate.js';
 
@@ -90,7 +90,7 @@ export async function prepareEmpty(dir: string): Promise<void> {
       });
     }
   } catch (error) {
-    if (error instanceof SdkError) throw error;
+    if (isSdkError(error)) throw error;
     throw new SdkError('io_error', `could not prepare the folder ${dir}: ${(error as Error).message}`, {
       remedy: 'give a path where a folder can be created',
       data: { dir },

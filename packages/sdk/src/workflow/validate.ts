@@ -10,6 +10,7 @@ import { scanDocument } from './documentScan.js';
 import { toJsonPath } from './jsonPath.js';
 import { FIXED_CATALOG_NAMES, LIMITS, RESERVED_ENV_NAMES } from './limits.js';
 import { toolFilterShapeProblem, type Workflow, WorkflowSchema } from './workflowSchema.js';
+import { isPlainObject } from '../plainObject.js';
 
 /** One violation. */
 export interface ValidationIssue {
@@ -364,10 +365,6 @@ function fromZodIssue(issue: z.core.$ZodIssue): ValidationIssue[] {
     default:
       return [{ code: 'invalid_workflow', path, message: issue.message }];
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function describe(value: unknown): string {
