@@ -6,25 +6,17 @@
  * the worker's own defence is what is proven. One worker, one invocation with real services: about 15–30 s.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { git } from '../fixtures/engine/git.js';
 import { agent, fixtureDefinition } from '../fixtures/engine/workflows.js';
 import { type EngineSandbox, assertNothingLeft, sandbox } from '../sdk/engine/helpers.js';
 import { readRunRecord, runQueued, startRedis, startWorker, stopWorker } from './helpers.js';
 
 /** A variable of the worker's environment only: a planted hook that ran on the worker would write it. */
 const SECRET = 'worker-only-4711';
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@localhost', ...args], {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
 
 /** A bare remote with one commit on `trunk`, the coordinator's workspace cloned from it, Redis, one worker. */
 async function setUp(t: TestContext) {

@@ -7,7 +7,6 @@
  * Real services and git: a few seconds each.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
@@ -15,19 +14,12 @@ import { checkGitPointer } from '../../../packages/sdk/src/engine/hostGit.js';
 import { runWorkflow } from '../../../packages/sdk/src/engine/runs.js';
 import type { RunResult } from '../../../packages/sdk/src/engine/runs.js';
 import { tempDir } from '../../fixtures/store/tempDir.js';
+import { git, initRepo } from '../../fixtures/engine/git.js';
 import { agent, fixtureDefinition } from '../../fixtures/engine/workflows.js';
 import { type EngineSandbox, assertNothingLeft, sandbox } from './helpers.js';
 
 /** A host variable the services never get: a planted program that ran on the host would write it. */
 const SECRET = 'host-only-4711';
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.invalid', ...args], {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
 
 /** A sandbox whose workspace is a repository with one commit; HOME points away from the user's git config. */
 async function gitBox(t: TestContext): Promise<EngineSandbox & { marker: string; head: string }> {
@@ -35,11 +27,8 @@ async function gitBox(t: TestContext): Promise<EngineSandbox & { marker: string;
   process.env.HOME = box.base;
   process.env.XDG_CONFIG_HOME = join(box.base, 'xdg');
   process.env.SE_HOST_ONLY_SECRET = SECRET;
-  git(box.workspace, 'init', '-q');
-  writeFileSync(join(box.workspace, 'README.md'), 'the shared start\n');
-  git(box.workspace, 'add', 'README.md');
-  git(box.workspace, 'commit', '-q', '-m', 'init');
-  return { ...box, marker: join(box.base, 'MARKER'), head: git(box.workspace, 'rev-parse', 'HEAD').trim() };
+  const head = initRepo(box.workspace, 'the shared start\n');
+  return { ...box, marker: join(box.base, 'MARKER'), head };
 }
 
 /** Main calls one tool of the tampering service, then answers; sandbox off, no retry. */
