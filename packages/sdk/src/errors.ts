@@ -49,6 +49,7 @@ export const ERROR_CODES = [
   'internal',
   'invalid_script',
   'not_a_git_repo',
+  'worktree_tampered',
   'cancelled',
   'workflow_conflict',
   'collect_failed',

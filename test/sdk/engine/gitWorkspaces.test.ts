@@ -5,12 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { simpleGit } from 'simple-git';
 import { runWorkflow } from '../../../packages/sdk/src/engine/runs.js';
 import type { RunRecord } from '../../../packages/sdk/src/engine/runRecord.js';
+import { git, initRepo } from '../../fixtures/engine/git.js';
 import { agent, fixtureDefinition } from '../../fixtures/engine/workflows.js';
 import { assertNothingLeft, sandbox } from './helpers.js';
 
@@ -20,13 +19,7 @@ test('Git-on: one worktree and branch per role, services run there, changes comm
   // HOME and XDG_CONFIG_HOME point away from the user's git configuration.
   process.env.HOME = box.base;
   process.env.XDG_CONFIG_HOME = join(box.base, 'xdg');
-  const repo = simpleGit(box.workspace);
-  await repo.init();
-  await writeFile(join(box.workspace, 'README.md'), 'the shared start\n');
-  await repo.add('README.md');
-  await simpleGit({ baseDir: box.workspace, config: ['user.name=Test', 'user.email=test@example.invalid'] }).commit(
-    'init',
-  );
+  initRepo(box.workspace, 'the shared start\n');
 
   const result = await runWorkflow({
     ...box,
@@ -79,11 +72,11 @@ test('Git-on: one worktree and branch per role, services run there, changes comm
     const branch = `scienceevolve/${box.project}/${role}`;
     assert.equal(invocation.git?.branch, branch);
     assert.ok(invocation.git?.commit, `a commit for ${role}`);
-    const log = await repo.log([branch]);
-    assert.equal(log.latest?.hash, invocation.git.commit);
-    assert.match(log.latest!.message, new RegExp(`${role} invocation ${invocation.id}`));
-    assert.equal(log.latest!.author_name, 'ScienceEvolve', 'the fallback identity when git has none');
-    const tree = await repo.raw(['ls-tree', '--name-only', branch]);
+    const [hash, author, subject] = git(box.workspace, 'log', '-1', '--format=%H%n%an%n%s', branch).split('\n');
+    assert.equal(hash, invocation.git.commit);
+    assert.match(subject!, new RegExp(`${role} invocation ${invocation.id}`));
+    assert.equal(author, 'ScienceEvolve', 'the fallback identity when git has none');
+    const tree = git(box.workspace, 'ls-tree', '--name-only', branch);
     assert.deepEqual(tree.trim().split('\n').sort(), ['README.md', file].sort(), `only ${role}'s file on its branch`);
   }
   await assertNothingLeft(box.project, result.events);

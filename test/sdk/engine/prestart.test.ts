@@ -9,15 +9,14 @@
  */
 import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { simpleGit } from 'simple-git';
 import { runStatus } from '../../../packages/sdk/src/engine/runStatus.js';
 import { startRun } from '../../../packages/sdk/src/engine/runs.js';
 import { resultText } from '../../../packages/sdk/src/harness/harness.js';
 import type { HarnessFactories } from '../../../packages/sdk/src/harness/harnessFor.js';
 import type { RunEvent } from '../../../packages/sdk/src/events/runEvents.js';
+import { initRepo } from '../../fixtures/engine/git.js';
 import { agent, fixtureDefinition } from '../../fixtures/engine/workflows.js';
 import { assertGone } from '../../fixtures/store/children.js';
 import { assertNothingLeft, ofType, sandbox } from './helpers.js';
@@ -317,13 +316,7 @@ test('Git-on: the prestarted set runs in the role’s worktree and the next dele
   const box = await sandbox(t);
   process.env.HOME = box.base;
   process.env.XDG_CONFIG_HOME = join(box.base, 'xdg');
-  const repo = simpleGit(box.workspace);
-  await repo.init();
-  await writeFile(join(box.workspace, 'README.md'), 'start\n');
-  await repo.add('README.md');
-  await simpleGit({ baseDir: box.workspace, config: ['user.name=Test', 'user.email=test@example.invalid'] }).commit(
-    'init',
-  );
+  initRepo(box.workspace, 'start\n');
   const where = [{ call: 'notes__where' }, { final: '{{0}}' }];
   const result = await startRun({
     ...box,

@@ -292,11 +292,15 @@ export async function runAttempt(
     } catch (error) {
       // A coded cause (a queue worker's refused push) keeps its remedy and facts (branch, commit).
       const cause = toSdkError(error);
-      failure = new SdkError('io_error', `could not commit the changes of ${agent} on its branch: ${cause.message}`, {
-        remedy: cause.remedy ?? 'check the worktree with `git status`',
-        data: { ...cause.data, agent, worktree: invocation.workspace },
-        cause: error,
-      });
+      // A tampered worktree keeps its own code: nothing was run there, and the fix is not git's.
+      failure =
+        cause.code === 'worktree_tampered'
+          ? cause
+          : new SdkError('io_error', `could not commit the changes of ${agent} on its branch: ${cause.message}`, {
+              remedy: cause.remedy ?? 'check the worktree with `git status`',
+              data: { ...cause.data, agent, worktree: invocation.workspace },
+              cause: error,
+            });
     }
   }
   if (failure !== undefined) return finish('failed', failure);

@@ -3,20 +3,24 @@
  * worker's own data dir. Each attempt fetches the role's branch (created from the remote's default branch
  * when the remote has none), works on it, commits, and pushes it back — never forced: a push the remote
  * refuses (another machine pushed first) fails the attempt, naming the branch.
+ *
+ * The clone's git dir is not in the clone: `git clone --separate-git-dir` puts it at
+ * `<project>/clone-gitdirs/<agent>`, out of the tree the services see, and the clone's `.git` is only the
+ * pointer to it, checked before every use. Every command goes through {@link hostGit}.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { simpleGit } from 'simple-git';
-import { SdkError } from '../errors.js';
+import { SdkError, isSdkError } from '../errors.js';
 import { redactText, redactUrl, redactUrlsIn } from '../redact.js';
 import type { ProjectPaths } from '../store/projectStore.js';
-import { RoleWorktrees, roleBranch } from './worktrees.js';
+import { type GitRepo, checkGitPointer, hostGit, hostGitAsks } from './hostGit.js';
+import { RoleWorktrees, roleBranch, workspaceRepo } from './worktrees.js';
 
 /** The run's git remote as a job names it: the coordinator workspace's `origin`, or the workspace itself. */
 export async function runGitRemote(workspace: string): Promise<string> {
   try {
-    const url = (await simpleGit(workspace).remote(['get-url', 'origin'])) ?? '';
+    const url = await hostGit(await workspaceRepo(workspace), ['remote', 'get-url', 'origin']);
     if (url.trim() !== '') return url.trim();
   } catch {
     // no origin: the workspace repository is the remote (a path every worker must reach)
@@ -66,20 +70,41 @@ function decodeURIComponentSafe(text: string): string {
 /** After a worker pushed a role's branch to `remote`, brings it into the coordinator's workspace repository. */
 export async function fetchRoleBranch(workspace: string, remote: string, branch: string): Promise<void> {
   if (remote === workspace) return;
-  await simpleGit(workspace).raw(['fetch', remote, `+refs/heads/${branch}:refs/remotes/origin/${branch}`]);
-  const local = await simpleGit(workspace).branchLocal();
+  const repo = await workspaceRepo(workspace);
+  await hostGit(
+    repo,
+    ['fetch', '--no-recurse-submodules', remote, `+refs/heads/${branch}:refs/remotes/origin/${branch}`],
+    {
+      network: true,
+    },
+  );
+  const current = await hostGit(repo, ['symbolic-ref', '--quiet', 'HEAD']).catch(() => '');
   // The role's local branch follows the remote unless it is checked out somewhere (then `status` shows it).
-  if (!local.all.includes(branch) || local.current !== branch) {
-    await simpleGit(workspace)
-      .raw(['branch', '-f', branch, `origin/${branch}`])
-      .catch(() => {});
+  if (current.trim() !== `refs/heads/${branch}`) {
+    await hostGit(repo, ['branch', '-f', branch, `origin/${branch}`]).catch(() => {});
+  }
+}
+
+/** The git dir of a role's clone, out of the clone (the services' cwd). */
+export function cloneGitDir(paths: ProjectPaths, agent: string): string {
+  return join(paths.root, 'clone-gitdirs', agent);
+}
+
+/** True when `dir` is a clone the host made with its git dir at `gitDir` (its `.git` is our pointer). */
+function isOurClone(dir: string, gitDir: string): boolean {
+  if (!existsSync(gitDir)) return false;
+  try {
+    checkGitPointer(dir, realpathSync(gitDir), 'clone');
+    return true;
+  } catch {
+    return false;
   }
 }
 
 /** The worker's worktrees: one clone of the remote per role, under `<project>/clones/<agent>`. */
 export class RemoteRoleWorktrees extends RoleWorktrees {
   /** Roles whose clone this attempt already prepared (a later call must not reset the work). */
-  private readonly prepared = new Map<string, Promise<string>>();
+  private readonly prepared = new Map<string, Promise<GitRepo>>();
 
   constructor(
     paths: ProjectPaths,
@@ -89,35 +114,53 @@ export class RemoteRoleWorktrees extends RoleWorktrees {
     super(paths, remote);
   }
 
-  override worktree(agent: string): Promise<string> {
+  protected override async checked(agent: string): Promise<GitRepo> {
     let found = this.prepared.get(agent);
     if (found === undefined) {
       found = this.prepare(agent);
       found.catch(() => this.prepared.delete(agent));
       this.prepared.set(agent, found);
     }
-    return found;
+    const repo = await found;
+    checkGitPointer(repo.workTree!, realpathSync(repo.gitDir), 'clone');
+    return repo;
   }
 
-  private async prepare(agent: string): Promise<string> {
+  private async prepare(agent: string): Promise<GitRepo> {
     const dir = join(this.paths.root, 'clones', agent);
+    const gitDir = cloneGitDir(this.paths, agent);
     const branch = roleBranch(this.paths, agent);
     try {
-      if (!existsSync(join(dir, '.git'))) {
+      // A clone is a cache of the remote: one that is not as the host made it (missing, the earlier layout
+      // with `.git/` inside, a `.git` changed by a dead attempt's services) is dropped and made again.
+      if (!isOurClone(dir, gitDir)) {
         await rm(dir, { recursive: true, force: true });
+        await rm(gitDir, { recursive: true, force: true });
         await mkdir(join(this.paths.root, 'clones'), { recursive: true });
-        await simpleGit().clone(this.remote, dir);
+        await mkdir(join(this.paths.root, 'clone-gitdirs'), { recursive: true });
+        await hostGit(
+          null,
+          ['clone', '--no-recurse-submodules', `--separate-git-dir=${gitDir}`, '--', this.remote, dir],
+          {
+            network: true,
+            // As before: a relative remote is relative to where the worker runs.
+            cwd: process.cwd(),
+          },
+        );
       }
-      const git = simpleGit(dir);
-      await git.raw(['remote', 'set-url', 'origin', this.remote]);
-      await git.fetch(['origin', '--prune']);
-      const remoteBranches = await git.branch(['-r']);
-      const start = remoteBranches.all.includes(`origin/${branch}`) ? `origin/${branch}` : 'origin/HEAD';
-      // A fresh attempt starts from what the remote holds: leftovers of a dead attempt are dropped.
-      await git.raw(['checkout', '-f', '-B', branch, start]);
-      await git.raw(['clean', '-fdx']);
-      return dir;
+      const repo = { gitDir, workTree: dir };
+      await hostGit(repo, ['remote', 'set-url', 'origin', this.remote]);
+      await hostGit(repo, ['fetch', '--no-recurse-submodules', '--prune', 'origin'], { network: true });
+      const start = (await hostGitAsks(repo, ['show-ref', '--quiet', '--verify', `refs/remotes/origin/${branch}`]))
+        ? `origin/${branch}`
+        : 'origin/HEAD';
+      // A fresh attempt starts from what the remote holds: leftovers of a dead attempt are dropped, nested
+      // repositories included (`-ff`).
+      await hostGit(repo, ['checkout', '--quiet', '-f', '-B', branch, start]);
+      await hostGit(repo, ['clean', '-ffdxq']);
+      return repo;
     } catch (error) {
+      if (isSdkError(error)) throw error;
       throw new SdkError(
         'io_error',
         `could not fetch branch ${branch} of the run's git remote ${shownRemote(this.remote)}: ${shownText((error as Error).message, this.remote)}`,
@@ -134,10 +177,12 @@ export class RemoteRoleWorktrees extends RoleWorktrees {
     const commit = await super.commit(agent, invocationId, task);
     if (commit === null) return null;
     const branch = roleBranch(this.paths, agent);
-    const dir = join(this.paths.root, 'clones', agent);
+    const repo = await this.checked(agent);
     try {
       // Never forced: when another machine pushed the branch first, the remote refuses and the attempt fails.
-      await simpleGit(dir).push('origin', `${branch}:${branch}`);
+      await hostGit(repo, ['push', '--quiet', '--recurse-submodules=no', 'origin', `${branch}:${branch}`], {
+        network: true,
+      });
     } catch (error) {
       throw new SdkError(
         'io_error',

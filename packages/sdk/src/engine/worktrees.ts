@@ -2,13 +2,17 @@
  * Git-on workspaces (SPEC §10.4): the workspace is a git repository and each role works in its own
  * worktree, on a branch of its own, under the project's data (`<projectRoot>/worktrees/<agent>`). At the
  * end of each invocation the role's changes are committed on its branch with the invocation id.
+ *
+ * Services write the worktree, its `.git` file included, so the host never lets git find the repository
+ * there: every command goes through {@link hostGit} with the worktree's own git dir
+ * (`<common git dir>/worktrees/<id>`, found from the repository's side), after {@link checkGitPointer}.
  */
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type SimpleGit, simpleGit } from 'simple-git';
 import { SdkError } from '../errors.js';
 import type { ProjectPaths } from '../store/projectStore.js';
+import { type GitRepo, checkGitPointer, discoverRepo, hostGit, hostGitAsks, tampered } from './hostGit.js';
 
 /** The author used when the repository has no `user.name`/`user.email` of its own. */
 const FALLBACK_AUTHOR = ['user.name=ScienceEvolve', 'user.email=scienceevolve@localhost'];
@@ -23,6 +27,18 @@ export function roleWorktree(paths: ProjectPaths, agent: string): string {
   return join(paths.root, 'worktrees', agent);
 }
 
+/** The user's repository (the workspace) as the host names it. */
+export interface WorkspaceRepo extends Required<GitRepo> {
+  /** The common git dir (where `worktrees/<id>` live); the git dir unless the workspace is a linked worktree. */
+  commonDir: string;
+}
+
+/** The workspace's repository: git finds it there once (the workspace is the user's, not a service's). */
+export async function workspaceRepo(workspace: string): Promise<WorkspaceRepo> {
+  const found = await discoverRepo(workspace);
+  return { gitDir: found.gitDir, workTree: found.top, commonDir: found.commonDir };
+}
+
 /** Throws `not_a_git_repo` unless `workspace` is the top of a git repository with at least one commit. */
 export async function checkGitWorkspace(workspace: string): Promise<void> {
   const problem = (reason: string) =>
@@ -32,25 +48,48 @@ export async function checkGitWorkspace(workspace: string): Promise<void> {
       data: { workspace },
     });
   if (!existsSync(workspace)) throw problem('does not exist');
-  const git = simpleGit(workspace);
-  let top: string;
+  let repo: WorkspaceRepo;
   try {
-    top = (await git.revparse(['--show-toplevel'])).trim();
+    repo = await workspaceRepo(workspace);
   } catch {
     throw problem('is not a git repository');
   }
-  if (top === '') throw problem('is not a git repository');
-  if (realpathSync(top) !== realpathSync(workspace)) throw problem(`is not the top of its git repository (${top})`);
-  try {
-    await git.revparse(['--verify', 'HEAD']);
-  } catch {
+  if (realpathSync(repo.workTree) !== realpathSync(workspace)) {
+    throw problem(`is not the top of its git repository (${repo.workTree})`);
+  }
+  if (!(await hostGitAsks(repo, ['rev-parse', '--quiet', '--verify', 'HEAD^{commit}']))) {
     throw problem('is a git repository without any commit');
   }
 }
 
+/**
+ * The git dir of the linked worktree at `dir`, found from the repository's side: the entry of
+ * `<commonDir>/worktrees/` whose `gitdir` file names `<dir>/.git` (git names entries after the directory,
+ * with a number when taken: two projects' `main` roles are `main` and `main1`). Undefined when none does.
+ */
+function linkedGitDir(commonDir: string, dir: string): string | undefined {
+  const admin = join(realpathSync(commonDir), 'worktrees');
+  const want = join(realpathSync(dir), '.git');
+  let entries: string[];
+  try {
+    entries = readdirSync(admin);
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    try {
+      if (readFileSync(join(admin, entry, 'gitdir'), 'utf8').trim() === want) return join(admin, entry);
+    } catch {
+      // not a worktree entry
+    }
+  }
+  return undefined;
+}
+
 /** The worktrees of one run's roles, created on first use and reused by later invocations and runs. */
 export class RoleWorktrees {
-  private readonly ready = new Map<string, Promise<string>>();
+  private readonly ready = new Map<string, Promise<GitRepo>>();
+  private repo: Promise<WorkspaceRepo> | undefined;
 
   constructor(
     readonly paths: ProjectPaths,
@@ -58,8 +97,20 @@ export class RoleWorktrees {
     readonly workspace: string,
   ) {}
 
-  /** The role's worktree, created (with its branch from the workspace's HEAD) when missing. */
-  worktree(agent: string): Promise<string> {
+  /**
+   * The role's worktree, created (with its branch from the workspace's HEAD) when missing. Its `.git` is
+   * checked at every call: `worktree_tampered` when it is not the pointer git wrote.
+   */
+  async worktree(agent: string): Promise<string> {
+    const repo = await this.checked(agent);
+    return repo.workTree!;
+  }
+
+  /**
+   * The role's worktree and its git dir, with the `.git` file checked: what every git command on the
+   * worktree runs with. A subclass (queue clones) has its own.
+   */
+  protected async checked(agent: string): Promise<GitRepo> {
     let found = this.ready.get(agent);
     if (found === undefined) {
       found = this.create(agent);
@@ -67,21 +118,42 @@ export class RoleWorktrees {
       found.catch(() => this.ready.delete(agent));
       this.ready.set(agent, found);
     }
-    return found;
+    const repo = await found;
+    checkGitPointer(repo.workTree!, realpathSync(repo.gitDir));
+    return repo;
   }
 
-  private async create(agent: string): Promise<string> {
+  private workspaceRepo(): Promise<WorkspaceRepo> {
+    if (this.repo === undefined) {
+      this.repo = workspaceRepo(this.workspace);
+      this.repo.catch(() => {
+        this.repo = undefined;
+      });
+    }
+    return this.repo;
+  }
+
+  private async create(agent: string): Promise<GitRepo> {
     const dir = roleWorktree(this.paths, agent);
     const branch = roleBranch(this.paths, agent);
-    const repo = simpleGit(this.workspace);
+    const repo = await this.workspaceRepo();
     // `git worktree prune` forgets worktrees whose directory was removed, so the branch can be checked out again.
-    await repo.raw(['worktree', 'prune']);
-    if (existsSync(join(dir, '.git'))) return dir;
+    await hostGit(repo, ['worktree', 'prune']);
+    if (existsSync(dir)) {
+      const gitDir = linkedGitDir(repo.commonDir, dir);
+      // A directory the repository does not know as its worktree: not the host's to reuse, nor to remove.
+      if (gitDir === undefined) throw tampered(dir, 'worktree', 'is not a worktree of the repository');
+      return { gitDir, workTree: dir };
+    }
     await mkdir(join(this.paths.root, 'worktrees'), { recursive: true });
-    const branches = await repo.branchLocal();
-    if (branches.all.includes(branch)) await repo.raw(['worktree', 'add', dir, branch]);
-    else await repo.raw(['worktree', 'add', '-b', branch, dir, 'HEAD']);
-    return dir;
+    if (await hostGitAsks(repo, ['show-ref', '--quiet', '--verify', `refs/heads/${branch}`])) {
+      await hostGit(repo, ['worktree', 'add', dir, branch]);
+    } else {
+      await hostGit(repo, ['worktree', 'add', '-b', branch, dir, 'HEAD']);
+    }
+    const gitDir = linkedGitDir(repo.commonDir, dir);
+    if (gitDir === undefined) throw tampered(dir, 'worktree', 'was not made by `git worktree add`');
+    return { gitDir, workTree: dir };
   }
 
   /**
@@ -89,19 +161,22 @@ export class RoleWorktrees {
    * Resolves with the commit hash, or null when nothing changed.
    */
   async commit(agent: string, invocationId: string, task: string): Promise<string | null> {
-    const dir = await this.worktree(agent);
-    const git = await withAuthor(simpleGit(dir));
-    await git.add(['-A']);
-    const status = await git.status();
-    if (status.isClean()) return null;
-    const title = task.split('\n')[0]!.slice(0, 60);
-    await git.commit(`scienceevolve: ${agent} invocation ${invocationId}\n\n${title}`);
-    return (await git.revparse(['HEAD'])).trim();
+    return commitAll(
+      await this.checked(agent),
+      `scienceevolve: ${agent} invocation ${invocationId}\n\n${task.split('\n')[0]!.slice(0, 60)}`,
+    );
   }
 }
 
-async function withAuthor(git: SimpleGit): Promise<SimpleGit> {
-  const email = await git.getConfig('user.email');
-  if (email.value) return git;
-  return simpleGit({ baseDir: (await git.revparse(['--show-toplevel'])).trim(), config: FALLBACK_AUTHOR });
+/**
+ * `git add -A` and a commit, hooks off (see {@link hostGit}). Whether anything changed is asked of the
+ * index (`diff-index --cached`), never with `status`: `status` runs `git status` inside every nested
+ * repository the index records, with that repository's own config. Resolves with the commit, or null.
+ */
+export async function commitAll(repo: GitRepo, message: string): Promise<string | null> {
+  await hostGit(repo, ['add', '-A']);
+  if (await hostGitAsks(repo, ['diff-index', '--cached', '--quiet', 'HEAD', '--'])) return null;
+  const identity = (await hostGitAsks(repo, ['config', '--get', 'user.email'])) ? [] : FALLBACK_AUTHOR;
+  await hostGit(repo, ['commit', '--quiet', '--no-verify', '-m', message], { config: identity });
+  return (await hostGit(repo, ['rev-parse', 'HEAD'])).trim();
 }
