@@ -16,7 +16,7 @@ import {
   groupTarget,
   terminate,
 } from '@scienceevolve/supervisor/terminate';
-import { DEFAULT_GRACE_MS as SERVICES_GRACE_MS } from '../../packages/sdk/src/services/processGroup.js';
+import { DEFAULT_GRACE_MS as SERVICES_GRACE_MS } from '../../packages/sdk/src/processes/processGroup.js';
 import { type Started, startProcess, tempDir, testMarker, waitGone } from './helpers.js';
 
 const fixtures = new URL('../fixtures/supervisor/', import.meta.url).pathname;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
 
-export { assertAllGone, isGone } from '../services/helpers.ts';
+export { assertAllGone, isGone } from '../sessions/helpers.ts';
 
 const FIXTURES = new URL('../../fixtures/services/', import.meta.url).pathname;
 

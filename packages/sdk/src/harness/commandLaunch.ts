@@ -5,7 +5,7 @@
  */
 import { formatMarker, processStartTime } from '@scienceevolve/supervisor/protocol';
 import { SdkError } from '../errors.js';
-import { INHERITED_ENV_KEYS } from '../services/serviceEnv.js';
+import { INHERITED_ENV_KEYS } from '../processes/serviceEnv.js';
 import type { Harness } from '../workflow/workflowSchema.js';
 import type { HarnessInput } from './harness.js';
 
