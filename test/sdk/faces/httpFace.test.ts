@@ -110,7 +110,7 @@ test('HTTP face refusals, each by status code', async (t) => {
       headers: { ...good, origin: `http://localhost:${port}` },
       body: initialize,
     },
-    // A GET with Accept text/event-stream opens the 2025-11-25 notification stream (test/sdk/bridge/listChanges).
+    // A GET with Accept text/event-stream opens the 2025-11-25 notification stream (test/sdk/surface/listChanges).
     {
       why: 'GET without Accept text/event-stream',
       status: 406,

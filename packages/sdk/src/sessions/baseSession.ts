@@ -118,7 +118,7 @@ export abstract class BaseSession implements ServiceSession {
       ...(args === undefined ? {} : { arguments: args }),
       ...(progressToken === undefined ? {} : { _meta: { progressToken } }),
     });
-    // A project service's result is passed on as it arrived (services/rawToolCall.ts); a remote one goes
+    // A project service's result is passed on as it arrived (sessions/rawToolCall.ts); a remote one goes
     // through the client's callTool, which also mirrors `x-mcp-header` arguments into HTTP headers.
     return this.forward(`tools/call "${name}"`, options, (client, o, progressToken) =>
       this.kind === 'project'
