@@ -13,7 +13,7 @@ import { SdkError } from '../errors.js';
 import type { ServiceSession } from '../sessions/serviceSession.js';
 import type { ServiceGate } from './serviceGate.js';
 import { filterTools, type ToolFilter } from './toolFilter.js';
-import type { DuplicateListing, LocalTool, SurfaceEntry, SurfaceRoute } from './surface.js';
+import type { DuplicateListing, LocalTool, SurfaceEntry, SurfaceRoute } from './surfaceTypes.js';
 import { assignSurfaceNames } from './surfaceNames.js';
 
 /** The `_meta` key naming the service a listed item comes from. */

@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ERROR_CODES, type ErrorCode, isSdkError, SdkError } from '../errors.js';
 import { checkImageLimits } from './resultLimits.js';
 import { isServiceAnswer } from './serviceGate.js';
-import type { Surface } from './surface.js';
+import type { Surface } from './surfaceTypes.js';
 import {
   type RemovedTool,
   type ResourceOwner,
