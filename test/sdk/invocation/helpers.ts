@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
+import { scanMarkedProcesses } from '@scienceevolve/supervisor/procfs';
 
 export { assertAllGone, isGone } from '../sessions/helpers.ts';
 

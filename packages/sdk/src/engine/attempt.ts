@@ -4,7 +4,7 @@
  * for checkpoints and reports, its services are collected whatever happens, and Git-on commits its work.
  */
 import { type GateEvent, gateEventFields } from '../surface/serviceGate.js';
-import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/protocol';
+import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 import { type ErrorCode, SdkError, toSdkError } from '../errors.js';
 import { type InvocationState, type RunEventInput, addUsage, emptyUsage } from '../events/runEvents.js';
 import type { AgentHarness, HarnessInput, HarnessOutput, HarnessReport } from '../harness/harness.js';

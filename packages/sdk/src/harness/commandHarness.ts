@@ -9,7 +9,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { MARKER_ENV } from '@scienceevolve/supervisor/protocol';
+import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
 import { type SocketFace, relayPath, startSocketFace } from '../faces/socketFace.js';
 import { SdkError } from '../errors.js';
 import { type CollectResult, SupervisedGroup } from '../processes/processGroup.js';

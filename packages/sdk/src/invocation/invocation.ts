@@ -8,7 +8,8 @@ import { setMaxListeners } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { collectMarked } from '@scienceevolve/supervisor/terminate';
-import { formatMarker, processStartTime } from '@scienceevolve/supervisor/protocol';
+import { formatMarker } from '@scienceevolve/supervisor/protocol';
+import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError, toSdkError } from '../errors.js';
 import type { ProcessRegistry } from '../processes/processRegistry.js';
 import {

@@ -23,9 +23,6 @@ import { collectGroup, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS } from '@scienceev
 import type { ProcessRegistry } from './processRegistry.js';
 import { timerMs } from '../workflow/workflowSchema.js';
 
-/** Default milliseconds between SIGTERM and SIGKILL: 2,000 (SPEC §5.7; the kill path's one default). */
-export { DEFAULT_GRACE_MS };
-
 /**
  * The smallest `pidsMax` accepted: 8 (a shell prelude and a Node service need a few tasks to start at all).
  * The largest is Linux's `pid_max` ceiling, 4,194,304.
@@ -38,9 +35,6 @@ export { DEFAULT_PIDS_MAX };
 
 /** What collects a service's processes: `cgroup-v2`, `cgroup-v1` or `process-group` (see `@scienceevolve/supervisor/cgroup`). */
 export type { CollectionMechanism };
-
-/** Default milliseconds to wait, after SIGKILL, for the processes to go: 5,000 (the kill path's). */
-export { DEFAULT_KILL_WAIT_MS };
 
 /**
  * Process groups of the live supervised groups of this process, by marker. The marker names the

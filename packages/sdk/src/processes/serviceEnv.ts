@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import { delimiter, join, sep } from 'node:path';
-import { MARKER_ENV } from '@scienceevolve/supervisor/protocol';
+import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
 import { SdkError } from '../errors.js';
 
 /** The host variables every service inherits when they are set (the MCP SDK's stdio client set). */
