@@ -1,10 +1,11 @@
 // The import picture of the packages, checked by `npm run lint` (dependency-cruiser). Why this tool and
 // how the rules are built: docs/decisions/import-boundaries.md.
 //
-//   cli → sdk/index → engine ─┬→ harness ──→ bridge ─────┬→ services → supervisor (sub-path exports only)
-//                             ├→ invocation ─────────────┤
-//                             ├→ reconfigure ────────────┼→ store
-//                             └→ events                  └→ workflow → errors
+//   cli → sdk/index → engine ─┬→ harness ─→ faces → surface ─┬→ sessions → processes → supervisor (sub-path exports only)
+//                             ├→ invocation ─────────────────┤
+//                             ├→ reconfigure ────────────────┼→ store → workflow → errors
+//                             └→ queue, events ──────────────┘
+//   Beside them: gateway (supergateway supervised, http→stdio) → faces, sessions, processes.
 //   Scale-out: sdk/index → worker (the queue worker) → engine; engine → queue (BullMQ transport) → errors.
 //
 // Rules are written by folder, never by file, so a new file in a folder gets its folder's rule.
@@ -37,14 +38,26 @@ const HEAVY_CORE = '^(child_process|http|https|http2|node:child_process|node:htt
  */
 const LAYERS = {
   // The queue worker runs the engine's attempts for jobs taken from the queue: above the engine.
-  worker: ['engine', 'queue', 'harness', 'invocation', 'events', 'services', 'store', 'workflow', 'schemas', 'errors'],
+  worker: [
+    'engine',
+    'queue',
+    'harness',
+    'invocation',
+    'events',
+    'sessions',
+    'processes',
+    'store',
+    'workflow',
+    'errors',
+  ],
   engine: [
     'harness',
     'invocation',
     'reconfigure',
     'events',
-    'bridge',
-    'services',
+    'surface',
+    'sessions',
+    'processes',
     'store',
     'workflow',
     'queue',
@@ -53,12 +66,21 @@ const LAYERS = {
   ],
   // BullMQ transport only (coordinator client, worker consumer): job contents are the engine's.
   queue: ['schemas', 'errors'],
-  harness: ['bridge', 'services', 'store', 'workflow', 'schemas', 'errors'],
-  bridge: ['services', 'store', 'workflow', 'schemas', 'errors'],
-  invocation: ['services', 'store', 'workflow', 'schemas', 'errors'],
+  // The harness interface, model loops, agent-CLI presets and their configs: uses a face or the surface.
+  harness: ['faces', 'surface', 'processes', 'store', 'workflow', 'schemas', 'errors'],
+  // supergateway supervised, its check, its loopback guard, http→stdio: beside the faces, using them.
+  gateway: ['faces', 'sessions', 'processes', 'workflow', 'schemas', 'errors'],
+  // The surface offered as stdio, HTTP and socket servers; the stdout guard.
+  faces: ['surface', 'store', 'workflow', 'schemas', 'errors'],
+  // The agent's one MCP surface over live sessions: catalog, dispatch, gate, limits, names, filters.
+  surface: ['sessions', 'store', 'workflow', 'schemas', 'errors'],
+  invocation: ['sessions', 'processes', 'store', 'workflow', 'schemas', 'errors'],
   reconfigure: ['store', 'workflow', 'schemas', 'errors'],
   events: ['store', 'workflow', 'schemas', 'errors'],
-  services: ['workflow', 'schemas', 'errors'],
+  // One service's MCP session, stdio or remote.
+  sessions: ['processes', 'workflow', 'schemas', 'errors'],
+  // Launch in its own group, registry, supervisor client, sandbox, admission, environment, teardown.
+  processes: ['workflow', 'schemas', 'errors'],
   store: ['workflow', 'schemas', 'errors'],
   workflow: ['schemas', 'errors'],
   // The zod schemas of documents that cross a boundary (events, …): every layer may read with them.
@@ -98,7 +120,7 @@ const layerRules = Object.entries(LAYERS).map(([layer, allowed]) => ({
     allowed.length === 0
       ? `packages/sdk/src/${layer === 'errors' ? 'errors.ts' : layer} imports nothing else of the SDK`
       : `packages/sdk/src/${layer === 'errors' ? 'errors.ts' : `${layer}/`} may import only ${allowed.join(', ')} of the SDK ` +
-        '(imports point down the picture; bridge and invocation never import each other, the engine wires them)',
+        '(imports point down the picture; the surface and the invocation never import each other, the engine wires them)',
   severity: 'error',
   from: { path: layerPath(layer) },
   to: { path: SDK, pathNot: [layerPath(layer), ...allowed.map(layerPath), ENTRIES] },

@@ -15,7 +15,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { serviceNodePath } from '../packages/sdk/dist/services/serviceEnv.js';
+import { serviceNodePath } from '../packages/sdk/dist/processes/serviceEnv.js';
 import {
   BENCH_RUN_ENV,
   type BenchContext,

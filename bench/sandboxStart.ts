@@ -8,7 +8,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hostSupervisor } from '../packages/sdk/dist/invocation/hostSupervision.js';
-import { sandboxAvailability } from '../packages/sdk/dist/services/sandbox.js';
+import { sandboxAvailability } from '../packages/sdk/dist/processes/sandbox.js';
 import { loadWorkflow } from '../packages/sdk/dist/store/workflowLoad.js';
 import { readAccepted } from '../packages/sdk/dist/store/workflowVersions.js';
 import {

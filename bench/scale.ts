@@ -43,7 +43,7 @@ import {
   loadWorkflow,
   startInvocationServices,
 } from '../packages/sdk/dist/index.js';
-import type { ProcessRegistry } from '../packages/sdk/dist/services/processRegistry.js';
+import type { ProcessRegistry } from '../packages/sdk/dist/processes/processRegistry.js';
 import { type WorkflowVersion, readAccepted } from '../packages/sdk/dist/store/workflowVersions.js';
 import { type BenchContext, type ResultRow, median, ms, now, ratio, runPairs, scratchDir } from './lib/common.js';
 import { descendantsOf, rssOf } from './lib/processes.js';

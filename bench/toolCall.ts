@@ -19,9 +19,9 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createSurface } from '../packages/sdk/dist/bridge/surface.js';
+import { createSurface } from '../packages/sdk/dist/surface/surface.js';
 import { processFacts } from '../packages/sdk/dist/invocation/invocation.js';
-import { serviceNodePath } from '../packages/sdk/dist/services/serviceEnv.js';
+import { serviceNodePath } from '../packages/sdk/dist/processes/serviceEnv.js';
 import {
   BENCH_RUN_ENV,
   type BenchContext,

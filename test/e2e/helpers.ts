@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { parseMarker, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
+import { parseMarker } from '@scienceevolve/supervisor/protocol';
+import { scanMarkedProcesses } from '@scienceevolve/supervisor/procfs';
 import { loadWorkflow } from '../../packages/sdk/src/store/workflowLoad.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -12,7 +12,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseMarker, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
+import { parseMarker } from '@scienceevolve/supervisor/protocol';
+import { scanMarkedProcesses } from '@scienceevolve/supervisor/procfs';
 import { assertGone, assertNothingLeft, BIN, LAB_SERVICE, processesMentioning, spawnNode, tempDir } from './helpers.js';
 
 const PROBES = 4;

@@ -66,20 +66,25 @@ const CLEAN: Record<string, string> = {
   'packages/sdk/src/workflow/workflowSchema.ts': "import '../errors.js';\n",
   'packages/sdk/src/store/workflowVersions.ts':
     "import '../workflow/workflowSchema.js';\nimport '@scienceevolve/supervisor/protocol';\n",
-  'packages/sdk/src/services/serviceSession.ts':
+  'packages/sdk/src/processes/processGroup.ts':
     "import '../workflow/workflowSchema.js';\nimport '../errors.js';\nimport '@scienceevolve/supervisor/protocol';\n",
+  'packages/sdk/src/sessions/serviceSession.ts':
+    "import '../processes/processGroup.js';\nimport '../workflow/workflowSchema.js';\nimport '../errors.js';\n",
   'packages/sdk/src/invocation/invocation.ts':
-    "import '../services/serviceSession.js';\nimport '../store/workflowVersions.js';\n",
-  'packages/sdk/src/bridge/surface.ts':
-    "import '../services/serviceSession.js';\nimport '../store/workflowVersions.js';\n",
+    "import '../sessions/serviceSession.js';\nimport '../store/workflowVersions.js';\n",
+  'packages/sdk/src/surface/surface.ts':
+    "import '../sessions/serviceSession.js';\nimport '../store/workflowVersions.js';\n",
+  'packages/sdk/src/faces/stdioFace.ts': "import '../surface/surface.js';\n",
+  'packages/sdk/src/gateway/gateway.ts':
+    "import '../faces/stdioFace.js';\nimport '../sessions/serviceSession.js';\nimport '../processes/processGroup.js';\n",
   'packages/sdk/src/harness/harness.ts':
-    "import type {} from '../bridge/surface.js';\nimport '../services/serviceSession.js';\n",
+    "import type {} from '../surface/surface.js';\nimport '../faces/stdioFace.js';\nimport '../processes/processGroup.js';\n",
   'packages/sdk/src/reconfigure/applyWorkflow.ts': "import '../store/workflowVersions.js';\n",
   'packages/sdk/src/events/journal.ts': "import '../store/workflowVersions.js';\n",
   'packages/sdk/src/engine/runs.ts': [
     "import '../harness/harness.js';",
     "import '../invocation/invocation.js';",
-    "import '../bridge/surface.js';",
+    "import '../surface/surface.js';",
     "import '../reconfigure/applyWorkflow.js';",
     "import '../events/journal.js';",
     "import './runLoop.js';",
@@ -87,7 +92,7 @@ const CLEAN: Record<string, string> = {
   ].join('\n'),
   // A cycle closed by a type-only import is allowed: it is gone at run time.
   'packages/sdk/src/engine/runLoop.ts': "import '../errors.js';\nimport type {} from './runs.js';\n",
-  'packages/sdk/src/index.ts': "import './engine/runs.js';\nimport './errors.js';\n",
+  'packages/sdk/src/index.ts': "import './engine/runs.js';\nimport './gateway/gateway.js';\nimport './errors.js';\n",
   'packages/cli/src/args.ts': "import 'node:util';\n",
   'packages/cli/src/main.ts': "import '@scienceevolve/sdk';\nimport './args.js';\nimport 'node:path';\n",
   'packages/cli/bin/scienceevolve.js': "import '../dist/main.js';\n",
@@ -101,14 +106,29 @@ const FORBIDDEN: Array<{ file: string; source: string; expect: string[] }> = [
     expect: ['layer-workflow packages/sdk/src/workflow/upward.ts → packages/sdk/src/engine/runs.ts'],
   },
   {
-    file: 'packages/sdk/src/bridge/wiresInvocation.ts',
+    file: 'packages/sdk/src/surface/wiresInvocation.ts',
     source: "import '../invocation/invocation.js';\n",
-    expect: ['layer-bridge packages/sdk/src/bridge/wiresInvocation.ts → packages/sdk/src/invocation/invocation.ts'],
+    expect: ['layer-surface packages/sdk/src/surface/wiresInvocation.ts → packages/sdk/src/invocation/invocation.ts'],
   },
   {
-    file: 'packages/sdk/src/invocation/wiresBridge.ts',
-    source: "import type {} from '../bridge/surface.js';\n",
-    expect: ['layer-invocation packages/sdk/src/invocation/wiresBridge.ts → packages/sdk/src/bridge/surface.ts'],
+    file: 'packages/sdk/src/invocation/wiresSurface.ts',
+    source: "import type {} from '../surface/surface.js';\n",
+    expect: ['layer-invocation packages/sdk/src/invocation/wiresSurface.ts → packages/sdk/src/surface/surface.ts'],
+  },
+  {
+    file: 'packages/sdk/src/surface/servesItself.ts',
+    source: "import '../faces/stdioFace.js';\n",
+    expect: ['layer-surface packages/sdk/src/surface/servesItself.ts → packages/sdk/src/faces/stdioFace.ts'],
+  },
+  {
+    file: 'packages/sdk/src/faces/runsGateway.ts',
+    source: "import '../gateway/gateway.js';\n",
+    expect: ['layer-faces packages/sdk/src/faces/runsGateway.ts → packages/sdk/src/gateway/gateway.ts'],
+  },
+  {
+    file: 'packages/sdk/src/processes/speaksMcp.ts',
+    source: "import type {} from '../sessions/serviceSession.js';\n",
+    expect: ['layer-processes packages/sdk/src/processes/speaksMcp.ts → packages/sdk/src/sessions/serviceSession.ts'],
   },
   {
     file: 'packages/sdk/src/harness/journals.ts',
@@ -116,14 +136,14 @@ const FORBIDDEN: Array<{ file: string; source: string; expect: string[] }> = [
     expect: ['layer-harness packages/sdk/src/harness/journals.ts → packages/sdk/src/events/journal.ts'],
   },
   {
-    file: 'packages/sdk/src/services/readsStore.ts',
+    file: 'packages/sdk/src/sessions/readsStore.ts',
     source: "import '../store/workflowVersions.js';\n",
-    expect: ['layer-services packages/sdk/src/services/readsStore.ts → packages/sdk/src/store/workflowVersions.ts'],
+    expect: ['layer-sessions packages/sdk/src/sessions/readsStore.ts → packages/sdk/src/store/workflowVersions.ts'],
   },
   {
     file: 'packages/sdk/src/store/startsServices.ts',
-    source: "import '../services/serviceSession.js';\n",
-    expect: ['layer-store packages/sdk/src/store/startsServices.ts → packages/sdk/src/services/serviceSession.ts'],
+    source: "import '../sessions/serviceSession.js';\n",
+    expect: ['layer-store packages/sdk/src/store/startsServices.ts → packages/sdk/src/sessions/serviceSession.ts'],
   },
   {
     file: 'packages/sdk/src/reconfigure/probes.ts',
@@ -150,17 +170,17 @@ const FORBIDDEN: Array<{ file: string; source: string; expect: string[] }> = [
     expect: ['sdk-index-is-the-top packages/sdk/src/engine/usesIndex.ts → packages/sdk/src/index.ts'],
   },
   {
-    file: 'packages/sdk/src/services/supervisorRoot.ts',
+    file: 'packages/sdk/src/processes/supervisorRoot.ts',
     source: "import '@scienceevolve/supervisor';\n",
     expect: [
-      'supervisor-sub-paths-only packages/sdk/src/services/supervisorRoot.ts → packages/supervisor/dist/index.d.ts',
+      'supervisor-sub-paths-only packages/sdk/src/processes/supervisorRoot.ts → packages/supervisor/dist/index.d.ts',
     ],
   },
   {
-    file: 'packages/sdk/src/services/supervisorInternals.ts',
+    file: 'packages/sdk/src/processes/supervisorInternals.ts',
     source: "import '../../../supervisor/src/protocol.js';\n",
     expect: [
-      'supervisor-sub-paths-only packages/sdk/src/services/supervisorInternals.ts → packages/supervisor/src/protocol.ts',
+      'supervisor-sub-paths-only packages/sdk/src/processes/supervisorInternals.ts → packages/supervisor/src/protocol.ts',
     ],
   },
   {

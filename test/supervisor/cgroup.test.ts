@@ -31,8 +31,8 @@ import {
 import { MARKER_ENV, processGroupOf, processStartTime } from '@scienceevolve/supervisor/procfs';
 import { isHostMessage } from '@scienceevolve/supervisor/protocol';
 import { collectGroup } from '@scienceevolve/supervisor/terminate';
-import { SupervisedGroup } from '../../packages/sdk/src/services/processGroup.js';
-import { sweepStrays } from '../../packages/sdk/src/services/strayProcesses.js';
+import { SupervisedGroup } from '../../packages/sdk/src/processes/processGroup.js';
+import { sweepStrays } from '../../packages/sdk/src/processes/strayProcesses.js';
 import { exists, sleep, tempDir, testMarker, uniqueProjectId, waitGone } from './helpers.js';
 
 const root = new URL('../..', import.meta.url).pathname;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { isProcessAlive } from '@scienceevolve/supervisor';
-import { sweepStrays } from '../../packages/sdk/src/services/strayProcesses.js';
+import { sweepStrays } from '../../packages/sdk/src/processes/strayProcesses.js';
 import { sleep, startHost, uniqueProjectId, waitGone } from './helpers.js';
 
 test('two hosts of different projects, one killed: the other’s services are untouched', async (t) => {

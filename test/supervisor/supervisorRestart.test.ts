@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { formatMarker, isProcessAlive, MARKER_ENV, processStartTime } from '@scienceevolve/supervisor';
 import { isSdkError } from '../../packages/sdk/src/errors.js';
-import { type SupervisorEvent, SupervisorClient } from '../../packages/sdk/src/services/supervisorClient.js';
+import { type SupervisorEvent, SupervisorClient } from '../../packages/sdk/src/processes/supervisorClient.js';
 import { sleep, startHost, tempDir, uniqueProjectId, waitGone } from './helpers.js';
 
 const fixtures = new URL('../fixtures/supervisor/', import.meta.url).pathname;

@@ -14,12 +14,12 @@ export type {
   ServeAgentOptions,
   AgentServicesOptions,
 } from './engine/agentServices.js';
-export type { SandboxDecision, SandboxReason } from './services/sandbox.js';
-export type { CollectionMechanism, CollectionPreference } from './services/processGroup.js';
-export { DEFAULT_PIDS_MAX, MAX_PIDS_MAX, MIN_PIDS_MAX } from './services/processGroup.js';
-export { createBridgeToken, serveHttp, HTTP_FACE_PATH, writeBridgeTokenFile } from './bridge/httpFace.js';
-export type { HttpFace, HttpFaceOptions } from './bridge/httpFace.js';
-export { serveStdio } from './bridge/stdioFace.js';
-export type { StdioFace, StdioFaceOptions } from './bridge/stdioFace.js';
-export { protectStdout } from './bridge/protectStdout.js';
-export type { ProtectedStdout } from './bridge/protectStdout.js';
+export type { SandboxDecision, SandboxReason } from './processes/sandbox.js';
+export type { CollectionMechanism, CollectionPreference } from './processes/processGroup.js';
+export { DEFAULT_PIDS_MAX, MAX_PIDS_MAX, MIN_PIDS_MAX } from './processes/processGroup.js';
+export { createBridgeToken, serveHttp, HTTP_FACE_PATH, writeBridgeTokenFile } from './faces/httpFace.js';
+export type { HttpFace, HttpFaceOptions } from './faces/httpFace.js';
+export { serveStdio } from './faces/stdioFace.js';
+export type { StdioFace, StdioFaceOptions } from './faces/stdioFace.js';
+export { protectStdout } from './faces/protectStdout.js';
+export type { ProtectedStdout } from './faces/protectStdout.js';

@@ -19,17 +19,17 @@ export { planServices } from './invocation/plan.js';
 export type { PlannedService, PlannedProjectService, PlannedRemoteService } from './invocation/plan.js';
 export { hostSupervisor, closeHostSupervisor, sweepProjectStrays } from './invocation/hostSupervision.js';
 
-export type { ServiceSession, ServiceCatalog, ForwardOptions } from './services/serviceSession.js';
-export type { ServiceEvent, ServiceState, CatalogChange } from './services/serviceEvents.js';
-export { startStdioService } from './services/stdioService.js';
-export type { StdioServiceSpec, StdioServiceSession, StartServiceOptions } from './services/stdioService.js';
-export type { EraLookup, EraMemory, EraVerdict } from './services/eraCache.js';
-export { connectRemoteService } from './services/remoteService.js';
-export type { RemoteServiceSpec, RemoteServiceSession } from './services/remoteService.js';
-export { buildServiceEnv } from './services/serviceEnv.js';
-export { BWRAP_ENV, decideSandbox, sandboxAvailability, sandboxCommand } from './services/sandbox.js';
-export { DEFAULT_PIDS_MAX, MAX_PIDS_MAX, MIN_PIDS_MAX } from './services/processGroup.js';
-export type { CollectionMechanism, CollectionPreference } from './services/processGroup.js';
+export type { ServiceSession, ServiceCatalog, ForwardOptions } from './sessions/serviceSession.js';
+export type { ServiceEvent, ServiceState, CatalogChange } from './sessions/serviceEvents.js';
+export { startStdioService } from './sessions/stdioService.js';
+export type { StdioServiceSpec, StdioServiceSession, StartServiceOptions } from './sessions/stdioService.js';
+export type { EraLookup, EraMemory, EraVerdict } from './sessions/eraCache.js';
+export { connectRemoteService } from './sessions/remoteService.js';
+export type { RemoteServiceSpec, RemoteServiceSession } from './sessions/remoteService.js';
+export { buildServiceEnv } from './processes/serviceEnv.js';
+export { BWRAP_ENV, decideSandbox, sandboxAvailability, sandboxCommand } from './processes/sandbox.js';
+export { DEFAULT_PIDS_MAX, MAX_PIDS_MAX, MIN_PIDS_MAX } from './processes/processGroup.js';
+export type { CollectionMechanism, CollectionPreference } from './processes/processGroup.js';
 export type {
   SandboxAvailability,
   SandboxDecision,
@@ -38,28 +38,18 @@ export type {
   SandboxQuestion,
   SandboxReason,
   ServiceSandbox,
-} from './services/sandbox.js';
-export { SupervisorClient } from './services/supervisorClient.js';
-export type { SupervisorClientOptions } from './services/supervisorClient.js';
-export { sweepStrays } from './services/strayProcesses.js';
-export type { SweepReport } from './services/strayProcesses.js';
+} from './processes/sandbox.js';
+export { SupervisorClient } from './processes/supervisorClient.js';
+export type { SupervisorClientOptions } from './processes/supervisorClient.js';
+export { sweepStrays } from './processes/strayProcesses.js';
+export type { SweepReport } from './processes/strayProcesses.js';
 
-export {
-  createSurface,
-  serveStdio,
-  serveHttp,
-  createBridgeToken,
-  writeBridgeTokenFile,
-  protectStdout,
-  httpToStdio,
-  HTTP_FACE_PATH,
-} from './bridge/index.js';
-export type {
-  Surface,
-  SurfaceOptions,
-  LocalService,
-  LocalTool,
-} from './bridge/index.js';
+export { createSurface } from './surface/surface.js';
+export type { Surface, SurfaceOptions, LocalService, LocalTool } from './surface/surface.js';
+export { serveStdio } from './faces/stdioFace.js';
+export { serveHttp, createBridgeToken, writeBridgeTokenFile, HTTP_FACE_PATH } from './faces/httpFace.js';
+export { protectStdout } from './faces/protectStdout.js';
+export { httpToStdio } from './gateway/httpToStdio.js';
 export * from './harnessConfigEntry.js';
 
 export { applyWorkflow } from './reconfigure/applyWorkflow.js';
@@ -107,20 +97,9 @@ export type {
 } from './events/runEvents.js';
 export { checkRunEvent, type RunEventCheck } from './events/checkEvent.js';
 export { DEFAULT_PRESTART_IDLE_MS } from './engine/prestart.js';
-export {
-  startGateway,
-  defaultGatewayLogDir,
-  DEFAULT_GATEWAY_PORT,
-  GATEWAY_PROJECT_ID,
-} from './bridge/index.js';
-export type {
-  Gateway,
-  GatewayEvent,
-  GatewayOptions,
-  GatewayState,
-  HttpToStdioOptions,
-  HttpToStdioBridge,
-} from './bridge/index.js';
+export { startGateway, defaultGatewayLogDir, DEFAULT_GATEWAY_PORT, GATEWAY_PROJECT_ID } from './gateway/gateway.js';
+export type { Gateway, GatewayEvent, GatewayOptions, GatewayState } from './gateway/gateway.js';
+export type { HttpToStdioOptions, HttpToStdioBridge } from './gateway/httpToStdio.js';
 
 export { startRun, runWorkflow, resumeRuns } from './engine/runs.js';
 export type { RunOptions, RunResult, RunHandle, ResumeOptions, EngineOptions } from './engine/runs.js';
@@ -160,5 +139,5 @@ export { DEFAULT_BASE_URLS, DEFAULT_API_KEY_ENVS } from './harness/modelProvider
 export { createCommandHarness, DEFAULT_COMMAND_TIMEOUT_MS } from './harness/commandHarness.js';
 export type { CommandHarnessConfig } from './harness/commandHarness.js';
 export { COMMAND_PRESETS } from './harness/presets.js';
-export { startSocketFace, relayPath } from './bridge/socketFace.js';
-export type { SocketFace, SocketFaceOptions } from './bridge/socketFace.js';
+export { startSocketFace, relayPath } from './faces/socketFace.js';
+export type { SocketFace, SocketFaceOptions } from './faces/socketFace.js';

@@ -5,17 +5,7 @@
  */
 import { type CgroupRef, isCgroupRef } from './cgroup.js';
 
-export { DEFAULT_GRACE_MS } from './terminate.js';
 export { formatMarker, isHostAlive, type MarkerParts, parseMarker } from './marker.js';
-// The process table lives in `./procfs`; these stay here for the hosts that import them from the protocol.
-export {
-  MARKER_ENV,
-  type MarkedProcess,
-  markerOf,
-  processGroupOf,
-  processStartTime,
-  scanMarkedProcesses,
-} from './procfs.js';
 
 /**
  * What a host sends its supervisor over the IPC channel. The channel is ordered, so a message is

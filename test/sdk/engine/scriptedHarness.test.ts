@@ -1,7 +1,7 @@
 /** The scripted harness against an in-process surface: order across invocations, {{N}}, errors as results. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createSurface } from '../../../packages/sdk/src/bridge/surface.js';
+import { createSurface } from '../../../packages/sdk/src/surface/surface.js';
 import type { HarnessInput } from '../../../packages/sdk/src/harness/harness.js';
 import { ScriptedHarness, parseScript } from '../../../packages/sdk/src/harness/scriptedHarness.js';
 

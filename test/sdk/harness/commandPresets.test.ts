@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { type PresetContext, piMcpAdapter, planCustom, planPreset } from '../../../packages/sdk/src/harness/presets.js';
 
-const relay = { command: '/usr/bin/node', args: ['/sdk/dist/bridge/relay.js', '/tmp/se-mcp-x/surface.sock'] };
+const relay = { command: '/usr/bin/node', args: ['/sdk/dist/faces/relay.js', '/tmp/se-mcp-x/surface.sock'] };
 
 function context(overrides: Partial<PresetContext> = {}): PresetContext {
   return {
@@ -106,7 +106,7 @@ test('codex: config.toml in CODEX_HOME with an approved server, plugins off, a R
       '',
       '[mcp_servers.scienceevolve]',
       `command = "/usr/bin/node"`,
-      `args = ["/sdk/dist/bridge/relay.js", "/tmp/se-mcp-x/surface.sock"]`,
+      `args = ["/sdk/dist/faces/relay.js", "/tmp/se-mcp-x/surface.sock"]`,
       'startup_timeout_sec = 30',
       'tool_timeout_sec = 3600',
       'default_tools_approval_mode = "approve"',

@@ -12,8 +12,8 @@ import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { relayPath, startSocketFace } from '../../../packages/sdk/src/bridge/socketFace.js';
-import { createSurface } from '../../../packages/sdk/src/bridge/surface.js';
+import { relayPath, startSocketFace } from '../../../packages/sdk/src/faces/socketFace.js';
+import { createSurface } from '../../../packages/sdk/src/surface/surface.js';
 import { killIfAlive, waitUntilGone } from '../../fixtures/bridge/processGone.js';
 
 /** A surface with one in-process tool, `lab__echo`: no service process needed. */

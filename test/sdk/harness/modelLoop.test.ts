@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { type LocalService, type Surface, createSurface } from '../../../packages/sdk/src/bridge/surface.js';
+import { type LocalService, type Surface, createSurface } from '../../../packages/sdk/src/surface/surface.js';
 import type { HarnessInput, HarnessReport } from '../../../packages/sdk/src/harness/harness.js';
 import { SdkError } from '../../../packages/sdk/src/errors.js';
 import {
@@ -20,9 +20,9 @@ import {
   type ModelLoopOptions,
   createModelLoopHarness,
 } from '../../../packages/sdk/src/harness/modelLoop.js';
-import type { ProcessRegistry } from '../../../packages/sdk/src/services/processRegistry.js';
+import type { ProcessRegistry } from '../../../packages/sdk/src/processes/processRegistry.js';
 import { connectSession, createLabServer, createNamedToolsServer } from '../../fixtures/bridge/labService.js';
-import { assertAllGone, fixtureSpec, startService } from '../services/helpers.js';
+import { assertAllGone, fixtureSpec, startService } from '../sessions/helpers.js';
 import {
   type ModelServer,
   type ModelServerOptions,

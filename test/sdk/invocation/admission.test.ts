@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { StartGate } from '../../../packages/sdk/src/services/admission.ts';
-import type { ServiceEvent } from '../../../packages/sdk/src/services/serviceEvents.ts';
+import { StartGate } from '../../../packages/sdk/src/processes/admission.ts';
+import type { ServiceEvent } from '../../../packages/sdk/src/sessions/serviceEvents.ts';
 import { startInvocationServices } from '../../../packages/sdk/src/invocation/invocation.ts';
 import { openProject } from '../../../packages/sdk/src/store/projectStore.ts';
 import { loadWorkflow } from '../../../packages/sdk/src/store/workflowLoad.ts';

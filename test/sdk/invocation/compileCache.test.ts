@@ -9,7 +9,7 @@ import nodeModule from 'node:module';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { startInvocation } from '../../../packages/sdk/src/invocation/invocation.ts';
-import { buildServiceEnv, serviceCompileCacheDir } from '../../../packages/sdk/src/services/serviceEnv.ts';
+import { buildServiceEnv, serviceCompileCacheDir } from '../../../packages/sdk/src/processes/serviceEnv.ts';
 import { openProject } from '../../../packages/sdk/src/store/projectStore.ts';
 import { loadWorkflow } from '../../../packages/sdk/src/store/workflowLoad.ts';
 import { readAccepted } from '../../../packages/sdk/src/store/workflowVersions.ts';

@@ -4,9 +4,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
+import { scanMarkedProcesses } from '@scienceevolve/supervisor/procfs';
 
-export { assertAllGone, isGone } from '../services/helpers.ts';
+export { assertAllGone, isGone } from '../sessions/helpers.ts';
 
 const FIXTURES = new URL('../../fixtures/services/', import.meta.url).pathname;
 

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startInvocationServices } from '../../../packages/sdk/src/invocation/invocation.ts';
-import { StartGate } from '../../../packages/sdk/src/services/admission.ts';
+import { StartGate } from '../../../packages/sdk/src/processes/admission.ts';
 import { openProject } from '../../../packages/sdk/src/store/projectStore.ts';
 import { loadWorkflow } from '../../../packages/sdk/src/store/workflowLoad.ts';
 import { readAccepted } from '../../../packages/sdk/src/store/workflowVersions.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { createSurface } from '../../../packages/sdk/src/bridge/surface.ts';
+import { createSurface } from '../../../packages/sdk/src/surface/surface.ts';
 import { fixedCatalog } from '../../../packages/sdk/src/engine/fixedCatalog.ts';
 import { type ProjectPaths, openProject } from '../../../packages/sdk/src/store/projectStore.ts';
 import { loadWorkflow } from '../../../packages/sdk/src/store/workflowLoad.ts';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { globMatches, toolPasses } from '../../../packages/sdk/src/bridge/toolFilter.js';
+import { globMatches, toolPasses } from '../../../packages/sdk/src/surface/toolFilter.js';
 import { planServices, toolFiltersOf } from '../../../packages/sdk/src/invocation/plan.js';
 import { diffWorkflows, LIMITS, parseWorkflow, validateWorkflow } from '../../../packages/sdk/src/index.js';
 import type { WorkflowVersion } from '../../../packages/sdk/src/store/workflowVersions.js';

@@ -6,14 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Surface } from '../bridge/surface.js';
+import type { Surface } from '../surface/surface.js';
 import { SdkError } from '../errors.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
 import { type InvocationServices, processFacts, startInvocationServices } from '../invocation/invocation.js';
 import { toolFiltersOf } from '../invocation/plan.js';
-import type { CollectionMechanism, CollectionPreference } from '../services/processGroup.js';
-import type { SandboxDecision } from '../services/sandbox.js';
-import type { ServiceEvent } from '../services/serviceEvents.js';
+import type { CollectionMechanism, CollectionPreference } from '../processes/processGroup.js';
+import type { SandboxDecision } from '../processes/sandbox.js';
+import type { ServiceEvent } from '../sessions/serviceEvents.js';
 import { resolveProjectId } from '../store/projectId.js';
 import { type ProjectPaths, openProject } from '../store/projectStore.js';
 import { loadWorkflow } from '../store/workflowLoad.js';

@@ -2,9 +2,9 @@
  * The one place the engine builds an agent's surface from its live services and in-process tools (runs,
  * `services serve`), so limits given to the engine reach every surface the same way.
  */
-import type { GateEvent } from '../bridge/serviceGate.js';
-import { type Surface, type SurfaceEntry, createSurface } from '../bridge/surface.js';
-import type { ToolFilter } from '../bridge/toolFilter.js';
+import type { GateEvent } from '../surface/serviceGate.js';
+import { type Surface, type SurfaceEntry, createSurface } from '../surface/surface.js';
+import type { ToolFilter } from '../surface/toolFilter.js';
 
 /** Options of {@link agentSurface}. */
 export interface AgentSurfaceOptions {

@@ -3,17 +3,17 @@
  * its surface is built and observed, its harness runs (from the checkpoint when there is one) with channels
  * for checkpoints and reports, its services are collected whatever happens, and Git-on commits its work.
  */
-import { type GateEvent, gateEventFields } from '../bridge/serviceGate.js';
-import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/protocol';
+import { type GateEvent, gateEventFields } from '../surface/serviceGate.js';
+import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 import { type ErrorCode, SdkError, toSdkError } from '../errors.js';
 import { type InvocationState, type RunEventInput, addUsage, emptyUsage } from '../events/runEvents.js';
 import type { AgentHarness, HarnessInput, HarnessOutput, HarnessReport } from '../harness/harness.js';
 import type { RunHarnesses } from '../harness/harnessFor.js';
 import { type InvocationServices, startInvocation } from '../invocation/invocation.js';
 import { toolFiltersOf } from '../invocation/plan.js';
-import { collectionMechanism } from '../services/processGroup.js';
-import type { ProcessRegistry } from '../services/processRegistry.js';
-import type { ServiceEvent } from '../services/serviceEvents.js';
+import { collectionMechanism } from '../processes/processGroup.js';
+import type { ProcessRegistry } from '../processes/processRegistry.js';
+import type { ServiceEvent } from '../sessions/serviceEvents.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { agentSurface } from './agentSurface.js';

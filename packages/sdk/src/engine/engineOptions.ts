@@ -1,6 +1,6 @@
 /** The options of the engine's entry points and what a run reports (shared by runs.ts, runLoop.ts and attempt.ts). */
 import { SdkError } from '../errors.js';
-import { StartGate } from '../services/admission.js';
+import { StartGate } from '../processes/admission.js';
 import type { ErrorRecord, RunEvent, RunStatus } from '../events/runEvents.js';
 import type { HarnessFactories } from '../harness/harnessFor.js';
 import { QueueClient, type QueueSettings } from '../queue/queueClient.js';

@@ -4,7 +4,7 @@
  * `delegate` when the engine runs Main. Workers never get the catalog.
  */
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import type { LocalService, LocalTool } from '../bridge/surface.js';
+import type { LocalService, LocalTool } from '../surface/surface.js';
 import { SdkError, isSdkError, toSdkError } from '../errors.js';
 import { applyWorkflow } from '../reconfigure/applyWorkflow.js';
 import { readWorkflowView } from '../reconfigure/workflowView.js';

@@ -11,7 +11,7 @@
  */
 import { SdkError } from '../errors.js';
 import type { RunEventOf, RunEventType } from '../events/runEvents.js';
-import type { ServiceEvent } from '../services/serviceEvents.js';
+import type { ServiceEvent } from '../sessions/serviceEvents.js';
 
 /** The event types a worker's attempt writes. */
 type WorkerEventType =

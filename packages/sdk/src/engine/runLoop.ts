@@ -17,7 +17,7 @@ import type { RunHarnesses } from '../harness/harnessFor.js';
 import { hostSupervisor } from '../invocation/hostSupervision.js';
 import { newInvocationId } from '../invocation/invocation.js';
 import type { QueueClient } from '../queue/queueClient.js';
-import type { ProcessRegistry } from '../services/processRegistry.js';
+import type { ProcessRegistry } from '../processes/processRegistry.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import { type WorkflowVersion, requireAccepted } from '../store/workflowVersions.js';
 import type { SdkError } from '../errors.js';

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isHostAlive } from '@scienceevolve/supervisor/protocol';
-import { processStartTime } from '@scienceevolve/supervisor/protocol';
+import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError, toSdkError } from '../errors.js';
 import { writeFileAtomic } from '../store/atomicFile.js';
 import type { ErrorRecord, InvocationState, RunStatus, UsageTotals } from '../events/runEvents.js';

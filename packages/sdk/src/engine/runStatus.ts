@@ -5,7 +5,8 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isHostAlive, parseMarker, scanMarkedProcesses } from '@scienceevolve/supervisor/protocol';
+import { isHostAlive, parseMarker } from '@scienceevolve/supervisor/protocol';
+import { scanMarkedProcesses } from '@scienceevolve/supervisor/procfs';
 import { SdkError, toSdkError } from '../errors.js';
 import { checkDataDir } from '../store/dataDir.js';
 import { ProjectPaths } from '../store/projectStore.js';

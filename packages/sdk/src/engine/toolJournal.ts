@@ -3,7 +3,7 @@
  * (`tool.calling`, then `tool.called` with bounded arguments and a bounded result summary) and counted.
  */
 import { performance } from 'node:perf_hooks';
-import { type Surface, withCallTool } from '../bridge/surface.js';
+import { type Surface, withCallTool } from '../surface/surface.js';
 import { toSdkError } from '../errors.js';
 import type { RunEventInput } from '../events/runEvents.js';
 import { resultText } from '../harness/harness.js';

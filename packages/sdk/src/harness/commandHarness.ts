@@ -9,13 +9,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { MARKER_ENV } from '@scienceevolve/supervisor/protocol';
-import { type SocketFace, relayPath, startSocketFace } from '../bridge/socketFace.js';
+import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
+import { type SocketFace, relayPath, startSocketFace } from '../faces/socketFace.js';
 import { SdkError } from '../errors.js';
-import { type CollectResult, SupervisedGroup } from '../services/processGroup.js';
-import { resolveCommand } from '../services/resolveCommand.js';
-import { StderrLog } from '../services/stderrLog.js';
-import { runEach } from '../services/teardown.js';
+import { type CollectResult, SupervisedGroup } from '../processes/processGroup.js';
+import { resolveCommand } from '../processes/resolveCommand.js';
+import { StderrLog } from '../processes/stderrLog.js';
+import { runEach } from '../processes/teardown.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 import type { AgentHarness, HarnessInput, HarnessOutput } from './harness.js';
 import {

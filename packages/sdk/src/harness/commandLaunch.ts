@@ -3,9 +3,10 @@
  * minimal environment plus `envFrom` and the key (`missing_env` before anything starts), the marker its
  * processes carry, and the check that no argument or variable is over the OS limit.
  */
-import { formatMarker, processStartTime } from '@scienceevolve/supervisor/protocol';
+import { formatMarker } from '@scienceevolve/supervisor/protocol';
+import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError } from '../errors.js';
-import { INHERITED_ENV_KEYS } from '../services/serviceEnv.js';
+import { INHERITED_ENV_KEYS } from '../processes/serviceEnv.js';
 import type { Harness } from '../workflow/workflowSchema.js';
 import type { HarnessInput } from './harness.js';
 

@@ -5,8 +5,8 @@
  * imports a particular harness.
  */
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import type { Surface } from '../bridge/surface.js';
-import type { ProcessRegistry } from '../services/processRegistry.js';
+import type { Surface } from '../surface/surface.js';
+import type { ProcessRegistry } from '../processes/processRegistry.js';
 
 /** Token usage of one model call, as the provider reported it (missing counts are omitted). */
 export interface TokenUsage {

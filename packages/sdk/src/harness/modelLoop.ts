@@ -10,8 +10,8 @@
  * checkpoint `modelLoopCheckpoint.ts`.
  */
 import type { ModelMessage, ToolSet } from 'ai';
-import type { Surface } from '../bridge/surface.js';
-import { DEFAULT_FORWARD_LIMITS } from '../bridge/serviceGate.js';
+import type { Surface } from '../surface/surface.js';
+import { DEFAULT_FORWARD_LIMITS } from '../surface/serviceGate.js';
 import { SdkError } from '../errors.js';
 import type { AgentHarness, HarnessInput, HarnessOutput } from './harness.js';
 import {

@@ -1,6 +1,6 @@
 /** The `claude` preset (Claude Code) of the `command` harness; the CLI facts are in docs/harnesses.md. */
 import { join } from 'node:path';
-import { claudeMcpConfig } from '../bridge/harnessConfig.js';
+import { claudeMcpConfig } from './harnessConfig.js';
 import { type PresetContext, type PresetPlan, SURFACE_SERVER_NAME, json, mcpOptions } from './presetPlan.js';
 
 /** Retries of a failed model request Claude Code makes: 2 (its own default retries for about 90 s). */

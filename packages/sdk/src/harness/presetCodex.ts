@@ -1,13 +1,6 @@
 /** The `codex` preset (Codex) of the `command` harness; the CLI facts are in docs/harnesses.md. */
 import { join } from 'node:path';
-import {
-  type TomlTable,
-  type TomlValue,
-  codexMcpTables,
-  renderToml,
-  tomlKey,
-  tomlValue,
-} from '../bridge/harnessConfig.js';
+import { type TomlTable, type TomlValue, codexMcpTables, renderToml, tomlKey, tomlValue } from './harnessConfig.js';
 import {
   PRESET_API_KEY_ENV,
   PRESET_PROVIDER_ID,

@@ -1,6 +1,6 @@
 /** The `gemini` preset (Gemini CLI) of the `command` harness; the CLI facts are in docs/harnesses.md. */
 import { join } from 'node:path';
-import { geminiSettings } from '../bridge/harnessConfig.js';
+import { geminiSettings } from './harnessConfig.js';
 import { type PresetContext, type PresetPlan, json, mcpOptions } from './presetPlan.js';
 
 /**

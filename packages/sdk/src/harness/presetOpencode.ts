@@ -1,6 +1,6 @@
 /** The `opencode` preset (OpenCode) of the `command` harness; the CLI facts are in docs/harnesses.md. */
 import { join } from 'node:path';
-import { opencodeConfig } from '../bridge/harnessConfig.js';
+import { opencodeConfig } from './harnessConfig.js';
 import {
   PRESET_API_KEY_ENV,
   PRESET_PROVIDER_ID,

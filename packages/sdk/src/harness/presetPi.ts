@@ -4,7 +4,7 @@
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { piMcpConfig } from '../bridge/harnessConfig.js';
+import { piMcpConfig } from './harnessConfig.js';
 import { SdkError } from '../errors.js';
 import {
   PRESET_API_KEY_ENV,

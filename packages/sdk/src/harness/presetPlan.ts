@@ -3,7 +3,7 @@
  * plans (files to write, the process to start), the names it gives the surface and its provider, and the
  * MCP options of the relay. Each preset is a file of its own (`preset<Name>.ts`); `presets.ts` picks one.
  */
-import type { StdioLaunch } from '../bridge/harnessConfig.js';
+import type { StdioLaunch } from './harnessConfig.js';
 
 /** The name the invocation's surface has in every CLI's MCP configuration. */
 export const SURFACE_SERVER_NAME = 'scienceevolve';

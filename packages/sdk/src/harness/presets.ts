@@ -9,7 +9,7 @@
  * The CLI facts behind each setting (pinned versions in test/clis/package.json) are in docs/harnesses.md.
  */
 import { join } from 'node:path';
-import { claudeMcpConfig } from '../bridge/harnessConfig.js';
+import { claudeMcpConfig } from './harnessConfig.js';
 import type { HarnessPreset } from '../workflow/workflowSchema.js';
 import { planClaude } from './presetClaude.js';
 import { planCodex } from './presetCodex.js';

@@ -5,7 +5,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type EraLookup, type EraMemory, eraRecord, parseEraRecord } from '../services/eraCache.js';
+import { type EraLookup, type EraMemory, eraRecord, parseEraRecord } from '../sessions/eraCache.js';
 import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
 
 /** The era file of `digest` under a project's root. */

@@ -3,9 +3,9 @@
  * start-up sweep of strays an earlier, dead host of the same project left behind (SPEC §6).
  */
 import { join } from 'node:path';
-import type { ProcessRegistry } from '../services/processRegistry.js';
-import { type SweepReport, sweepStrays } from '../services/strayProcesses.js';
-import { closeSharedSupervisor, sharedSupervisor } from '../services/sharedSupervisor.js';
+import type { ProcessRegistry } from '../processes/processRegistry.js';
+import { type SweepReport, sweepStrays } from '../processes/strayProcesses.js';
+import { closeSharedSupervisor, sharedSupervisor } from '../processes/sharedSupervisor.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
 /**

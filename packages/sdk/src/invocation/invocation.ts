@@ -8,24 +8,25 @@ import { setMaxListeners } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { collectMarked } from '@scienceevolve/supervisor/terminate';
-import { formatMarker, processStartTime } from '@scienceevolve/supervisor/protocol';
+import { formatMarker } from '@scienceevolve/supervisor/protocol';
+import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError, toSdkError } from '../errors.js';
-import type { ProcessRegistry } from '../services/processRegistry.js';
+import type { ProcessRegistry } from '../processes/processRegistry.js';
 import {
   type CollectionMechanism,
   type CollectionPreference,
   collectionMechanism,
   MAX_PIDS_MAX,
   MIN_PIDS_MAX,
-} from '../services/processGroup.js';
-import { sharedStartGate, type StartGate } from '../services/admission.js';
-import { connectRemoteService } from '../services/remoteService.js';
-import { decideSandbox, type SandboxDecision, type ServiceSandbox, sandboxAvailability } from '../services/sandbox.js';
-import { buildServiceEnv, serviceCompileCacheDir } from '../services/serviceEnv.js';
-import { DEFAULT_STARTUP_BUDGET_MS } from '../services/startBudget.js';
-import type { ServiceEvent } from '../services/serviceEvents.js';
-import type { ServiceSession } from '../services/serviceSession.js';
-import { type StdioServiceSession, startStdioService } from '../services/stdioService.js';
+} from '../processes/processGroup.js';
+import { sharedStartGate, type StartGate } from '../processes/admission.js';
+import { connectRemoteService } from '../sessions/remoteService.js';
+import { decideSandbox, type SandboxDecision, type ServiceSandbox, sandboxAvailability } from '../processes/sandbox.js';
+import { buildServiceEnv, serviceCompileCacheDir } from '../processes/serviceEnv.js';
+import { DEFAULT_STARTUP_BUDGET_MS } from '../sessions/startBudget.js';
+import type { ServiceEvent } from '../sessions/serviceEvents.js';
+import type { ServiceSession } from '../sessions/serviceSession.js';
+import { type StdioServiceSession, startStdioService } from '../sessions/stdioService.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import { checkSourceCopy } from '../store/sourceStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, open, readFile, rm, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { processStartTime } from '@scienceevolve/supervisor/protocol';
+import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError } from '../errors.js';
 
 /** Options of {@link withFileLock}. */

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { processStartTime } from '@scienceevolve/supervisor/protocol';
+import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError } from '../errors.js';
 import { definitionDigest } from '../workflow/digest.js';
 import type { McpDefinition } from '../workflow/workflowSchema.js';

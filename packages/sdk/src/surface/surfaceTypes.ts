@@ -1,0 +1,141 @@
+/**
+ * What an agent's surface is, as its rooms share it: the {@link Surface} interface, the entries it is
+ * built from (live sessions and in-process services) and what it lists (routes, duplicates, list
+ * changes). `surface.ts` builds one (`createSurface`) and re-exports these; the catalog and the dispatch
+ * take them from here, so neither imports the module that imports them.
+ */
+import type {
+  CallToolResult,
+  GetPromptResult,
+  Implementation,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplateType,
+  Tool,
+} from '@modelcontextprotocol/server';
+import type { CatalogChange } from '../sessions/serviceEvents.js';
+import type { ServiceSession } from '../sessions/serviceSession.js';
+import type { GateState } from './serviceGate.js';
+
+/** What an in-process tool handler is given besides its arguments. */
+export interface LocalToolExtra {
+  /** Aborts when the caller cancels the call. */
+  signal: AbortSignal;
+  /** The name the tool is called by on the surface. */
+  surfaceName: string;
+}
+
+/** One in-process tool: its listing and its handler. */
+export interface LocalTool {
+  tool: Tool;
+  handler: (args: Record<string, unknown>, extra: LocalToolExtra) => CallToolResult | Promise<CallToolResult>;
+}
+
+/**
+ * An in-process service (the engine's fixed catalog `scienceevolve`). Its tools are named like a
+ * session's and their arguments are checked the same way, but they are not forwarded: no timeout,
+ * in-flight cap, result limit or rest applies (a `delegate` call may rightly run for a long time).
+ */
+export interface LocalService {
+  name: string;
+  tools: readonly LocalTool[];
+}
+
+/** One service of a surface: a live session, or an in-process service. */
+export type SurfaceEntry = ServiceSession | LocalService;
+
+/** Where a surface name leads. */
+export interface SurfaceRoute {
+  kind: 'tool' | 'prompt';
+  /** The name on the surface. */
+  name: string;
+  /** The service (alias) name it is listed under. */
+  service: string;
+  /** The name at the service. */
+  sourceName: string;
+}
+
+/** A resource or template left out because an earlier service already lists the same URI (or template). */
+export interface DuplicateListing {
+  kind: 'resource' | 'resourceTemplate';
+  uri: string;
+  /** The service whose listing was left out. */
+  service: string;
+  /** The service that keeps the URI. */
+  keptBy: string;
+}
+
+/** One progress notification of a forwarded tool call, as the service sent it (without its token). */
+export interface SurfaceProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** Options of one request to the surface. */
+export interface SurfaceRequestOptions {
+  /** Aborts the request (a forwarded request is cancelled at the service). */
+  signal?: AbortSignal;
+  /**
+   * For `callTool`: asks the service for progress and is told each progress notification it sends. Each
+   * one starts the forwarding timeout again, within the `maxTotalTimeoutMs` hard maximum.
+   */
+  onProgress?: (progress: SurfaceProgress) => void;
+}
+
+/** Which lists of a surface changed, told to {@link Surface.onListChanged} listeners. */
+export interface SurfaceListChange {
+  tools: boolean;
+  resources: boolean;
+  prompts: boolean;
+  /** The service whose catalog changed, and what changed in it (its own names). */
+  service: string;
+  change: CatalogChange;
+}
+
+/** An agent's surface. Build it with {@link createSurface}. */
+export interface Surface {
+  readonly serverInfo: Implementation;
+  /** Whether names are the service's own (see {@link SurfaceOptions.passthrough}). */
+  readonly passthrough: boolean;
+  readonly tools: readonly Tool[];
+  readonly resources: readonly Resource[];
+  readonly resourceTemplates: readonly ResourceTemplateType[];
+  readonly prompts: readonly Prompt[];
+  /** Every tool and prompt name with its service and own name. */
+  readonly routes: readonly SurfaceRoute[];
+  /** Resources and templates left out as duplicates (the first service in entry order keeps a URI). */
+  readonly duplicates: readonly DuplicateListing[];
+  /** sha256 (hex) of the canonical JSON of `{ tools, resources, resourceTemplates, prompts }` as listed. */
+  readonly digest: string;
+  /**
+   * Calls a tool by its surface name. Refusals of the bridge (arguments that do not match the input
+   * schema, `service_busy`, `service_resting`, `forward_timeout`, `result_too_large`, `image_too_large`,
+   * a service that did not answer) come back as a tool result with `isError: true`, the message as text and the error
+   * under `_meta["scienceevolve/error"]`. Throws `unknown_tool` for a name the surface does not list,
+   * and rethrows a JSON-RPC error the service itself answered.
+   */
+  callTool(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    options?: SurfaceRequestOptions,
+  ): Promise<CallToolResult>;
+  /** Reads a resource from the service that lists it (or whose template matches it). Throws an {@link SdkError} on refusal. */
+  readResource(uri: string, options?: SurfaceRequestOptions): Promise<ReadResourceResult>;
+  /** Gets a prompt by its surface name. Throws an {@link SdkError} on refusal. */
+  getPrompt(
+    name: string,
+    args: Record<string, string> | undefined,
+    options?: SurfaceRequestOptions,
+  ): Promise<GetPromptResult>;
+  /** The forwarding state of a service (by any of its names); undefined for an in-process or unknown service. */
+  gateState(service: string): GateState | undefined;
+  /**
+   * Has `listener` told after each change of the surface's lists (a service announced a list change and
+   * was listed again; the listings already read the new catalog). Returns the function that stops it.
+   */
+  onListChanged(listener: (change: SurfaceListChange) => void): () => void;
+  /** Stops following the services' list changes (the listings stay as they are). Idempotent. */
+  close(): void;
+}
