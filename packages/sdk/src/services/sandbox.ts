@@ -285,10 +285,10 @@ export async function decideSandbox(question: SandboxQuestion): Promise<ServiceS
 }
 
 /**
- * The namespace, mount and capability flags of every sandbox, without the binds of one service. The probe
- * checks exactly these ({@link probeSandbox}).
+ * The namespace, mount and capability flags of every sandbox, without the mounts of one service. The probe
+ * checks exactly these ({@link probeSandbox}). Internal (not in the package's API): exported for its tests.
  */
-function sandboxFlags(options: { network: boolean }): string[] {
+export function sandboxFlags(options: { network: boolean }): string[] {
   return [
     '--ro-bind',
     '/',
@@ -437,7 +437,10 @@ export function commandTrees(command: string, hidden: readonly string[]): string
   if (interpreter !== undefined) consider(interpreter);
   const trees: string[] = [];
   for (const path of paths) {
-    const root = hidden.find((r) => inside(path, r) && path !== r);
+    // The innermost hidden directory it lies in (a data dir under /tmp is the data dir's case).
+    const root = hidden
+      .filter((r) => inside(path, r) && path !== r)
+      .sort((a, b) => b.length - a.length)[0];
     if (root === undefined) continue;
     const dir = dirname(path);
     let tree = basename(dir) === 'bin' ? dirname(dir) : dir;
