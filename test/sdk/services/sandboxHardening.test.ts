@@ -40,7 +40,8 @@ import { assertAllGone, assertNoMarkedProcess, fixtureDefinition, killMarked, te
 
 const available = await sandboxAvailability(process.env);
 const bwrap = available.ok ? available.bwrap : undefined;
-const noSandbox = bwrap === undefined ? `no working bubblewrap here (${(available as { detail: string }).detail})` : false;
+const noSandbox =
+  bwrap === undefined ? `no working bubblewrap here (${(available as { detail: string }).detail})` : false;
 
 /** The host-wide kernel settings a sandboxed service must not be able to open for writing. */
 const KERNEL = [
@@ -229,7 +230,10 @@ exec ${bwrap} "\${args[@]}"
     const [outcome] = services.outcomes;
     if (policy === 'required') {
       assert.equal(outcome?.error?.code, 'sandbox_unavailable');
-      assert.match(outcome?.error?.message ?? '', /"required" and no sandbox is available.*core_pattern opens for writing/);
+      assert.match(
+        outcome?.error?.message ?? '',
+        /"required" and no sandbox is available.*core_pattern opens for writing/,
+      );
     } else {
       assert.equal(outcome?.error, undefined);
       assert.equal(outcome?.sandbox?.sandboxed, false);
@@ -333,7 +337,9 @@ test('a command whose installation lies under /tmp (hidden by the private /tmp) 
     t,
     {
       agents: uses('prober'),
-      mcpDefinitions: { prober: fixtureDefinition('probesTheSandbox.cjs', { command: join(install, 'bin', 'launch') }) },
+      mcpDefinitions: {
+        prober: fixtureDefinition('probesTheSandbox.cjs', { command: join(install, 'bin', 'launch') }),
+      },
     },
     { dataDir: tempDir(t), workspace: tempDir(t, 'se-ws-') },
   );
