@@ -438,9 +438,7 @@ export function commandTrees(command: string, hidden: readonly string[]): string
   const trees: string[] = [];
   for (const path of paths) {
     // The innermost hidden directory it lies in (a data dir under /tmp is the data dir's case).
-    const root = hidden
-      .filter((r) => inside(path, r) && path !== r)
-      .sort((a, b) => b.length - a.length)[0];
+    const root = hidden.filter((r) => inside(path, r) && path !== r).sort((a, b) => b.length - a.length)[0];
     if (root === undefined) continue;
     const dir = dirname(path);
     let tree = basename(dir) === 'bin' ? dirname(dir) : dir;
