@@ -1,8 +1,7 @@
 /**
  * Benchmark 11: the cost of the sandbox on a service start. The same service (`bench/fixtures/benchService.cjs`,
  * agent `solo`) started to ready through the invocation path inside bubblewrap (a project whose workflow says
- * `"sandbox": "required"`) and outside it (the main benchmark project: the operator's definition, so `auto`
- * leaves it unsandboxed), alternated A B A B in this one launch. Only the start is timed; each side is
+ * `"sandbox": "required"`) and outside it (the main benchmark project, whose workflow says `"sandbox": "off"`), alternated A B A B in this one launch. Only the start is timed; each side is
  * collected, untimed, before the other starts. Without a working bubblewrap the row says so.
  */
 import { mkdir } from 'node:fs/promises';

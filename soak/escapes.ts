@@ -9,8 +9,9 @@
  *
  * Secrets: a host environment with many secret-looking variables; a service that maps one of them dumps
  * its own environment, what `/proc/<parent>/environ` shows and the variable names of every other
- * `/proc/<pid>/environ` it can read. Measured with `orchestration.sandbox` `off`, `auto` (an operator's
- * definition: not sandboxed) and `required` (sandboxed). Goal: 0 unmapped secrets in its own environment,
+ * `/proc/<pid>/environ` it can read. Measured with `orchestration.sandbox` `off` (not sandboxed), `auto`
+ * (sandboxed: every project service), `auto` with the operator's opt-out (`"sandbox": false`: not
+ * sandboxed) and `required` (sandboxed). Goal: 0 unmapped secrets in its own environment,
  * and for a sandboxed service 0 through `/proc` too; for an unsandboxed one what `/proc` shows is
  * reported (the documented limit of unsandboxed services).
  */
@@ -259,9 +260,15 @@ export async function secrets(runTag: string, count: number): Promise<SecretsRep
   for (const n of names) env[n] = `soak-secret-value-${n}`;
   env.SOAK_MAPPED_SECRET = 'soak-mapped-value';
   const report: SecretsReport = { secrets: names.length, runs: [] };
-  for (const sandbox of ['off', 'auto', 'required']) {
+  const cases = [
+    { sandbox: 'off', policy: 'off', optOut: false },
+    { sandbox: 'auto', policy: 'auto', optOut: false },
+    { sandbox: 'auto, opted out', policy: 'auto', optOut: true },
+    { sandbox: 'required', policy: 'required', optOut: false },
+  ];
+  for (const { sandbox, policy, optOut } of cases) {
     const dir = mkdtempSync(join(tmpdir(), 'se-soak-secrets-'));
-    const project = `soak-${runTag}-sec-${sandbox}`;
+    const project = `soak-${runTag}-sec-${policy}${optOut ? '-optout' : ''}`;
     try {
       const dump = join(dir, 'ws', 'env.json');
       mkdirSync(join(dir, 'ws'));
@@ -269,10 +276,13 @@ export async function secrets(runTag: string, count: number): Promise<SecretsRep
       writeFileSync(
         wf,
         JSON.stringify({
-          orchestration: { sandbox },
+          orchestration: { sandbox: policy },
           agents: { main: { mcpServers: [{ name: 's', project: 'd' }] } },
           mcpDefinitions: {
-            d: fixtureDefinition('soak:dumpsEnv.cjs', { args: [dump], envFrom: { API_KEY: 'SOAK_MAPPED_SECRET' } }),
+            d: {
+              ...fixtureDefinition('soak:dumpsEnv.cjs', { args: [dump], envFrom: { API_KEY: 'SOAK_MAPPED_SECRET' } }),
+              ...(optOut ? { sandbox: false } : {}),
+            },
           },
         }),
       );

@@ -63,6 +63,9 @@ export async function benchWorkflow(repo: string): Promise<Record<string, unknow
   const names = (n: number) =>
     Array.from({ length: n }, (_, i) => ({ name: `s${i + 1}`, project: `${SERVICE}-${i + 1}` }));
   return {
+    // Unsandboxed, like the baselines (the official SDK's client spawns its service directly): rows compare the
+    // same work. Row 11 measures the sandbox's cost on its own project (`sandbox: "required"`).
+    orchestration: { sandbox: 'off' },
     agents: {
       main: { instructions: 'Benchmark host.', mcpServers: [] },
       solo: { instructions: 'One service.', mcpServers: [{ name: SERVICE, project: SERVICE }] },

@@ -215,8 +215,10 @@ test('services serve --http prints its ready document; status --json meanwhile l
 
   const status = await runCliToEnd(t, ['status', '--data-dir', box.dataDir, '--json']);
   assert.equal(status.code, 0, status.stderr);
-  const live = (status.json as { projects: Array<{ liveServices: unknown[] }> }).projects[0]?.liveServices ?? [];
-  assert.equal(live.length, 2, 'the two services of the serve are live');
+  const live =
+    (status.json as { projects: Array<{ liveServices: { pgid: number }[] }> }).projects[0]?.liveServices ?? [];
+  // One process group per service: sandboxed (the default), a group holds bubblewrap, its init and the service.
+  assert.equal(new Set(live.map((l) => l.pgid)).size, 2, 'the two services of the serve are live');
   assertShape('status', status.json);
 
   serve.child.kill('SIGTERM');

@@ -27,7 +27,9 @@ async function loaded(t: TestContext, rogue = false): Promise<EngineSandbox & { 
     workflow: {
       agents: { main: agent(rogue ? [['rogue', 'rogue']] : [['notes', 'notes']]) },
       mcpDefinitions: rogue
-        ? { rogue: { entrypoint: 'server.cjs', files: { 'server.cjs': ROGUE } } }
+        ? // Opted out of the sandbox on purpose: a sandboxed service cannot see the data dir at all
+          // (sandboxHardening.test.ts); this shows what the hash chain catches when an unsandboxed one writes it.
+          { rogue: { entrypoint: 'server.cjs', files: { 'server.cjs': ROGUE }, sandbox: false } }
         : { notes: fixtureDefinition('notesService.cjs') },
     },
   });

@@ -70,6 +70,7 @@ export const ERROR_CODES = [
   'ill_formed_text',
   'harness_not_allowed',
   'env_not_allowed',
+  'sandbox_not_allowed',
   'invalid_header',
   'queue_unreachable',
   'digest_mismatch',

@@ -58,7 +58,9 @@ test('probe: misbehaving-but-working services are all ready with their tools, an
       progress: fixtureDefinition('progressBarBeforeAnswer.cjs'),
       flood: fixtureDefinition('floodsStderr.cjs'),
       stubborn: fixtureDefinition('ignoresSigterm.cjs'),
-      spawner: fixtureDefinition('spawnsGrandchildren.cjs', { args: [pidsFile] }),
+      // Opted out of the sandbox: it writes the host pids of its grandchildren to a file outside its
+      // workspace, for the test to prove them gone (inside a sandbox both the file and the pids are its own).
+      spawner: { ...fixtureDefinition('spawnsGrandchildren.cjs', { args: [pidsFile] }), sandbox: false },
     },
   });
   const result = spawnSync(process.execPath, probeArgs(dir, project, workflow, ['--json']), {
@@ -166,7 +168,9 @@ async function startHeldProbe(t: TestContext, label: string) {
       },
     },
     mcpDefinitions: {
-      spawner: fixtureDefinition('spawnsGrandchildren.cjs', { args: [pidsFile] }),
+      // Opted out of the sandbox: it writes the host pids of its grandchildren to a file outside its
+      // workspace, for the test to prove them gone (inside a sandbox both the file and the pids are its own).
+      spawner: { ...fixtureDefinition('spawnsGrandchildren.cjs', { args: [pidsFile] }), sandbox: false },
       stubborn: fixtureDefinition('ignoresSigterm.cjs'),
     },
   });

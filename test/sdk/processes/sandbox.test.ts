@@ -180,27 +180,23 @@ function writeDirs(box: EngineSandbox): WriteTargets {
   };
 }
 
-test('auto: a definition Main proposed runs sandboxed — no host environment, writes only to its workspace and data dir', {
+test('auto: project services run sandboxed — no host environment, writes only to its workspace and data dir', {
   timeout: 120_000,
 }, async (t) => {
   const box = await project(t, 'auto');
   const port = await listener(t);
 
-  // What probe shows: Main's definitions sandboxed (one without network), the operator's not.
+  // What probe shows: every project service sandboxed under auto, the operator's as Main's (one without network).
   const probed = await probe(t, box, hostEnv());
   assert.equal(probed.code, 0, probed.stderr);
-  assert.deepEqual(probed.byName('notes').sandbox, {
-    sandboxed: false,
-    reason: 'operator_definition',
-    network: true,
-  });
-  assert.deepEqual(probed.byName('prober').sandbox, { sandboxed: true, reason: 'proposed_by_main', network: true });
-  assert.deepEqual(probed.byName('offline').sandbox, { sandboxed: true, reason: 'proposed_by_main', network: false });
+  assert.deepEqual(probed.byName('notes').sandbox, { sandboxed: true, reason: 'auto', network: true });
+  assert.deepEqual(probed.byName('prober').sandbox, { sandboxed: true, reason: 'auto', network: true });
+  assert.deepEqual(probed.byName('offline').sandbox, { sandboxed: true, reason: 'auto', network: false });
   const text = await probe(t, box, hostEnv(), false);
   assert.equal(text.code, 0, text.stderr);
-  assert.match(text.stdout, /notes: ready.*\n {4}not sandboxed: the operator's definition/);
-  assert.match(text.stdout, /prober: ready.*\n {4}sandboxed: proposed by Main/);
-  assert.match(text.stdout, /offline: ready.*\n {4}sandboxed, no network: proposed by Main/);
+  assert.match(text.stdout, /notes: ready.*\n {4}sandboxed: orchestration.sandbox is "auto"/);
+  assert.match(text.stdout, /prober: ready.*\n {4}sandboxed: orchestration.sandbox is "auto"/);
+  assert.match(text.stdout, /offline: ready.*\n {4}sandboxed, no network: orchestration.sandbox is "auto"/);
   await assertNothingLeft(box.project, []);
 
   const served = await serve(t, box, hostEnv());

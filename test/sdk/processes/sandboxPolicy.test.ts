@@ -53,35 +53,73 @@ test('the decision of each policy, with and without a working sandbox', async ()
     ok: false,
     detail: 'bubblewrap (bwrap) is not on the PATH',
   });
-  const cases: [SandboxPolicy | undefined, boolean, boolean | undefined, typeof works, unknown][] = [
-    ['off', true, undefined, works, { sandboxed: false, reason: 'policy_off', network: true }],
-    [undefined, false, undefined, works, { sandboxed: false, reason: 'operator_definition', network: true }],
-    ['auto', true, undefined, works, { sandboxed: true, reason: 'proposed_by_main', network: true }],
-    ['auto', true, false, works, { sandboxed: true, reason: 'proposed_by_main', network: false }],
+  const cases: [SandboxPolicy | undefined, boolean, boolean | undefined, boolean | undefined, typeof works, unknown][] =
     [
-      'auto',
-      true,
-      false,
-      missing,
-      {
-        sandboxed: false,
-        reason: 'unavailable',
-        network: true,
-        detail: 'bubblewrap (bwrap) is not on the PATH; "network": false has no effect outside the sandbox',
-      },
-    ],
-    ['required', false, true, works, { sandboxed: true, reason: 'required', network: true }],
-  ];
-  for (const [policy, proposedByMain, network, availability, expected] of cases) {
+      ['off', true, undefined, undefined, works, { sandboxed: false, reason: 'policy_off', network: true }],
+      // auto: every project service, the operator's as Main's, unless the operator's definition opts out.
+      [undefined, false, undefined, undefined, works, { sandboxed: true, reason: 'auto', network: true }],
+      ['auto', true, undefined, undefined, works, { sandboxed: true, reason: 'auto', network: true }],
+      ['auto', true, false, undefined, works, { sandboxed: true, reason: 'auto', network: false }],
+      [
+        'auto',
+        false,
+        undefined,
+        false,
+        works,
+        { sandboxed: false, reason: 'opted_out', network: true, detail: 'the definition says "sandbox": false' },
+      ],
+      [
+        'auto',
+        true,
+        undefined,
+        false,
+        works,
+        {
+          sandboxed: true,
+          reason: 'auto',
+          network: true,
+          detail: '"sandbox": false has no effect on a definition Main proposed',
+        },
+      ],
+      [
+        'required',
+        false,
+        undefined,
+        false,
+        works,
+        {
+          sandboxed: true,
+          reason: 'required',
+          network: true,
+          detail: '"sandbox": false has no effect under orchestration.sandbox "required"',
+        },
+      ],
+      [
+        'auto',
+        true,
+        false,
+        undefined,
+        missing,
+        {
+          sandboxed: false,
+          reason: 'unavailable',
+          network: true,
+          detail: 'bubblewrap (bwrap) is not on the PATH; "network": false has no effect outside the sandbox',
+        },
+      ],
+      ['required', false, true, undefined, works, { sandboxed: true, reason: 'required', network: true }],
+    ];
+  for (const [policy, proposedByMain, network, optOut, availability, expected] of cases) {
     const decided = await decideSandbox({
       policy,
       proposedByMain,
       network,
+      sandbox: optOut,
       service: 's',
       definition: 'd',
       availability,
     });
-    assert.deepEqual(decided.decision, expected, `${policy} ${proposedByMain} ${network}`);
+    assert.deepEqual(decided.decision, expected, `${policy} ${proposedByMain} ${network} ${optOut}`);
     assert.equal(decided.bwrap, decided.decision.sandboxed ? '/usr/bin/bwrap' : undefined);
   }
   await assert.rejects(
@@ -117,14 +155,22 @@ test('the bubblewrap command line: binds from the outermost path in, the workspa
   assert.equal(file, '/usr/bin/bwrap');
   const at = args.indexOf('--');
   assert.deepEqual(args.slice(at), ['--', '/usr/bin/node', '/tmp/ws/.data/copy/server.cjs', '--flag']);
-  for (const flag of ['--unshare-pid', '--unshare-ipc', '--unshare-net', '--new-session', '--die-with-parent']) {
+  for (const flag of [
+    '--unshare-pid',
+    '--unshare-uts',
+    '--unshare-ipc',
+    '--unshare-net',
+    '--new-session',
+    '--die-with-parent',
+  ]) {
     assert.equal(args.includes(flag), flag.startsWith('--unshare'), flag);
   }
   assert.deepEqual(args.slice(args.indexOf('--cap-drop'), args.indexOf('--cap-drop') + 2), ['--cap-drop', 'ALL']);
   assert.deepEqual(args.slice(0, 3), ['--ro-bind', '/', '/']);
   const binds: string[][] = [];
   for (let i = 0; i < at; i++) {
-    if (['--bind', '--ro-bind', '--ro-bind-try'].includes(args[i]!) && args[i + 1] !== '/') {
+    const kernel = /^\/(proc|sys)(\/|$)/.test(args[i + 1] ?? '');
+    if (['--bind', '--ro-bind', '--ro-bind-try'].includes(args[i]!) && args[i + 1] !== '/' && !kernel) {
       binds.push([args[i]!, args[i + 1]!]);
       assert.equal(args[i + 2], args[i + 1], 'each path is bound at its own place');
     }
@@ -136,6 +182,34 @@ test('the bubblewrap command line: binds from the outermost path in, the workspa
     ['--ro-bind', '/tmp/ws/.data/copy'],
   ]);
   assert.ok(args.indexOf('--tmpfs') < args.indexOf('--bind'), 'the private /tmp is mounted before the binds into it');
+  // The kernel's host-wide settings are read-only binds (bubblewrap as root would leave /proc/sys writable).
+  const roBind = (path: string) => args.findIndex((a, i) => a === '--ro-bind' && args[i + 1] === path);
+  assert.ok(roBind('/sys') > 0, '/sys is bound read-only');
+  assert.ok(roBind('/proc/sys') > args.indexOf('--proc'), '/proc/sys is bound read-only over the new /proc');
+  // The data dir is hidden (an empty tmpfs) before the service's own directories in it are bound again.
+  const hidden = sandboxCommand({
+    bwrap: 'b',
+    command: '/usr/bin/node',
+    args: [],
+    cwd: '/w/ws',
+    env: {
+      SCIENCEEVOLVE_PROJECT_ROOT: '/w/data/p/service-data',
+      SCIENCEEVOLVE_MCP_SOURCE_DIR: '/w/data/p/runs/r/mcp/s',
+    },
+    network: true,
+    hide: ['/w/data'],
+    readOnly: ['/w/ws/.git'],
+  }).args;
+  const order = ['/w/data', '/w/ws', '/w/ws/.git', '/w/data/p/service-data', '/w/data/p/runs/r/mcp/s'].map((p) =>
+    hidden.indexOf(p),
+  );
+  assert.deepEqual(
+    [...order].sort((a, b) => a - b),
+    order,
+    'outermost first',
+  );
+  assert.equal(hidden[order[0]! - 1], '--tmpfs');
+  assert.equal(hidden[order[2]! - 1], '--ro-bind-try', '.git read-only');
   assert.deepEqual(args.slice(args.indexOf('--chdir'), args.indexOf('--chdir') + 2), ['--chdir', '/tmp/ws']);
   assert.equal(
     sandboxCommand({ bwrap: 'b', command: 'c', args: [], cwd: '/w', env: {}, network: true }).args.includes(
@@ -145,7 +219,7 @@ test('the bubblewrap command line: binds from the outermost path in, the workspa
   );
 });
 
-test("an invocation: Main's service starts sandboxed, the operator's not; events and outcomes say so; nothing left", async (t) => {
+test("an invocation under auto: the operator's service and Main's both start sandboxed; events and outcomes say so; nothing left", async (t) => {
   const dataDir = tempDir(t);
   const workspace = tempDir(t, 'se-ws-');
   const project = `sbx${Date.now()}`;
@@ -175,13 +249,13 @@ test("an invocation: Main's service starts sandboxed, the operator's not; events
   t.after(() => services.close());
   const decisions = Object.fromEntries(services.outcomes.map((o) => [o.planned.name, o.sandbox]));
   assert.deepEqual(decisions, {
-    ops: { sandboxed: false, reason: 'operator_definition', network: true },
-    mains: { sandboxed: true, reason: 'proposed_by_main', network: true },
+    ops: { sandboxed: true, reason: 'auto', network: true },
+    mains: { sandboxed: true, reason: 'auto', network: true },
   });
   const ready = events.filter((e) => e.type === 'service.ready');
   assert.deepEqual(
     Object.fromEntries(ready.map((e) => [e.service, e.sandbox?.sandboxed])),
-    { ops: false, mains: true },
+    { ops: true, mains: true },
     'service.ready carries the decision',
   );
   // The sandboxed service sees its own PID namespace: it is pid 2 there, under bubblewrap's init.

@@ -183,3 +183,38 @@ test('a snapshot nested 100,000 levels deep is too_deep, never a stack overflow'
     { code: 'too_deep', path: `$.extra${'.a'.repeat(31)}` },
   ]);
 });
+
+test('Main cannot propose the opt-out of the sandbox ("sandbox": false); an operator definition that opts out keeps it', async (t) => {
+  const paths = await project(t);
+  // The operator opts one of its own definitions out (an operator version).
+  const operator = base();
+  operator.mcpDefinitions.trusted = { entrypoint: 's.cjs', files: { 's.cjs': SERVER }, sandbox: false };
+  assert.deepEqual((await applyWorkflow(paths, operator, { by: 'operator' })).changedMcps, ['trusted']);
+
+  // Main proposes a definition that opts out, or restates the trusted one under a new name: both refused.
+  const proposed = structuredClone(operator);
+  proposed.mcpDefinitions.escape = { entrypoint: 's.cjs', files: { 's.cjs': SERVER }, sandbox: false };
+  proposed.mcpDefinitions.copy = { ...operator.mcpDefinitions.trusted! };
+  assert.deepEqual(await refusal(applyWorkflow(paths, proposed)), [
+    { code: 'sandbox_not_allowed', path: '$.mcpDefinitions.copy.sandbox' },
+    { code: 'sandbox_not_allowed', path: '$.mcpDefinitions.escape.sandbox' },
+  ]);
+  try {
+    await applyWorkflow(paths, proposed);
+  } catch (error) {
+    const issues = (error as { data: { errors: { message: string }[] } }).data.errors;
+    assert.match(issues[0]!.message, /only the operator may opt a definition out: remove "sandbox"/);
+  }
+  // `"sandbox": true` (the default written out) is no opt-out.
+  const explicit = structuredClone(operator);
+  explicit.mcpDefinitions.fine = { entrypoint: 's.cjs', files: { 's.cjs': 'x' }, sandbox: true };
+  assert.deepEqual((await applyWorkflow(paths, explicit)).changedMcps, ['fine']);
+
+  // Main's next change keeps the operator's opt-out as it is (accepted definitions are immutable anyway).
+  const next = structuredClone(explicit);
+  next.mcpDefinitions.more = { entrypoint: 's.cjs', files: { 's.cjs': 'y' } };
+  await applyWorkflow(paths, next);
+  const accepted = await readAccepted(paths);
+  assert.equal(accepted?.workflow.mcpDefinitions.trusted?.sandbox, false);
+  assert.deepEqual(await listVersions(paths), [1, 2, 3, 4]);
+});

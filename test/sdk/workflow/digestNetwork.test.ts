@@ -64,3 +64,24 @@ test('network and sandbox take only their own values', () => {
       );
   }
 });
+
+test('"sandbox": false (the opt-out) is part of the digest, after network; true or absent is not', () => {
+  const def = { entrypoint: 'server.cjs', files: { 'server.cjs': 'x' } };
+  const head = '{"args":[],"command":"node","entrypoint":"server.cjs","envFrom":{},"files":{"server.cjs":"x"}';
+  const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+  assert.equal(definitionDigest({ ...def, sandbox: false }), sha(`${head},"sandbox":false}`));
+  assert.equal(
+    definitionDigest({ ...def, network: false, sandbox: false }),
+    sha(`${head},"network":false,"sandbox":false}`),
+  );
+  assert.equal(definitionDigest({ ...def, sandbox: true }), definitionDigest(def));
+  assert.equal(
+    parseWorkflow({ agents: { main: {} }, mcpDefinitions: { d: { ...def, sandbox: false } } }).mcpDefinitions.d
+      ?.sandbox,
+    false,
+  );
+  assert.throws(
+    () => parseWorkflow({ agents: { main: {} }, mcpDefinitions: { d: { ...def, sandbox: 'no' } } }),
+    (e: { code: string; message: string }) => e.code === 'invalid_workflow' && /sandbox/.test(e.message),
+  );
+});

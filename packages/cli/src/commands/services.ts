@@ -175,9 +175,9 @@ async function serve(argv: string[], io: Io): Promise<number> {
 /** Why a service runs sandboxed or not, as one line of the human probe report. */
 const SANDBOX_REASONS: Record<SandboxDecision['reason'], string> = {
   policy_off: 'orchestration.sandbox is "off"',
-  operator_definition: 'the operator\'s definition (sandbox "auto" sandboxes those Main proposed)',
-  proposed_by_main: 'proposed by Main (sandbox "auto")',
-  unavailable: 'proposed by Main, but no sandbox is available',
+  auto: 'orchestration.sandbox is "auto" (every project service, when a sandbox is available)',
+  opted_out: 'the operator\'s definition opts out ("sandbox": false)',
+  unavailable: 'orchestration.sandbox is "auto", but no working sandbox is available',
   required: 'orchestration.sandbox is "required"',
 };
 

@@ -189,6 +189,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
       policy,
       proposedByMain: mainDigests.has(planned.digest),
       network: planned.definition.network,
+      sandbox: planned.definition.sandbox,
       service: planned.name,
       definition: planned.definitionName,
       availability: () => sandboxAvailability(hostEnv),
@@ -211,6 +212,15 @@ export async function startInvocationServices(options: InvocationOptions): Promi
           return { planned, session };
         }
         sandbox = await sandboxOf(planned);
+        if (sandbox.decision.sandboxed) {
+          // Inside, the data dir is hidden but for the service's own directories (bound again by the launch);
+          // a Git-on worktree's `.git` is the host's to change (the host runs git on it), never the service's.
+          sandbox = {
+            ...sandbox,
+            hide: [paths.dataDir],
+            readOnly: version.workflow.orchestration.git ? [join(options.workspace, '.git')] : [],
+          };
+        }
         const sourceDir = join(runtimePath, 'mcp', planned.name);
         const storedDir = paths.sourceDir(planned.digest, planned.definitionName);
         await copySource(storedDir, sourceDir);

@@ -150,7 +150,8 @@ function mergeSnapshot(snapshot: unknown, current: WorkflowVersion | undefined):
  * The rules of SPEC §9 for Main: reconfiguration must be allowed; accepted definitions are immutable
  * (not rewritten, replaced or removed); `orchestration` and harnesses stay the operator's
  * (`harness_not_allowed`); a definition Main adds maps through `envFrom` only the host variables of
- * `orchestration.mainMayMapEnv` (`env_not_allowed`); a remote URL Main adds must match
+ * `orchestration.mainMayMapEnv` (`env_not_allowed`) and never opts out of the sandbox (`"sandbox": false`,
+ * `sandbox_not_allowed`; an accepted operator definition keeps its opt-out); a remote URL Main adds must match
  * `orchestration.allowedRemoteUrls`.
  */
 export function mainReconfigurationIssues(current: WorkflowVersion | undefined, next: Workflow): ValidationIssue[] {
@@ -159,6 +160,13 @@ export function mainReconfigurationIssues(current: WorkflowVersion | undefined, 
   const mayMap = new Set(before.orchestration.mainMayMapEnv ?? []);
   for (const [name, definition] of Object.entries(next.mcpDefinitions)) {
     if (Object.hasOwn(before.mcpDefinitions, name)) continue;
+    if (definition.sandbox === false) {
+      issues.push({
+        code: 'sandbox_not_allowed',
+        path: toJsonPath(['mcpDefinitions', name, 'sandbox']),
+        message: `a service Main proposes always runs in the sandbox when one is available; only the operator may opt a definition out: remove "sandbox" from "${name}"`,
+      });
+    }
     for (const [variable, hostVariable] of Object.entries(definition.envFrom)) {
       if (mayMap.has(hostVariable)) continue;
       issues.push({

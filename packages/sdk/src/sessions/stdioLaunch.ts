@@ -129,6 +129,8 @@ export async function spawnLeader(
           cwd: spec.cwd,
           env: spec.env,
           network: spec.sandbox?.decision.network !== false,
+          ...(spec.sandbox?.hide === undefined ? {} : { hide: spec.sandbox.hide }),
+          ...(spec.sandbox?.readOnly === undefined ? {} : { readOnly: spec.sandbox.readOnly }),
         });
   const child = group.spawn(launch.file, launch.args, {
     cwd: spec.cwd,

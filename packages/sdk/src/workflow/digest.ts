@@ -2,8 +2,8 @@
  * The digest of a definition (SPEC §2): sha256, as lowercase hex, of the canonical JSON
  * (`fast-json-stable-stringify`: keys sorted, no white space) of
  * `{ files, entrypoint, command, args, envFrom }` with defaults filled (`command: "node"`, `args: []`,
- * `envFrom: {}`). `network` joins only when it is `false` (not the default), so the digest of a definition
- * stored before the setting existed does not change. The definition's name is not part of it.
+ * `envFrom: {}`). `network` and `sandbox` join only when they are `false` (not the default), so the digest of
+ * a definition stored before the settings existed does not change. The definition's name is not part of it.
  * docs/data-dir.md shows how to recompute it.
  */
 import { createHash } from 'node:crypto';
@@ -19,6 +19,7 @@ function canonicalParts(definition: McpDefinition | McpDefinitionInput) {
     envFrom: definition.envFrom ?? {},
     // Only when not the default: every digest taken before `network` existed stays the same.
     ...(definition.network === false ? { network: false as const } : {}),
+    ...(definition.sandbox === false ? { sandbox: false as const } : {}),
   };
 }
 
@@ -36,7 +37,7 @@ export function definitionDigest(definition: McpDefinition | McpDefinitionInput)
   const parts = canonicalParts(definition);
   const hash = createHash('sha256');
   // Keys in sorted order, as fast-json-stable-stringify writes them: args, command, entrypoint, envFrom, files
-  // (and network, when it is there).
+  // (and network, then sandbox, when they are there).
   hash.update(
     `{"args":${stableStringify(parts.args)},"command":${JSON.stringify(parts.command)},"entrypoint":${JSON.stringify(parts.entrypoint)},"envFrom":${stableStringify(parts.envFrom)},"files":{`,
     'utf8',
@@ -50,6 +51,9 @@ export function definitionDigest(definition: McpDefinition | McpDefinitionInput)
     hash.update(JSON.stringify(content), 'utf8');
     first = false;
   }
-  hash.update(parts.network === false ? '},"network":false}' : '}}', 'utf8');
+  hash.update(
+    `}${parts.network === false ? ',"network":false' : ''}${parts.sandbox === false ? ',"sandbox":false' : ''}}`,
+    'utf8',
+  );
   return hash.digest('hex');
 }

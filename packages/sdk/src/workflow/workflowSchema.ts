@@ -52,6 +52,12 @@ export const McpDefinitionSchema = z.strictObject({
    * setting existed stays the same, and so does its digest.
    */
   network: z.boolean().optional(),
+  /**
+   * `false`: the operator's opt-out of the sandbox under `orchestration.sandbox: "auto"` (the service then
+   * runs as the host user, with the data dir in reach). Main can never propose it; `required` ignores it.
+   * Default `true`, left absent when not written, like `network` (part of the digest only when `false`).
+   */
+  sandbox: z.boolean().optional(),
 });
 /** One entry of `mcpDefinitions`, with defaults filled. */
 export type McpDefinition = z.infer<typeof McpDefinitionSchema>;
@@ -319,8 +325,9 @@ export const OrchestrationSchema = z.strictObject({
    */
   mainMayMapEnv: z.array(EnvNameSchema).max(256, { error: 'at most 256 variables' }).optional(),
   /**
-   * Where services run sandboxed (bubblewrap): `off` never; `auto` the definitions Main proposed, when a
-   * sandbox is available; `required` every service, and a start fails when none is available. Default
+   * Where services run sandboxed (bubblewrap): `off` never; `auto` every project service when a working
+   * sandbox is available, except an operator's definition that says `"sandbox": false`; `required` every
+   * service, and a start fails when none is available. Default
    * `auto`, left absent when not written (a workflow stored before the setting existed reads the same).
    */
   sandbox: z.enum(['off', 'auto', 'required']).optional(),
