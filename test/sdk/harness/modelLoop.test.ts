@@ -12,7 +12,7 @@ import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { type LocalService, type Surface, createSurface } from '../../../packages/sdk/src/bridge/surface.js';
-import type { HarnessInput, HarnessReport } from '../../../packages/sdk/src/harness/harness.js';
+import type { HarnessInput, HarnessReport, JournaledSteps } from '../../../packages/sdk/src/harness/harness.js';
 import { SdkError } from '../../../packages/sdk/src/errors.js';
 import {
   type ModelLoopCheckpoint,
@@ -21,6 +21,9 @@ import {
   createModelLoopHarness,
 } from '../../../packages/sdk/src/harness/modelLoop.js';
 import type { ProcessRegistry } from '../../../packages/sdk/src/services/processRegistry.js';
+import { journaledSteps } from '../../../packages/sdk/src/engine/journaledSteps.js';
+import { observeSurface } from '../../../packages/sdk/src/engine/toolJournal.js';
+import { responseDigest, resultDigest } from '../../../packages/sdk/src/harness/stepDigests.js';
 import { connectSession, createLabServer, createNamedToolsServer } from '../../fixtures/bridge/labService.js';
 import { assertAllGone, fixtureSpec, startService } from '../services/helpers.js';
 import {
@@ -121,18 +124,40 @@ function loopConfig(fields: Record<string, unknown>): ModelLoopConfig {
 interface Recorder {
   reports: HarnessReport[];
   checkpoints: ModelLoopCheckpoint[];
+  /**
+   * The invocation's journal as the engine writes it: the surface's `tool.called` events (the surface is
+   * observed as the engine observes it) and the loop's `model.called` reports. Shared by the attempts of
+   * a test (pass the recorder on), so a resumed attempt checks its checkpoint against what ran.
+   */
+  journal: unknown[];
+}
+
+/** A journal that holds `responses` and the completed calls `[callId, tool, text]` (results, not errors). */
+function journaledOf(responses: unknown[], calls: [string, string, string][]): JournaledSteps {
+  return {
+    responses: new Set(responses.map((message) => responseDigest(message))),
+    calls: new Map(
+      calls.map(([id, tool, text]) => [id, [{ tool, resultDigest: resultDigest({ text, isError: false }) }]]),
+    ),
+  };
 }
 
 function harnessInput(
   surface: Surface,
   fields: Partial<HarnessInput> & { recorder?: Recorder } = {},
 ): HarnessInput & { recorder: Recorder } {
-  const recorder = fields.recorder ?? { reports: [], checkpoints: [] };
+  const recorder = fields.recorder ?? { reports: [], checkpoints: [], journal: [] };
+  const { recorder: _given, ...rest } = fields;
   return {
     agent: 'main',
     instructions: 'You are the lab assistant.',
     task: 'Echo hi, then look at the arguments.',
-    surface,
+    surface: observeSurface(surface, {
+      invocation: 'inv-test',
+      agent: 'main',
+      emit: (event) => recorder.journal.push(event),
+    }),
+    journaled: journaledSteps(recorder.journal, 'inv-test'),
     workspace: '/nonexistent-workspace',
     signal: new AbortController().signal,
     invocationId: 'inv-test',
@@ -147,8 +172,12 @@ function harnessInput(
     },
     report: (report) => {
       recorder.reports.push(report);
+      if (report.kind === 'model.called') {
+        const { kind: _kind, ...fields } = report;
+        recorder.journal.push({ type: 'model.called', invocation: 'inv-test', agent: 'main', ...fields });
+      }
     },
-    ...fields,
+    ...rest,
     recorder,
   };
 }
@@ -387,7 +416,10 @@ test('resume continues from the checkpoint: recorded tool calls are not run agai
   assert.equal(model.requests.length, 2);
 
   // Second attempt from the checkpoint (through JSON, as it is stored): only the cut call runs again.
-  const second = harnessInput(surface, { checkpoint: JSON.parse(JSON.stringify(checkpoint)) });
+  const second = harnessInput(surface, {
+    checkpoint: JSON.parse(JSON.stringify(checkpoint)),
+    recorder: { ...first.recorder, checkpoints: [] },
+  });
   const result = await createModelLoopHarness('main', config, FAST).run(second);
   assert.deepEqual(Object.fromEntries(calls), { fast: 2, slow: 2 });
   assert.equal(result.output, 'final: fast #1 | fast #2 | slow #2');
@@ -396,7 +428,7 @@ test('resume continues from the checkpoint: recorded tool calls are not run agai
 
   // A checkpoint that holds the final answer returns it without a model call or a tool call.
   const third = await createModelLoopHarness('main', config, FAST).run(
-    harnessInput(surface, { checkpoint: second.recorder.checkpoints.at(-1) }),
+    harnessInput(surface, { checkpoint: second.recorder.checkpoints.at(-1), recorder: second.recorder }),
   );
   assert.equal(third.output, result.output);
   assert.equal(model.requests.length, 3);
@@ -411,18 +443,20 @@ test('a recorded result survives the checkpoint whatever its call id (`__proto__
   // A step cut after the result of the call the model named `__proto__` was recorded: call ids are the
   // model's, and an object keyed by them would lose that one (zod and JSON drop a `__proto__` key).
   const call = (toolCallId: string) => ({ type: 'tool-call', toolCallId, toolName: 'counter__fast', input: {} });
+  const assistant = { role: 'assistant' as const, content: [call('__proto__'), call('constructor')] };
   const checkpoint: ModelLoopCheckpoint = {
     kind: 'model-loop',
     version: 1,
-    messages: [
-      { role: 'user', content: 'Use the counter.' },
-      { role: 'assistant', content: [call('__proto__'), call('constructor')] },
-    ],
+    messages: [assistant],
     turn: 1,
     usage: {},
     results: [{ toolCallId: '__proto__', text: 'recorded before the cut', isError: false }],
   };
-  const input = harnessInput(surface, { checkpoint: JSON.parse(JSON.stringify(checkpoint)) });
+  // What the host journaled before the cut: the response, and the `__proto__` call's completion.
+  const input = harnessInput(surface, {
+    checkpoint: JSON.parse(JSON.stringify(checkpoint)),
+    journaled: journaledOf([assistant], [['__proto__', 'counter__fast', 'recorded before the cut']]),
+  });
   const result = await createModelLoopHarness('main', config, FAST).run(input);
   assert.deepEqual(Object.fromEntries(calls), { fast: 1 }, 'only the unrecorded call runs');
   assert.equal(result.output, 'final: recorded before the cut | fast #1');
@@ -440,18 +474,19 @@ test('a checkpoint of the earlier form (results keyed by call id) still resumes'
   const { service, calls } = countingService();
   const config = PROTOCOLS[2]!.config(model.url);
   const call = (toolCallId: string) => ({ type: 'tool-call', toolCallId, toolName: 'counter__fast', input: {} });
+  const assistant = { role: 'assistant', content: [call('call_a'), call('call_b')] };
   const earlier = {
     kind: 'model-loop',
     version: 1,
-    messages: [
-      { role: 'user', content: 'Use the counter.' },
-      { role: 'assistant', content: [call('call_a'), call('call_b')] },
-    ],
+    messages: [assistant],
     turn: 1,
     usage: {},
     results: { call_a: { text: 'recorded earlier', isError: false } },
   };
-  const input = harnessInput(createSurface([service]), { checkpoint: earlier });
+  const input = harnessInput(createSurface([service]), {
+    checkpoint: earlier,
+    journaled: journaledOf([assistant], [['call_a', 'counter__fast', 'recorded earlier']]),
+  });
   const result = await createModelLoopHarness('main', config, FAST).run(input);
   assert.deepEqual(Object.fromEntries(calls), { fast: 1 });
   assert.equal(result.output, 'final: recorded earlier | fast #1');
