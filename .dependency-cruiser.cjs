@@ -37,7 +37,7 @@ const HEAVY_CORE = '^(child_process|http|https|http2|node:child_process|node:htt
  */
 const LAYERS = {
   // The queue worker runs the engine's attempts for jobs taken from the queue: above the engine.
-  worker: ['engine', 'queue', 'harness', 'invocation', 'events', 'services', 'store', 'workflow', 'errors'],
+  worker: ['engine', 'queue', 'harness', 'invocation', 'events', 'services', 'store', 'workflow', 'schemas', 'errors'],
   engine: [
     'harness',
     'invocation',
@@ -48,18 +48,21 @@ const LAYERS = {
     'store',
     'workflow',
     'queue',
+    'schemas',
     'errors',
   ],
   // BullMQ transport only (coordinator client, worker consumer): job contents are the engine's.
-  queue: ['errors'],
-  harness: ['bridge', 'services', 'store', 'workflow', 'errors'],
-  bridge: ['services', 'store', 'workflow', 'errors'],
-  invocation: ['services', 'store', 'workflow', 'errors'],
-  reconfigure: ['store', 'workflow', 'errors'],
-  events: ['store', 'workflow', 'errors'],
-  services: ['workflow', 'errors'],
-  store: ['workflow', 'errors'],
-  workflow: ['errors'],
+  queue: ['schemas', 'errors'],
+  harness: ['bridge', 'services', 'store', 'workflow', 'schemas', 'errors'],
+  bridge: ['services', 'store', 'workflow', 'schemas', 'errors'],
+  invocation: ['services', 'store', 'workflow', 'schemas', 'errors'],
+  reconfigure: ['store', 'workflow', 'schemas', 'errors'],
+  events: ['store', 'workflow', 'schemas', 'errors'],
+  services: ['workflow', 'schemas', 'errors'],
+  store: ['workflow', 'schemas', 'errors'],
+  workflow: ['schemas', 'errors'],
+  // The zod schemas of documents that cross a boundary (events, …): every layer may read with them.
+  schemas: ['errors'],
   errors: [],
 };
 

@@ -60,6 +60,7 @@ const EXPORTS = [
   'canonicalDefinitionJson',
   'canonicalWorkflowJson',
   'checkDataDir',
+  'checkRunEvent',
   'closeHostSupervisor',
   'connectRemoteService',
   'createBridgeToken',

@@ -118,6 +118,7 @@ test('the run viewer shows a scripted run in chromium, follows it live, and give
       (await page.locator('section.lane[data-agent="worker"]').textContent()) ?? '',
       new RegExp(`delegated by ${invocations[0]}`),
     );
+    assert.equal(await page.locator('div.invalid-line').count(), 0, 'every line of a real run matches its schema');
     const readyCount = ofType(events, 'service.ready').length;
     assert.equal(await page.locator('tr[data-type="service.ready"]').count(), readyCount, 'every service start');
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -239,6 +240,39 @@ test('the run viewer shows a scripted run in chromium, follows it live, and give
     await page.locator('section.diff').first().waitFor({ timeout: 5000 });
     await page.close();
   });
+
+  // Security finding 6: a service that can write the journal appended a wrong-typed line; the old viewer threw in
+  // its renderer on every render and showed a blank run page. Now the line is shown as text and the rest is drawn.
+  await t.test(
+    'a journal line that does not match its schema is shown as text and the run is still drawn',
+    async () => {
+      const page = await browser.context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`${ui.url}${runHash}`);
+      await page.locator('tr[data-type="run.finished"]').waitFor({ timeout: 10_000 });
+      const main = ofType(events, 'invocation.started')[0]!;
+      const base = { run: result.run, invocation: main.invocation, agent: main.agent };
+      const time = new Date().toISOString();
+      const forged = { ...base, type: 'workflow.reconfigured', time, version: 3, changedMcps: 'x', changedAgents: [] };
+      const after: RunEvent = { ...base, type: 'tool.calling', time, tool: 'notes__after_forgery' };
+      appendFileSync(eventsPath, `${JSON.stringify(forged)}\n${JSON.stringify(after)}\n`);
+      const lane = page.locator(`section.lane[data-invocation="${main.invocation}"]`);
+      await lane.locator('tr[data-type="tool.calling"][data-tool="notes__after_forgery"]').waitFor({ timeout: 5000 });
+      const shown = page.locator('div.invalid-line');
+      assert.equal(await shown.count(), 1, 'the forged line, once');
+      const text = (await shown.textContent()) ?? '';
+      assert.match(text, /"workflow\.reconfigured" event: field "changedMcps" does not match the event's schema/);
+      assert.match(text, /"changedMcps":"x"/, 'shown as written');
+      assert.equal(await page.locator('tr[data-type="run.finished"]').count(), 1, 'the run is still drawn');
+      assert.deepEqual(errors, [], 'the renderer did not throw');
+      // A reload draws the same page from the start of the journal.
+      await page.reload();
+      await lane.locator('tr[data-type="tool.calling"][data-tool="notes__after_forgery"]').waitFor({ timeout: 5000 });
+      assert.equal(await page.locator('div.invalid-line').count(), 1);
+      await page.close();
+    },
+  );
 
   await t.test('a wrong or missing token gets nothing; a foreign Host or Origin and a write are refused', async () => {
     const page = await browser.context.newPage();

@@ -105,6 +105,7 @@ export type {
   PrestartReadyEvent,
   PrestartCollectedEvent,
 } from './events/runEvents.js';
+export { checkRunEvent, type RunEventCheck } from './events/checkEvent.js';
 export { DEFAULT_PRESTART_IDLE_MS } from './engine/prestart.js';
 export {
   startGateway,

@@ -223,7 +223,7 @@ export const VIEWER_JS = String.raw`'use strict';
   async function showRun(project, runId) {
     const mine = view;
     setCrumbs(link('projects', '/'), el('span', '', project), el('span', '', 'run ' + runId));
-    const state = { events: [], corrupt: [], summary: null, damaged: null, open: new Set(), logs: new Map(), rerender: () => {} };
+    const state = { events: [], corrupt: [], invalid: [], summary: null, damaged: null, open: new Set(), logs: new Map(), rerender: () => {} };
     const loadSummary = async () => {
       const doc = await api('/api/run', { project, run: runId });
       state.summary = doc.summary;
@@ -252,6 +252,12 @@ export const VIEWER_JS = String.raw`'use strict';
     });
     stream.addEventListener('corrupt', (m) => {
       state.corrupt.push(JSON.parse(m.data).message);
+      schedule();
+    });
+    // A line that does not match its event's schema (the server checked it): shown as text, never drawn.
+    stream.addEventListener('invalid', (m) => {
+      const d = JSON.parse(m.data);
+      state.invalid.push({ index: Number(m.lastEventId), message: String(d.message), raw: String(d.raw) });
       schedule();
     });
     renderRun(project, runId, state);
@@ -316,6 +322,11 @@ export const VIEWER_JS = String.raw`'use strict';
       if (s.output !== null && s.output !== undefined) out.push(el('details', '', el('summary', '', 'output'), json(s.output)));
     }
     for (const c of state.corrupt) out.push(el('p', 'err', 'journal: ' + c));
+    for (const bad of state.invalid) {
+      const row = el('div', 'err invalid-line', 'journal line ' + (bad.index + 1) + ': ' + bad.message + ' — shown as written: ');
+      row.append(el('pre', 'raw', bad.raw));
+      out.push(row);
+    }
 
     // Run-level events.
     const runRows = el('table', 'ev-table');

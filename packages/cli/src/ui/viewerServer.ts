@@ -8,7 +8,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { SdkError } from '@scienceevolve/sdk';
+import { SdkError, checkRunEvent } from '@scienceevolve/sdk';
 import { type JournalLine, JournalTail } from './journalTail.js';
 import { VIEWER_CSS, VIEWER_JS, viewerHtml } from './viewerPage.js';
 import { NotFound, ViewerData } from './viewerData.js';
@@ -143,8 +143,18 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     res.write('retry: 1000\n\n');
     const write = (lines: JournalLine[]) => {
       for (const line of lines) {
-        const kind = 'event' in line ? 'journal' : 'corrupt';
-        const body = 'event' in line ? line.event : { message: line.corrupt };
+        let kind: 'journal' | 'corrupt' | 'invalid';
+        let body: unknown;
+        if ('corrupt' in line) {
+          kind = 'corrupt';
+          body = { message: line.corrupt };
+        } else {
+          // A line is drawn only once it matches its event's schema (a service may have written it); one that
+          // does not is shown as text, so it can neither break the page nor hide what came after it.
+          const check = checkRunEvent(line.event);
+          kind = check.ok ? 'journal' : 'invalid';
+          body = check.ok ? line.event : { message: check.problem, raw: rawText(line.event) };
+        }
         res.write(`id: ${line.index}\nevent: ${kind}\ndata: ${JSON.stringify(body)}\n\n`);
       }
     };
@@ -204,4 +214,15 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       return closing;
     },
   };
+}
+
+/** Characters of an invalid journal line the viewer shows at most. */
+const MAX_RAW_CHARS = 4096;
+
+/** An invalid line as text to show: its JSON, cut to {@link MAX_RAW_CHARS} with a note of the rest. */
+function rawText(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length <= MAX_RAW_CHARS
+    ? text
+    : `${text.slice(0, MAX_RAW_CHARS)}… (${text.length - MAX_RAW_CHARS} more characters)`;
 }

@@ -4,6 +4,8 @@
  * never service logs or secret values. The lifecycle states of runs and invocations live here too, since
  * their transitions are events.
  */
+import type { z } from 'zod';
+import type { RunEventSchemas } from '../schemas/runEvents.js';
 
 /**
  * The life of a run. `running → succeeded | failed`; `running → cancelled` when its host was asked to stop
@@ -435,3 +437,16 @@ export function addUsage(totals: UsageTotals, counts: TokenCounts): void {
 function count(value: number | undefined): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
 }
+
+// The types above are exactly what the journal's readers accept (`schemas/runEvents.ts`): checked here at
+// compile time, type-only (no zod is loaded with this module), so a field added to one and not the other
+// fails the build.
+type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type SchemaOf<T extends RunEventType> = z.infer<(typeof RunEventSchemas)[T]>;
+/** The event types whose TypeScript type and schema differ (none). */
+type Mismatched = { [T in RunEventType]: SameType<SchemaOf<T>, RunEventOf<T>> extends true ? never : T }[RunEventType];
+type SchemasCoverEveryType = SameType<keyof typeof RunEventSchemas, RunEventType>;
+/** Fails to compile, naming the event types, when a type and its schema differ. */
+type Assert<T extends true> = T;
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check, used by being compiled.
+type EventSchemasMatch = Assert<[Mismatched] extends [never] ? SchemasCoverEveryType : Mismatched>;
