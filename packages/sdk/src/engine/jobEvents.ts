@@ -181,7 +181,7 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
     durationMs: num,
     summary: str,
     callId: opt(str),
-    resultDigest: str,
+    resultDigest: opt(str),
   },
   'model.called': {
     ...base,

@@ -291,9 +291,9 @@ export interface ToolCalledEvent extends InvocationEventBase {
   callId?: string;
   /**
    * sha256 (hex) of the canonical JSON of the result as a harness records it, `{isError, text}` (the text
-   * a model reads; a failed call's error message).
+   * a model reads; a failed call's error message). Absent in journals written before it was recorded.
    */
-  resultDigest: string;
+  resultDigest?: string;
 }
 
 /** Main's `apply_workflow` accepted a new version. */
