@@ -23,7 +23,7 @@ export type { ServiceSession, ServiceCatalog, ForwardOptions } from './services/
 export type { ServiceEvent, ServiceState, CatalogChange } from './services/serviceEvents.js';
 export { startStdioService } from './services/stdioService.js';
 export type { StdioServiceSpec, StdioServiceSession, StartServiceOptions } from './services/stdioService.js';
-export type { EraLookup, EraMemory, EraVerdict } from './services/eraCache.js';
+export type { EraLookup, EraMemory, EraVerdict, ListedCounts } from './services/eraCache.js';
 export { connectRemoteService } from './services/remoteService.js';
 export type { RemoteServiceSpec, RemoteServiceSession } from './services/remoteService.js';
 export { buildServiceEnv } from './services/serviceEnv.js';
@@ -149,7 +149,14 @@ export { ScriptedHarness, ScriptSchema, parseScript, readScriptFile } from './ha
 export type { Script, ScriptStep, ScriptPositions } from './harness/scriptedHarness.js';
 export { harnessFor, AVAILABLE_HARNESS_TYPES } from './harness/harnessFor.js';
 export type { HarnessFactory, HarnessFactories, HarnessRunContext, HarnessConfigOf } from './harness/harnessFor.js';
-export type { AgentHarness, HarnessInput, HarnessOutput, HarnessReport, TokenUsage } from './harness/harness.js';
+export type {
+  AgentHarness,
+  HarnessInput,
+  HarnessOutput,
+  HarnessReport,
+  JournaledSteps,
+  TokenUsage,
+} from './harness/harness.js';
 export {
   createModelLoopHarness,
   ModelLoopCheckpointSchema,
