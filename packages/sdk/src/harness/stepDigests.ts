@@ -24,9 +24,17 @@ export function digestOf(value: unknown): string {
     .digest('hex');
 }
 
-/** The digest of a recorded tool result (`tool.called`'s `resultDigest`). */
+/**
+ * The digest of a recorded tool result (`tool.called`'s `resultDigest`): the canonical JSON of
+ * `{isError, text}`, built directly (its keys are already in sorted order) and hashed as it streams, so a
+ * result of megabytes costs one native stringify of its text and one sha256 pass, on every call.
+ */
 export function resultDigest(result: RecordedToolResult): string {
-  return digestOf({ isError: result.isError, text: result.text });
+  return createHash('sha256')
+    .update(`{"isError":${result.isError === true},"text":`)
+    .update(JSON.stringify(result.text))
+    .update('}')
+    .digest('hex');
 }
 
 /** A failed call (an unknown tool, a JSON-RPC error the service answered) as a harness records it. */
