@@ -24,7 +24,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, jsonSchema, stepCountIs, type ToolSet } from 'ai';
 import { agentSurface } from '../packages/sdk/dist/engine/agentSurface.js';
 import { CheckpointWriter, checkpointPath } from '../packages/sdk/dist/engine/checkpoints.js';
-import type { HarnessInput } from '../packages/sdk/dist/harness/harness.js';
+import { type HarnessInput, nothingJournaled } from '../packages/sdk/dist/harness/harness.js';
 import { type ModelLoopConfig, createModelLoopHarness } from '../packages/sdk/dist/harness/modelLoop.js';
 import { processFacts } from '../packages/sdk/dist/invocation/invocation.js';
 import { type ModelServer, scriptedPolicy, startModelServer } from '../test/fixtures/modelServer/index.js';
@@ -126,6 +126,7 @@ export function modelLoopBench(ctx: BenchContext, project: BenchProject): Promis
           registry: project.registry,
           graceMs: 2000,
           checkpoint: undefined,
+          journaled: nothingJournaled(),
           saveCheckpoint: checkpoints === 'written' ? (state) => writer.save(1, state) : async () => {},
           report: () => {},
         };

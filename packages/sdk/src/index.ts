@@ -23,7 +23,7 @@ export type { ServiceSession, ServiceCatalog, ForwardOptions } from './sessions/
 export type { ServiceEvent, ServiceState, CatalogChange } from './sessions/serviceEvents.js';
 export { startStdioService } from './sessions/stdioService.js';
 export type { StdioServiceSpec, StdioServiceSession, StartServiceOptions } from './sessions/stdioService.js';
-export type { EraLookup, EraMemory, EraVerdict } from './sessions/eraCache.js';
+export type { EraLookup, EraMemory, EraVerdict, ListedCounts } from './sessions/eraCache.js';
 export { connectRemoteService } from './sessions/remoteService.js';
 export type { RemoteServiceSpec, RemoteServiceSession } from './sessions/remoteService.js';
 export { buildServiceEnv } from './processes/serviceEnv.js';
@@ -128,7 +128,14 @@ export { ScriptedHarness, ScriptSchema, parseScript, readScriptFile } from './ha
 export type { Script, ScriptStep, ScriptPositions } from './harness/scriptedHarness.js';
 export { harnessFor, AVAILABLE_HARNESS_TYPES } from './harness/harnessFor.js';
 export type { HarnessFactory, HarnessFactories, HarnessRunContext, HarnessConfigOf } from './harness/harnessFor.js';
-export type { AgentHarness, HarnessInput, HarnessOutput, HarnessReport, TokenUsage } from './harness/harness.js';
+export type {
+  AgentHarness,
+  HarnessInput,
+  HarnessOutput,
+  HarnessReport,
+  JournaledSteps,
+  TokenUsage,
+} from './harness/harness.js';
 export {
   createModelLoopHarness,
   ModelLoopCheckpointSchema,

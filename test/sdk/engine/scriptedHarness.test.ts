@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createSurface } from '../../../packages/sdk/src/surface/surface.js';
-import type { HarnessInput } from '../../../packages/sdk/src/harness/harness.js';
+import { type HarnessInput, nothingJournaled } from '../../../packages/sdk/src/harness/harness.js';
 import { ScriptedHarness, parseScript } from '../../../packages/sdk/src/harness/scriptedHarness.js';
 
 const surface = createSurface([
@@ -44,6 +44,7 @@ function input(agent: string, invocationId = 'inv-test', checkpoint?: unknown): 
     registry: undefined as unknown as HarnessInput['registry'],
     graceMs: 100,
     checkpoint,
+    journaled: nothingJournaled(),
     saveCheckpoint: async (state) => {
       const list = saved.get(invocationId) ?? [];
       list.push(JSON.parse(JSON.stringify(state)));

@@ -16,6 +16,7 @@ import { createSurface } from '../../../packages/sdk/src/surface/surface.js';
 import { startRun } from '../../../packages/sdk/src/engine/engine.js';
 import type { PublicEvent } from '../../../packages/sdk/src/events/journal.js';
 import { createCommandHarness } from '../../../packages/sdk/src/harness/commandHarness.js';
+import { nothingJournaled } from '../../../packages/sdk/src/harness/harness.js';
 import { SupervisorClient } from '../../../packages/sdk/src/processes/supervisorClient.js';
 import { fixtureDefinition } from '../../fixtures/engine/workflows.js';
 import { tempDir } from '../../fixtures/store/tempDir.js';
@@ -263,6 +264,7 @@ test('API: toolCallsReached (1 after a call, 0 for an exit 0 without one); the m
       registry: supervisor,
       graceMs: 300,
       checkpoint: undefined,
+      journaled: nothingJournaled(),
       saveCheckpoint: async () => {},
       report: () => {},
     });

@@ -210,7 +210,12 @@ test('the era of a definition is remembered in cache/eras/<digest>.json and the 
     });
     t.after(() => invocation.close());
     pids.push((invocation.sessions[0] as unknown as { pid: number }).pid);
-    assert.deepEqual(JSON.parse(readFileSync(eraFile, 'utf8')), { format: 1, digest, era: 'legacy' });
+    assert.deepEqual(JSON.parse(readFileSync(eraFile, 'utf8')), {
+      format: 2,
+      digest,
+      era: 'legacy',
+      listed: { tools: 2, resources: 1, resourceTemplates: 1, prompts: 1 },
+    });
     await invocation.close();
   }
   assert.deepEqual(sources, [

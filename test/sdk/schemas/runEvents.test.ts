@@ -24,6 +24,7 @@ test('events as the journal writes them pass, extra fields from a newer writer i
     reconfigured,
     called,
     { ...called, arguments: null },
+    { ...called, callId: 'call_1', resultDigest: 'a'.repeat(64) },
     { ...base, type: 'service.recovered', service: 's' },
     { time, run: 'r1', type: 'run.finished', status: 'succeeded', output: null, usage: usage() },
     { ...reconfigured, addedLater: true },

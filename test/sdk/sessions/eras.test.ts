@@ -216,7 +216,15 @@ test('a remembered era that no longer connects is forgotten', async (t) => {
   const { spec } = modernSpec(t);
   mkdirSync(dirname(spec.eraPath), { recursive: true });
   // A wrong verdict (the service refuses a 2025-era opening): this start fails, the next negotiates.
-  writeFileSync(spec.eraPath, JSON.stringify({ format: 1, digest: spec.digest, era: 'legacy' }));
+  writeFileSync(
+    spec.eraPath,
+    JSON.stringify({
+      format: 2,
+      digest: spec.digest,
+      era: 'legacy',
+      listed: { tools: 0, resources: 0, resourceTemplates: 0, prompts: 0 },
+    }),
+  );
   const { error } = await startMustFail(spec);
   await assertAllGone([(error.data as { pid: number }).pid]);
   assert.equal(existsSync(spec.eraPath), false);
@@ -225,4 +233,60 @@ test('a remembered era that no longer connects is forgotten', async (t) => {
   assert.equal(readyOf(events).era, 'modern');
   await session.close();
   await assertAllGone([session.pid]);
+});
+
+test('a false era record (modern, no capabilities) is a hint: the start that lists less negotiates again, the tools come back, and the record is rewritten', async (t) => {
+  const { spec, log } = modernSpec(t);
+  const first = await startService(t, spec);
+  const tools = first.session.catalog.tools.map((tool) => tool.name);
+  assert.deepEqual(tools, ['echo', 'add_tool']);
+  await first.session.close();
+  await assertAllGone([first.session.pid]);
+  const negotiated = JSON.parse(readFileSync(spec.eraPath, 'utf8'));
+  assert.deepEqual(negotiated.listed, { tools: 2, resources: 0, resourceTemplates: 0, prompts: 0 });
+
+  // A well-formed false verdict, as a service running as the user can write it: `modern` with empty
+  // capabilities, so a start that believed it would list nothing and "succeed" with 0 tools for good.
+  writeFileSync(
+    spec.eraPath,
+    JSON.stringify({ ...negotiated, era: 'modern', discover: { ...negotiated.discover, capabilities: {} } }),
+  );
+  const second = await startService(t, spec);
+  assert.deepEqual(
+    second.session.catalog.tools.map((tool) => tool.name),
+    tools,
+    'the tools come back',
+  );
+  assert.equal(readyOf(second.events).eraSource, 'damaged_cache');
+  // The process that believed the record was collected (no failure reported), and a second one negotiated.
+  const collected = second.events.filter((e) => e.type === 'service.exited');
+  assert.equal(collected.length, 1);
+  assert.equal((collected[0] as { expected: boolean }).expected, true);
+  assert.equal(
+    second.events.some((e) => e.type === 'service.failed'),
+    false,
+  );
+  const rewritten = JSON.parse(readFileSync(spec.eraPath, 'utf8'));
+  assert.deepEqual(rewritten.discover.capabilities, negotiated.discover.capabilities, 'the record is rewritten');
+  assert.deepEqual(rewritten.listed, negotiated.listed);
+  await second.session.close();
+
+  // The second start probed once more (the process that believed the record sent nothing: it may be
+  // collected before it even logged its start).
+  const lines = () => readFileSync(log, 'utf8').split('\n').filter(Boolean);
+  assert.equal(lines().filter((line) => line === 'discover').length, 2);
+  const before = lines().length;
+
+  // The next start believes the rewritten record again: one spawn, no probe.
+  const third = await startService(t, spec);
+  assert.equal(readyOf(third.events).eraSource, 'remembered');
+  assert.equal(third.session.catalog.tools.length, 2);
+  await third.session.close();
+  assert.deepEqual(lines().slice(before), ['start']);
+  await assertAllGone([
+    first.session.pid,
+    (collected[0] as { pid: number }).pid,
+    second.session.pid,
+    third.session.pid,
+  ]);
 });

@@ -7,7 +7,14 @@ import { type GateEvent, gateEventFields } from '../surface/serviceGate.js';
 import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 import { type ErrorCode, SdkError, toSdkError } from '../errors.js';
 import { type InvocationState, type RunEventInput, addUsage, emptyUsage } from '../events/runEvents.js';
-import type { AgentHarness, HarnessInput, HarnessOutput, HarnessReport } from '../harness/harness.js';
+import {
+  type AgentHarness,
+  type HarnessInput,
+  type HarnessOutput,
+  type HarnessReport,
+  type JournaledSteps,
+  nothingJournaled,
+} from '../harness/harness.js';
 import type { RunHarnesses } from '../harness/harnessFor.js';
 import { type InvocationServices, startInvocation } from '../invocation/invocation.js';
 import { toolFiltersOf } from '../invocation/plan.js';
@@ -37,6 +44,11 @@ export interface AttemptHost {
   readonly signal: AbortSignal;
   /** Journals an event of the run. */
   emit(event: RunEventInput): void;
+  /**
+   * What the host journaled of the invocation's steps so far (model responses, completed tool calls), for
+   * the harness to check a checkpoint against. Read only when there is a checkpoint.
+   */
+  journaled(invocation: string): Promise<JournaledSteps>;
   /** Changes an invocation's state, journaling the transition. */
   setState(invocation: InvocationRecord, to: InvocationState): void;
   /** The workflow version in force. */
@@ -106,8 +118,10 @@ export async function runAttempt(
   let saved: { state: unknown } | undefined;
   // A checkpoint that cannot be read is the harness's failure: the next attempt would read the same file.
   let checkpointFailure = false;
+  let journaled = nothingJournaled();
   try {
     saved = await readCheckpoint(host.paths, host.record.run, invocation.id);
+    if (saved !== undefined) journaled = await host.journaled(invocation.id);
   } catch (error) {
     failure = error;
     checkpointFailure = true;
@@ -266,6 +280,7 @@ export async function runAttempt(
           surface,
           workspace,
           checkpoint: saved?.state,
+          journaled,
         }),
       );
     } catch (error) {
@@ -313,7 +328,7 @@ function harnessInput(
   host: AttemptHost,
   invocation: InvocationRecord,
   attempt: AttemptRecord,
-  given: Pick<HarnessInput, 'instructions' | 'surface' | 'workspace' | 'checkpoint' | 'registry'>,
+  given: Pick<HarnessInput, 'instructions' | 'surface' | 'workspace' | 'checkpoint' | 'journaled' | 'registry'>,
 ): HarnessInput {
   const path = checkpointPath(host.paths, host.record.run, invocation.id);
   const writer = new CheckpointWriter(path, {

@@ -173,7 +173,16 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
   'service.rested': { ...base, service: str, failures: count, until: time },
   'service.recovered': { ...base, service: str },
   'tool.calling': { ...base, tool: str },
-  'tool.called': { ...base, tool: str, arguments: any, ok: bool, durationMs: num, summary: str },
+  'tool.called': {
+    ...base,
+    tool: str,
+    arguments: any,
+    ok: bool,
+    durationMs: num,
+    summary: str,
+    callId: opt(str),
+    resultDigest: opt(str),
+  },
   'model.called': {
     ...base,
     turn: count,
@@ -187,6 +196,8 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
     }),
     durationMs: num,
     finishReason: opt(str),
+    responseDigest: opt(str),
+    answered: opt(listOf(shape({ callId: str, tool: str, resultDigest: str }))),
   },
   'model.retry': { ...base, turn: count, attempt: count, delayMs: num, status: opt(num), message: str },
 };

@@ -18,6 +18,7 @@ import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import type { AttemptHost, AttemptResult } from './attempt.js';
 import { type CheckpointFile, checkpointPath, readCheckpoint } from './checkpoints.js';
+import { type JournaledStepsJson, journaledJson } from './journaledSteps.js';
 import { checkJobEvents } from './jobEvents.js';
 import { fetchRoleBranch, runGitRemote } from './remoteWorktrees.js';
 import { type AttemptRecord, type InvocationRecord, now } from './runRecord.js';
@@ -52,6 +53,11 @@ export interface InvocationJob {
   mainProposed: string[];
   /** The invocation's checkpoint file, or null. */
   checkpoint: CheckpointFile | null;
+  /**
+   * What the coordinator's journal holds of the invocation's steps, which the worker's harness checks the
+   * checkpoint against (absent in jobs of earlier versions: nothing journaled).
+   */
+  journaled?: JournaledStepsJson;
   /** The run's script (scripted harness) and every agent's position, or null. */
   script: unknown;
   positions: Record<string, number> | null;
@@ -121,12 +127,15 @@ export async function runQueuedAttempt(
   const number = invocation.attempts.length + 1;
   const job = jobIdOf(host.record.run, invocation.id, number);
   let checkpoint: CheckpointFile | null = null;
+  let journaled: JournaledStepsJson = { responses: [], calls: [] };
   let unreadable: unknown;
   try {
-    // Read (and checked) as a local attempt reads it; the worker gets the file as it is.
+    // Read (and checked) as a local attempt reads it; the worker gets the file as it is, with what the
+    // coordinator journaled of the invocation to check it against.
     if ((await readCheckpoint(host.paths, host.record.run, invocation.id)) !== undefined) {
       checkpoint =
         (await readJsonFile<CheckpointFile>(checkpointPath(host.paths, host.record.run, invocation.id))) ?? null;
+      journaled = journaledJson(await host.journaled(invocation.id));
     }
   } catch (error) {
     unreadable = error;
@@ -141,6 +150,7 @@ export async function runQueuedAttempt(
     version: { version: version.version, digests: version.digests, workflow: version.workflow },
     mainProposed: [...(await mainProposedDigests(host.paths, version))],
     checkpoint,
+    journaled,
     script: host.harnesses.script ?? null,
     positions: host.harnesses.scripted?.snapshot() ?? null,
     git: version.workflow.orchestration.git ? { remote: await runGitRemote(host.record.workspace) } : null,

@@ -14,6 +14,7 @@ import {
   emptyUsage,
 } from '../events/runEvents.js';
 import type { RunHarnesses } from '../harness/harnessFor.js';
+import type { JournaledSteps } from '../harness/harness.js';
 import { hostSupervisor } from '../invocation/hostSupervision.js';
 import { newInvocationId } from '../invocation/invocation.js';
 import type { QueueClient } from '../queue/queueClient.js';
@@ -27,6 +28,7 @@ import { setInvocationState } from './invocationState.js';
 import { type QueuedAttemptHost, runQueuedAttempt } from './queuedAttempt.js';
 import { Prestarts } from './prestart.js';
 import { type InvocationRecord, type RunFile, type RunRecord, now, runEventsPath } from './runRecord.js';
+import { journaledSteps } from './journaledSteps.js';
 import { RoleWorktrees } from './worktrees.js';
 
 export type { EngineOptions, RunResult } from './engineOptions.js';
@@ -97,6 +99,11 @@ export class RunEngine implements AttemptHost, QueuedAttemptHost {
       this.supervisor = undefined;
     });
     return this.supervisor;
+  }
+
+  /** What this run's journal holds of `invocation`'s steps (a checkpoint is checked against it). */
+  async journaled(invocation: string): Promise<JournaledSteps> {
+    return journaledSteps(await readEvents(runEventsPath(this.paths, this.record.run)), invocation);
   }
 
   /** Journals one public event (adding time and run id) and hands it to the stream and `onEvent`. */

@@ -1,12 +1,16 @@
 /**
  * The observed surface: every tool call an agent makes, whatever harness decides it, is journaled
- * (`tool.calling`, then `tool.called` with bounded arguments and a bounded result summary) and counted.
+ * (`tool.calling`, then `tool.called` with bounded arguments, a bounded result summary, the digest of the
+ * result as a harness records it and the caller's call id) and counted. The digest is what `resume`
+ * checks a checkpoint's recorded results against (SPEC §10.3).
  */
 import { performance } from 'node:perf_hooks';
-import { type Surface, withCallTool } from '../surface/surface.js';
 import { toSdkError } from '../errors.js';
+import { type Surface, withCallTool } from '../surface/surface.js';
 import type { RunEventInput } from '../events/runEvents.js';
 import { resultText } from '../harness/harness.js';
+import { recordedAnswer } from '../harness/modelTools.js';
+import { type RecordedToolResult, recordedFailure, resultDigest } from '../harness/stepDigests.js';
 
 /** Bytes of a tool result's text kept in a `tool.called` event: 1 KiB. */
 export const TOOL_SUMMARY_BYTES = 1024;
@@ -29,21 +33,25 @@ export function observeSurface(surface: Surface, options: ObserveOptions): Surfa
     options.onCall?.();
     options.emit({ type: 'tool.calling', ...base });
     const started = performance.now();
-    const called = (ok: boolean, text: string) =>
+    const callId = requestOptions?.callId;
+    const called = (ok: boolean, text: string, recorded: RecordedToolResult) =>
       options.emit({
         type: 'tool.called',
         ...base,
+        ...(typeof callId === 'string' ? { callId } : {}),
         arguments: boundedArguments(args),
         ok,
         durationMs: Math.round(performance.now() - started),
         summary: firstBytes(text, TOOL_SUMMARY_BYTES),
+        resultDigest: resultDigest(recorded),
       });
     try {
       const result = await surface.callTool(name, args, requestOptions);
-      called(result.isError !== true, resultText(result));
+      called(result.isError !== true, resultText(result), recordedAnswer(result));
       return result;
     } catch (error) {
-      called(false, toSdkError(error).message);
+      const failure = recordedFailure(error);
+      called(false, failure.text, failure);
       throw error;
     }
   });

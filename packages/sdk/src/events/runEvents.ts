@@ -284,6 +284,16 @@ export interface ToolCalledEvent extends InvocationEventBase {
   durationMs: number;
   /** The first 1 KiB of the result's text. */
   summary: string;
+  /**
+   * The caller's id of the call (a model loop's tool call id), when it gave one: `resume` checks a
+   * checkpoint's recorded result for this call against {@link ToolCalledEvent.resultDigest}.
+   */
+  callId?: string;
+  /**
+   * sha256 (hex) of the canonical JSON of the result as a harness records it, `{isError, text}` (the text
+   * a model reads; a failed call's error message). Absent in journals written before it was recorded.
+   */
+  resultDigest?: string;
 }
 
 /** Main's `apply_workflow` accepted a new version. */
@@ -303,6 +313,16 @@ export interface ModelCalledEvent extends InvocationEventBase {
   usage: TokenCounts;
   durationMs: number;
   finishReason?: string;
+  /**
+   * sha256 (hex) of the canonical JSON of the assistant message the response appended to the conversation
+   * (of `null` when it appended none): `resume` checks a checkpoint's conversation against it.
+   */
+  responseDigest?: string;
+  /**
+   * The tool calls of the response the provider library answered itself (an unknown tool, arguments that
+   * are not JSON), each with the digest of that answer (as {@link ToolCalledEvent.resultDigest}).
+   */
+  answered?: { callId: string; tool: string; resultDigest: string }[];
 }
 
 /** A model call is retried after a 429/5xx/network failure. */

@@ -25,11 +25,39 @@ export interface TokenUsage {
  */
 export type HarnessReport =
   /** One model call finished: the turn number (1-based), its usage and how long it took. */
-  | { kind: 'model.called'; turn: number; model: string; usage: TokenUsage; durationMs: number; finishReason?: string }
+  | {
+      kind: 'model.called';
+      turn: number;
+      model: string;
+      usage: TokenUsage;
+      durationMs: number;
+      finishReason?: string;
+      /** The digest of the assistant message the response appended (see `stepDigests.ts`). */
+      responseDigest?: string;
+      /** Calls of the response the provider library answered itself, with the digest of each answer. */
+      answered?: { callId: string; tool: string; resultDigest: string }[];
+    }
   /** A model call is retried after a 429/5xx/network failure. */
   | { kind: 'model.retry'; turn: number; attempt: number; delayMs: number; status?: number; message: string }
   /** A checkpoint was written (the step number it holds). */
   | { kind: 'checkpoint'; step: number };
+
+/**
+ * What the host journaled of an invocation (`runs/<run>/events.jsonl`): the digest of every model response
+ * (`model.called`), and every completed tool call that named a call id (`tool.called`, and the calls a
+ * provider library answered itself), each with the digests of its results.
+ */
+export interface JournaledSteps {
+  /** `responseDigest` of every model call. */
+  responses: ReadonlySet<string>;
+  /** Completed calls by call id: the tool and the result digest of each completion journaled. */
+  calls: ReadonlyMap<string, readonly { tool: string; resultDigest: string }[]>;
+}
+
+/** Nothing journaled (a fresh invocation). */
+export function nothingJournaled(): JournaledSteps {
+  return { responses: new Set(), calls: new Map() };
+}
 
 /** What every harness receives for one invocation attempt. */
 export interface HarnessInput {
@@ -63,6 +91,12 @@ export interface HarnessInput {
    * attempt continues an invocation that was interrupted or retried; undefined on a fresh start.
    */
   checkpoint: unknown;
+  /**
+   * What the host journaled of this invocation's earlier attempts (empty on a fresh start): a harness
+   * believes a checkpoint's recorded steps only where they match it, since the checkpoint file can be
+   * rewritten by anything running as the user (SPEC §10.3).
+   */
+  journaled: JournaledSteps;
   /**
    * Writes the invocation's checkpoint atomically beside its record; resolves once it (or a newer one)
    * is durable. A harness calls it after each completed step (a model turn and its recorded tool

@@ -77,7 +77,7 @@ async function runModelLoop(
   const apiKey = readApiKey(agent, config, input.hostEnv);
   const endpoint = createEndpoint(agent, config, apiKey);
   const failure: FailureContext = { agent, config, label: endpoint.label, apiKey };
-  const state = restoreCheckpoint(agent, input.checkpoint);
+  const state = restoreCheckpoint(agent, input.checkpoint, input.journaled);
   if (state.final !== undefined) return { output: state.final };
 
   const saver = new CheckpointSaver(input);
@@ -121,7 +121,7 @@ async function converse(
         pending.map(async (call) => {
           if (recorded.has(call.toolCallId)) return;
           const result = await limiter.run(current().serviceOf.get(call.toolName) ?? call.toolName, () =>
-            callTool(input, call.toolName, call.input),
+            callTool(input, call),
           );
           recorded.set(call.toolCallId, result);
           storeResults(state, recorded);

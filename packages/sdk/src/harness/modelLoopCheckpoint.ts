@@ -5,7 +5,9 @@
 import { type ModelMessage, modelMessageSchema } from 'ai';
 import { z } from 'zod';
 import { SdkError } from '../errors.js';
-import type { HarnessInput } from './harness.js';
+import type { HarnessInput, JournaledSteps } from './harness.js';
+import { argumentsRefused, isArgumentsObject } from './modelTools.js';
+import { recordedOfOutput, responseDigest, resultDigest } from './stepDigests.js';
 
 /** One recorded tool result: its text, and whether it was an error. */
 export const RecordedResultSchema = z.strictObject({ text: z.string(), isError: z.boolean() });
@@ -92,8 +94,11 @@ export function pendingCalls(messages: ModelLoopCheckpoint['messages']): Pending
   return callsOf(messages[index] as ModelMessage).filter((call) => !answered.has(call.toolCallId));
 }
 
-/** The state a run starts from: a fresh one, or the given checkpoint, checked. */
-export function restoreCheckpoint(agent: string, checkpoint: unknown): ModelLoopCheckpoint {
+/**
+ * The state a run starts from: a fresh one, or the given checkpoint, checked — its shape, and then each
+ * step it holds against what the host journaled ({@link checkJournaled}).
+ */
+export function restoreCheckpoint(agent: string, checkpoint: unknown, journaled: JournaledSteps): ModelLoopCheckpoint {
   if (checkpoint === undefined || checkpoint === null) {
     return { kind: 'model-loop', version: 1, messages: [], turn: 0, usage: {} };
   }
@@ -118,7 +123,129 @@ export function restoreCheckpoint(agent: string, checkpoint: unknown): ModelLoop
       },
     );
   }
-  return parsed.data!;
+  const state = parsed.data!;
+  checkJournaled(agent, state, journaled);
+  return state;
+}
+
+/**
+ * Believes a checkpoint's steps only where the host journaled them (SPEC §10.3): the checkpoint file can be
+ * rewritten by anything running as the user, an unsandboxed service included, and what it holds goes to
+ * the model as the conversation so far. Each assistant message must be the response of a journaled model
+ * call (`model.called`'s `responseDigest`); each tool result, in a tool message or among a cut step's
+ * recorded results, must be a journaled completion of that call id and tool with that result
+ * (`tool.called`'s `resultDigest`, or a call the provider library answered itself); a recorded result must
+ * answer a call of the step still open; a final answer must be the text of the last journaled response;
+ * the turn count cannot be lower than the responses it holds. A call of the open step with no recorded
+ * result is still to run, and runs on resume as before. Anything else is `invalid_checkpoint`, naming the
+ * call.
+ */
+function checkJournaled(agent: string, state: ModelLoopCheckpoint, journaled: JournaledSteps): void {
+  const matches = (callId: string, tool: string, recorded: RecordedResult | undefined) =>
+    recorded !== undefined &&
+    (journaled.calls.get(callId) ?? []).some(
+      (entry) => entry.tool === tool && entry.resultDigest === resultDigest(recorded),
+    );
+  let assistants = 0;
+  for (const [index, message] of (state.messages as ModelMessage[]).entries()) {
+    if (message.role === 'assistant') {
+      assistants += 1;
+      if (journaled.responses.has(responseDigest(message))) continue;
+      const call = callsOf(message)[0];
+      throw forged(
+        agent,
+        call === undefined
+          ? `messages.${index} is a model response the host never journaled`
+          : `messages.${index} asks for tool call ${JSON.stringify(call.toolCallId)} (${call.toolName}) in a model response the host never journaled`,
+        call,
+      );
+    }
+    if (message.role !== 'tool') {
+      throw forged(agent, `messages.${index} is a ${message.role} message, which a model loop never records`);
+    }
+    for (const part of message.content) {
+      if (part.type !== 'tool-result') {
+        throw forged(agent, `messages.${index} holds a ${part.type} part, which a model loop never records`);
+      }
+      const call = { toolCallId: part.toolCallId, toolName: part.toolName };
+      const recorded = recordedOfOutput(part.output);
+      if (!matches(part.toolCallId, part.toolName, recorded) && !refusedArguments(state, call, recorded)) {
+        throw forged(
+          agent,
+          `messages.${index} holds a result for tool call ${JSON.stringify(part.toolCallId)} (${part.toolName}) that the host never journaled`,
+          call,
+        );
+      }
+    }
+  }
+  const open = new Map(pendingCalls(state.messages).map((call) => [call.toolCallId, call]));
+  for (const { toolCallId, text, isError } of state.results ?? []) {
+    const call = open.get(toolCallId);
+    const recorded = { text, isError };
+    if (
+      call === undefined ||
+      (!matches(toolCallId, call.toolName, recorded) && !refusedArguments(state, call, recorded))
+    ) {
+      throw forged(
+        agent,
+        `results holds a result for tool call ${JSON.stringify(toolCallId)}${call === undefined ? ', which the open step does not ask for,' : ` (${call.toolName})`} that the host never journaled`,
+        call ?? { toolCallId, toolName: undefined },
+      );
+    }
+  }
+  if (state.final !== undefined) {
+    const last = state.messages.at(-1) as ModelMessage | undefined;
+    const answer =
+      last?.role === 'assistant' && callsOf(last).length === 0
+        ? textOf(last)
+        : journaled.responses.has(responseDigest(null))
+          ? ''
+          : undefined;
+    if (state.final !== answer) throw forged(agent, 'its final answer is not the last journaled model response');
+  }
+  if (state.turn < assistants) {
+    throw forged(agent, `it counts ${state.turn} model calls but holds ${assistants} model responses`);
+  }
+}
+
+/**
+ * Whether `recorded` is the answer a model loop gives without calling the surface (arguments that are not
+ * a JSON object, so nothing was journaled): checked by giving it again.
+ */
+function refusedArguments(
+  state: ModelLoopCheckpoint,
+  call: { toolCallId: string; toolName: string },
+  recorded: RecordedResult | undefined,
+): boolean {
+  if (recorded === undefined) return false;
+  const asked = (state.messages as ModelMessage[])
+    .flatMap((m) => callsOf(m))
+    .find((c) => c.toolCallId === call.toolCallId);
+  if (asked === undefined || asked.toolName !== call.toolName || isArgumentsObject(asked.input)) return false;
+  const refused = argumentsRefused(call.toolName);
+  return refused.text === recorded.text && refused.isError === recorded.isError;
+}
+
+/** The text of an assistant message, as the AI SDK gives it as a step's `text` (its text parts joined). */
+function textOf(message: ModelMessage): string {
+  if (typeof message.content === 'string') return message.content;
+  return message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
+function forged(agent: string, what: string, call?: { toolCallId: string; toolName: string | undefined }): SdkError {
+  return new SdkError(
+    'invalid_checkpoint',
+    `the checkpoint of agent "${agent}" does not match the run's journal: ${what}`,
+    {
+      remedy:
+        'the checkpoint file was changed by something other than this host (a service can write the data dir unless it is sandboxed): remove the checkpoint file to continue the invocation from its start (its tool calls then run again), or restore it',
+      data: {
+        agent,
+        ...(call === undefined ? {} : { toolCallId: call.toolCallId }),
+        ...(call?.toolName === undefined ? {} : { tool: call.toolName }),
+      },
+    },
+  );
 }
 
 /**

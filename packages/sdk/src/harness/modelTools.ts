@@ -8,20 +8,39 @@ import { type Tool, type ToolResultPart, type ToolSet, jsonSchema } from 'ai';
 import type { HarnessInput } from './harness.js';
 import type { PendingCall, RecordedResult } from './modelLoopCheckpoint.js';
 import { throwIfCancelled } from './modelTurn.js';
+import { type RecordedToolResult, recordedFailure } from './stepDigests.js';
 
-/** Calls one surface tool; every failure but cancellation becomes an error result for the model. */
-export async function callTool(input: HarnessInput, name: string, args: unknown): Promise<RecordedResult> {
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-    return { text: `the arguments of ${name} must be a JSON object`, isError: true };
-  }
+/**
+ * Calls one surface tool; every failure but cancellation becomes an error result for the model. The call
+ * id goes with the call, so the host journals the result under it (`tool.called`).
+ */
+export async function callTool(input: HarnessInput, call: PendingCall): Promise<RecordedResult> {
+  const args = call.input;
+  if (!isArgumentsObject(args)) return argumentsRefused(call.toolName);
   try {
-    const result = await input.surface.callTool(name, args as Record<string, unknown>, { signal: input.signal });
-    return { text: resultAsText(result), isError: result.isError === true };
+    return recordedAnswer(
+      await input.surface.callTool(call.toolName, args, { signal: input.signal, callId: call.toolCallId }),
+    );
   } catch (error) {
     throwIfCancelled(input.signal);
     // An unknown tool, or a JSON-RPC error the service answered: the model reads the message.
-    return { text: error instanceof Error ? error.message : String(error), isError: true };
+    return recordedFailure(error);
   }
+}
+
+/** Whether a call's arguments are a JSON object (else the call never reaches the surface). */
+export function isArgumentsObject(args: unknown): args is Record<string, unknown> {
+  return typeof args === 'object' && args !== null && !Array.isArray(args);
+}
+
+/** The result of a call whose arguments are not a JSON object (answered without calling the surface). */
+export function argumentsRefused(tool: string): RecordedResult {
+  return { text: `the arguments of ${tool} must be a JSON object`, isError: true };
+}
+
+/** A surface's answer as a harness records it (what `tool.called`'s `resultDigest` digests). */
+export function recordedAnswer(result: CallToolResult): RecordedToolResult {
+  return { text: resultAsText(result), isError: result.isError === true };
 }
 
 /**

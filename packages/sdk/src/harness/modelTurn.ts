@@ -7,6 +7,7 @@ import { type GenerateTextResult, type ModelMessage, type ToolSet, generateText 
 import { SdkError, toSdkError } from '../errors.js';
 import type { HarnessInput, TokenUsage } from './harness.js';
 import { type FailureContext, type ModelEndpoint, type ModelLoopConfig, classifyFailure } from './modelProviders.js';
+import { responseFacts } from './stepDigests.js';
 
 /** The retry settings of a model call (from the loop's options). */
 export interface RetrySettings {
@@ -65,6 +66,8 @@ export async function callModel(
         usage: toTokenUsage(result.usage),
         durationMs: Math.round(performance.now() - started),
         finishReason: result.finishReason,
+        // What `resume` checks the checkpoint's conversation against (the host journals it).
+        ...responseFacts(result.response.messages),
       });
       return result;
     } catch (error) {

@@ -24,11 +24,13 @@ export function fileEraMemory(path: string, digest: string): EraMemory {
         return { found: undefined, damaged: true };
       }
       if (raw === undefined) return { found: undefined, damaged: false };
-      const verdict = parseEraRecord(raw, digest);
-      return verdict === undefined ? { found: undefined, damaged: true } : { found: verdict };
+      const record = parseEraRecord(raw, digest);
+      return record === undefined
+        ? { found: undefined, damaged: true }
+        : { found: record.verdict, listed: record.listed };
     },
-    async remember(verdict) {
-      await writeJsonAtomic(path, eraRecord(digest, verdict));
+    async remember(verdict, listed) {
+      await writeJsonAtomic(path, eraRecord(digest, verdict, listed));
     },
     async forget() {
       await rm(path, { force: true });

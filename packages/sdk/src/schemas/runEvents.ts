@@ -196,6 +196,8 @@ export const RunEventSchemas = {
     ok: z.boolean(),
     durationMs: z.number().nonnegative(),
     summary: z.string(),
+    callId: z.string().optional(),
+    resultDigest: z.string().optional(),
   }),
   'workflow.reconfigured': z.object({
     ...invocationBase,
@@ -212,6 +214,8 @@ export const RunEventSchemas = {
     usage: TokenCountsSchema,
     durationMs: z.number().nonnegative(),
     finishReason: z.string().optional(),
+    responseDigest: z.string().optional(),
+    answered: z.array(z.object({ callId: z.string(), tool: z.string(), resultDigest: z.string() })).optional(),
   }),
   'model.retry': z.object({
     ...invocationBase,

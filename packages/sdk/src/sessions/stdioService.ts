@@ -8,14 +8,14 @@ import type { ChildProcess } from 'node:child_process';
 import type { Client, PriorDiscovery } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { BaseSession } from './baseSession.js';
-import { type EraVerdict, verdictOf } from './eraCache.js';
+import { type EraVerdict, type ListedCounts, NOTHING_LISTED, listedLess, verdictOf } from './eraCache.js';
 import { mcpCode } from './forwarding.js';
 import { newServiceClient } from './mcpCatalog.js';
 import { DEFAULT_PIDS_MAX } from '@scienceevolve/supervisor/cgroup';
 import { type CollectResult, SupervisedGroup } from '../processes/processGroup.js';
 import { describeExit, type FailureFacts, type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
 import type { ServiceEventBase } from './serviceEvents.js';
-import type { SessionStartOptions, StdioServiceSession } from './serviceSession.js';
+import type { ServiceCatalog, SessionStartOptions, StdioServiceSession } from './serviceSession.js';
 import { StartBudget } from './startBudget.js';
 import { identityOf, openStderrLog, resolveLaunchCommand, spawnLeader, type StdioServiceSpec } from './stdioLaunch.js';
 import type { StderrLog } from '../processes/stderrLog.js';
@@ -77,12 +77,23 @@ export async function startStdioService(
   } catch (error) {
     // A 2025-only server that exits at the era probe (`server/discover`) has spent its process; it starts
     // again at once in the 2025-11-25 era, within the same start budget (the deadline is absolute).
+    if (service.listedLessThanRemembered) {
+      // The remembered era is a hint, and this start from it listed less than the digest's last negotiated
+      // start (a record a service could have rewritten): a new process negotiates from scratch, within the
+      // same start budget, and its verdict replaces the record.
+      const again = new StdioService(spec, options, undefined, true);
+      await again.start();
+      return again;
+    }
     if (!service.exitedAtEraProbe) throw error;
     const again = new StdioService(spec, options, { kind: 'legacy' });
     await again.start();
     return again;
   }
 }
+
+/** Thrown inside a start whose remembered era listed less than the record's counts (never leaves this file). */
+const LISTED_LESS = new Error('the start from the remembered era listed less than its record');
 
 type ExitStatus = { code: number | null; signal: NodeJS.Signals | null };
 
@@ -119,15 +130,27 @@ class StdioService extends BaseSession implements StdioServiceSession {
 
   /** True when this start failed because the service closed its pipe at the era probe (no era known). */
   exitedAtEraProbe = false;
+  /**
+   * True when this start connected in the remembered era and listed less than the record says the digest's
+   * last negotiated start did: collected, and started again with the era negotiated.
+   */
+  listedLessThanRemembered = false;
+  /** The counts of the record this start connected from. */
+  private rememberedListed: ListedCounts | undefined;
+  /** The verdict this start negotiated (or was told), remembered with its counts once it has listed. */
+  private verdictToRemember: EraVerdict | undefined;
 
   /**
    * @param eraOverride - the era to connect in whatever the memory says: set for the second process of a
    *   start whose first process exited at the era probe
+   * @param ignoreMemory - negotiate whatever the memory says (its verdict is replaced): set for the second
+   *   process of a start from the remembered era that listed less than its record
    */
   constructor(
     spec: StdioServiceSpec,
     options: StartServiceOptions,
     private readonly eraOverride?: EraVerdict,
+    private readonly ignoreMemory = false,
   ) {
     super(spec.serviceName, spec.aliases, options.onEvent, options.listChangeDebounceMs, options.listTtlFloorMs);
     this.spec = spec;
@@ -168,10 +191,16 @@ class StdioService extends BaseSession implements StdioServiceSession {
       this.transition('initializing');
       await this.connectInEra(client, transport, budget);
       this.transition('listing');
-      await this.untilDeath(this.listWithin(client, budget), budget);
+      const catalog = await this.untilDeath(this.listWithin(client, budget), budget);
+      await this.checkRemembered(catalog);
       transport.endSetup();
       this.becomeReady(this.startedAt);
     } catch (error) {
+      if (error === LISTED_LESS) {
+        // Not a failure of the service: this process is collected and the start negotiates in another.
+        await this.collect();
+        throw error;
+      }
       await this.learnEraFromFailure(error, budget);
       const failure = this.pidsLimited(await this.classifyStartError(error, budget));
       this.fail(failure);
@@ -225,9 +254,11 @@ class StdioService extends BaseSession implements StdioServiceSession {
    */
   private async connectInEra(client: Client, transport: ServiceStdioTransport, budget: StartBudget): Promise<void> {
     const memory = this.spec.eraMemory;
-    const lookup = memory === undefined || this.eraOverride !== undefined ? undefined : await memory.read();
+    const lookup =
+      memory === undefined || this.eraOverride !== undefined || this.ignoreMemory ? undefined : await memory.read();
     const prior = this.eraOverride ?? lookup?.found;
     this.eraPriorUsed = prior !== undefined && this.eraOverride === undefined;
+    if (lookup !== undefined && 'listed' in lookup) this.rememberedListed = lookup.listed;
     if (prior === undefined) {
       const probeMs = Math.min(this.options.eraProbeTimeoutMs ?? DEFAULT_ERA_PROBE_TIMEOUT_MS, budget.remainingMs());
       client.setVersionNegotiation({ mode: 'auto', probe: { timeoutMs: Math.max(1, probeMs) } });
@@ -240,13 +271,36 @@ class StdioService extends BaseSession implements StdioServiceSession {
       }),
       budget,
     );
-    const damaged = lookup !== undefined && 'damaged' in lookup && lookup.damaged;
+    const damaged = (lookup !== undefined && 'damaged' in lookup && lookup.damaged) || this.ignoreMemory;
     this.eraSource = this.eraPriorUsed ? 'remembered' : damaged ? 'damaged_cache' : 'negotiated';
-    const verdict = verdictOf(client);
-    if (memory !== undefined && prior === undefined && verdict !== undefined) {
-      // Best effort: a read-only data dir costs a probe at the next start, not this start.
-      await memory.remember(verdict).catch(() => {});
+    // Remembered once the start has listed, with its counts; a verdict from the memory is not written back.
+    if (!this.eraPriorUsed) this.verdictToRemember = verdictOf(client);
+  }
+
+  /**
+   * After the start listed: a start from the remembered era that listed fewer tools, resources, templates
+   * or prompts than the digest's last negotiated start did not believe its record (a record anything
+   * running as the user can write, e.g. a false `modern` verdict with no capabilities, which lists
+   * nothing) — the record is dropped and the start negotiates again ({@link LISTED_LESS}). A negotiated
+   * start remembers its verdict with what it listed.
+   */
+  private async checkRemembered(catalog: ServiceCatalog): Promise<void> {
+    const memory = this.spec.eraMemory;
+    if (memory === undefined) return;
+    const listed: ListedCounts = {
+      tools: catalog.tools.length,
+      resources: catalog.resources.length,
+      resourceTemplates: catalog.resourceTemplates.length,
+      prompts: catalog.prompts.length,
+    };
+    if (this.eraPriorUsed) {
+      if (this.rememberedListed === undefined || !listedLess(listed, this.rememberedListed)) return;
+      this.listedLessThanRemembered = true;
+      await memory.forget().catch(() => {});
+      throw LISTED_LESS;
     }
+    // Best effort: a read-only data dir costs a probe at the next start, not this start.
+    if (this.verdictToRemember !== undefined) await memory.remember(this.verdictToRemember, listed).catch(() => {});
   }
 
   /**
@@ -266,7 +320,8 @@ class StdioService extends BaseSession implements StdioServiceSession {
     const message = error instanceof Error ? error.message : '';
     if (mcpCode(error) === 'ERA_NEGOTIATION_FAILED' && message.includes('closed during the server/discover probe')) {
       this.exitedAtEraProbe = this.eraOverride === undefined;
-      await memory.remember({ kind: 'legacy' }).catch(() => {});
+      // Nothing was listed yet: the second process's start remembers its counts.
+      await memory.remember({ kind: 'legacy' }, NOTHING_LISTED).catch(() => {});
     }
   }
 

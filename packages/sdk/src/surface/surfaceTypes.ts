@@ -82,6 +82,11 @@ export interface SurfaceRequestOptions {
    * one starts the forwarding timeout again, within the `maxTotalTimeoutMs` hard maximum.
    */
   onProgress?: (progress: SurfaceProgress) => void;
+  /**
+   * For `callTool`: the caller's own id of the call (a model's tool call id). The surface does not use it;
+   * the engine journals it with the call's `tool.called` event, so `resume` can check a recorded result.
+   */
+  callId?: string;
 }
 
 /** Which lists of a surface changed, told to {@link Surface.onListChanged} listeners. */

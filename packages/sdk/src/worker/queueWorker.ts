@@ -25,6 +25,7 @@ import {
 } from '../engine/queuedAttempt.js';
 import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
 import { type CheckpointFile, checkpointPath } from '../engine/checkpoints.js';
+import { fromJournaledJson, isJournaledJson } from '../engine/journaledSteps.js';
 import { RunFile, type RunRecord, now, thisHost } from '../engine/runRecord.js';
 import { RemoteRoleWorktrees } from '../engine/remoteWorktrees.js';
 import { RoleWorktrees } from '../engine/worktrees.js';
@@ -186,6 +187,8 @@ async function runJob(
       data.git === null ? new RoleWorktrees(paths, data.workspace) : new RemoteRoleWorktrees(paths, data.git.remote),
     signal,
     emit,
+    // What the coordinator journaled of the invocation: the worker's own journal starts empty.
+    journaled: async () => fromJournaledJson(data.journaled ?? { responses: [], calls: [] }),
     setState: (inv, to) => setInvocationState(inv, to, emit),
     currentVersion: async () => fixed,
     // The worker has no version history: who proposed each definition comes with the job.
@@ -243,6 +246,7 @@ function checkJob(job: ConsumedJob): InvocationJob {
     typeof d.options === 'object' &&
     d.options !== null &&
     (d.checkpoint === null || (typeof d.checkpoint === 'object' && d.checkpoint !== undefined)) &&
+    (d.journaled === undefined || isJournaledJson(d.journaled)) &&
     (d.positions === null || (typeof d.positions === 'object' && d.positions !== undefined)) &&
     (d.git === null || (typeof d.git === 'object' && d.git !== undefined && typeof d.git.remote === 'string'));
   if (!valid) {
