@@ -69,6 +69,7 @@ export const ERROR_CODES = [
   'ill_formed_text',
   'harness_not_allowed',
   'env_not_allowed',
+  'filter_not_allowed',
   'invalid_header',
   'queue_unreachable',
   'digest_mismatch',
