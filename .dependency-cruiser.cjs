@@ -65,8 +65,8 @@ const LAYERS = {
 
 /** A layer's path pattern under packages/sdk/src: a folder, or the single file errors.ts. */
 function layerPath(layer) {
-  // errors.ts and redact.ts (the one redaction point) are the bottom layer together: every layer may use them.
-  return layer === 'errors' ? `${SDK}(errors|redact)\\.ts$` : `${SDK}${layer}/`;
+  // errors.ts, redact.ts (the one redaction point) and fileModes.ts (the one owner of file modes) are the bottom layer together: every layer may use them.
+  return layer === 'errors' ? `${SDK}(errors|redact|fileModes)\\.ts$` : `${SDK}${layer}/`;
 }
 
 function escapeRegExp(text) {

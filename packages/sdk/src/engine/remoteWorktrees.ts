@@ -5,8 +5,9 @@
  * refuses (another machine pushed first) fails the attempt, naming the branch.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makePrivateDir } from '../fileModes.js';
 import { simpleGit } from 'simple-git';
 import { SdkError } from '../errors.js';
 import { redactText, redactUrl, redactUrlsIn } from '../redact.js';
@@ -105,7 +106,7 @@ export class RemoteRoleWorktrees extends RoleWorktrees {
     try {
       if (!existsSync(join(dir, '.git'))) {
         await rm(dir, { recursive: true, force: true });
-        await mkdir(join(this.paths.root, 'clones'), { recursive: true });
+        await makePrivateDir(join(this.paths.root, 'clones'));
         await simpleGit().clone(this.remote, dir);
       }
       const git = simpleGit(dir);

@@ -4,8 +4,8 @@
  * end of each invocation the role's changes are committed on its branch with the invocation id.
  */
 import { existsSync, realpathSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makePrivateDir } from '../fileModes.js';
 import { type SimpleGit, simpleGit } from 'simple-git';
 import { SdkError } from '../errors.js';
 import type { ProjectPaths } from '../store/projectStore.js';
@@ -77,7 +77,7 @@ export class RoleWorktrees {
     // `git worktree prune` forgets worktrees whose directory was removed, so the branch can be checked out again.
     await repo.raw(['worktree', 'prune']);
     if (existsSync(join(dir, '.git'))) return dir;
-    await mkdir(join(this.paths.root, 'worktrees'), { recursive: true });
+    await makePrivateDir(join(this.paths.root, 'worktrees'));
     const branches = await repo.branchLocal();
     if (branches.all.includes(branch)) await repo.raw(['worktree', 'add', dir, branch]);
     else await repo.raw(['worktree', 'add', '-b', branch, dir, 'HEAD']);
