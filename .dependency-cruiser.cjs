@@ -90,9 +90,10 @@ const LAYERS = {
 
 /** A layer's path pattern under packages/sdk/src: a folder, or the single file errors.ts. */
 function layerPath(layer) {
-  // errors.ts, redact.ts (the one redaction point) and plainObject.ts (the one input-object test) are the bottom
+  // errors.ts, redact.ts (the one redaction point) plainObject.ts (the one input-object test) and fileModes.ts (the one owner of
+  // file modes) are the bottom
   // layer together: every layer may use them.
-  return layer === 'errors' ? `${SDK}(errors|redact|plainObject)\\.ts$` : `${SDK}${layer}/`;
+  return layer === 'errors' ? `${SDK}(errors|redact|plainObject|fileModes)\\.ts$` : `${SDK}${layer}/`;
 }
 
 function escapeRegExp(text) {

@@ -9,7 +9,8 @@ import { request as httpRequest } from 'node:http';
  * Slow (about 5 s a test on 2 cores): every test starts the CLI, a supervisor, supergateway and the service.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -169,4 +170,50 @@ test('gateway refuses a launch command that is not an MCP server, and leaves not
   );
   assert.match(gateway.stderr(), /fix: /);
   await assertNothingLeft({ dir: logDir });
+});
+
+test('a symlink planted at the gateway log path is replaced, never followed: its target is untouched', async (t) => {
+  const logDir = tempDir(t, 'se-gateway-');
+  const elsewhere = tempDir(t, 'se-gateway-target-');
+  const target = join(elsewhere, 'precious.txt');
+  writeFileSync(target, 'the user file\n');
+  // A free port, known before the gateway starts, so the link can be planted at its log path.
+  const port = await new Promise<number>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port: p } = server.address() as AddressInfo;
+      server.close(() => resolve(p));
+    });
+  });
+  const logPath = join(logDir, `gateway-${port}.log`);
+  symlinkSync(target, logPath);
+  const gateway = spawnNode(t, [
+    BIN,
+    'gateway',
+    '--stdio',
+    `${JSON.stringify(process.execPath)} ${JSON.stringify(LAB_SERVICE)}`,
+    '--port',
+    String(port),
+    '--log-dir',
+    logDir,
+    '--grace-ms',
+    '300',
+    '--json',
+  ]);
+  const doc = await gateway.json<Started['doc']>(60_000);
+  t.after(() => {
+    try {
+      process.kill(-doc.pgid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  assert.equal(readFileSync(target, 'utf8'), 'the user file\n', 'the target was neither truncated nor written');
+  const log = lstatSync(logPath);
+  assert.ok(log.isFile(), 'the log is a regular file of its own');
+  assert.equal(log.mode & 0o777, 0o600);
+  gateway.child.kill('SIGTERM');
+  assert.deepEqual(await gateway.exited, { code: 0, signal: null });
+  await assertGone(doc.pid);
+  await assertNothingLeft({ dir: logDir });
+  assert.equal(readFileSync(target, 'utf8'), 'the user file\n');
 });

@@ -71,6 +71,7 @@ export const ERROR_CODES = [
   'harness_not_allowed',
   'env_not_allowed',
   'sandbox_not_allowed',
+  'filter_not_allowed',
   'invalid_header',
   'queue_unreachable',
   'digest_mismatch',

@@ -47,6 +47,19 @@ export const DEFAULT_PIDS_MAX = 512;
 /** The largest `pids.max` accepted: 4,194,304 (Linux's `pid_max` ceiling). */
 export const MAX_PIDS_MAX = 4_194_304;
 
+/**
+ * Levels of child cgroups below a service's own that collection walks: 8. A service privileged to write
+ * the cgroup tree (a root service on cgroup v1) may make cgroups inside its own and move processes there;
+ * collection kills their members and removes them deepest first. On cgroup v2 the service's cgroup gets
+ * `cgroup.max.depth` and `cgroup.max.descendants` so it cannot nest past the walk; cgroup v1 has no such
+ * limit, so there a member deeper than the walk is found through `/proc/<pid>/cgroup` instead, and its
+ * directory is left (reported as a cgroup left).
+ */
+export const MAX_CGROUP_DEPTH = 8;
+
+/** Child cgroups below a service's own that collection walks, at most: 256 (cgroup v2: `cgroup.max.descendants`). */
+export const MAX_CGROUP_DESCENDANTS = 256;
+
 /** What this host supports, decided once per process by {@link cgroupSupport}. */
 export interface CgroupSupport {
   /** The mechanism that holds. */
@@ -325,6 +338,11 @@ export function createServiceCgroup(
   const pidsDir = pidsDirOf(ref);
   if (pidsDir !== undefined && existsSync(join(pidsDir, 'pids.max')))
     writeControl(pidsDir, 'pids.max', String(pidsMax));
+  if (ref.mechanism === 'cgroup-v2' && ref.dirs[0] !== undefined) {
+    // The service may nest no deeper, nor more, than collection walks.
+    writeControl(ref.dirs[0], 'cgroup.max.depth', String(MAX_CGROUP_DEPTH));
+    writeControl(ref.dirs[0], 'cgroup.max.descendants', String(MAX_CGROUP_DESCENDANTS));
+  }
   return ref;
 }
 
@@ -396,22 +414,104 @@ export function joinCgroupCommand(
   return { file: '/bin/sh', args: ['-c', script, 'scienceevolve-join', ...procsFiles(ref), '--', command, ...args] };
 }
 
-/** The pids in the cgroup now (every hierarchy's `cgroup.procs`; zombies are not listed). Empty once it is removed. */
+/**
+ * The child cgroups below `dir`, deepest first, at most {@link MAX_CGROUP_DEPTH} levels and
+ * {@link MAX_CGROUP_DESCENDANTS} directories; `truncated` when there were more. Never throws.
+ */
+export function cgroupDescendants(dir: string): { dirs: string[]; truncated: boolean } {
+  const found: string[] = [];
+  let truncated = false;
+  let level = [dir];
+  for (let depth = 1; level.length > 0; depth++) {
+    const next: string[] = [];
+    for (const parent of level) {
+      for (const name of subdirs(parent)) {
+        if (depth > MAX_CGROUP_DEPTH || found.length >= MAX_CGROUP_DESCENDANTS) {
+          truncated = true;
+          break;
+        }
+        const child = join(parent, name);
+        found.push(child);
+        next.push(child);
+      }
+    }
+    level = truncated ? [] : next;
+  }
+  return { dirs: found.reverse(), truncated };
+}
+
+function readProcs(file: string, into: Set<number>): void {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return;
+  }
+  for (const line of text.split('\n')) {
+    const pid = Number(line);
+    if (line !== '' && Number.isInteger(pid) && pid > 0) into.add(pid);
+  }
+}
+
+/**
+ * The pids in the cgroup now, child cgroups included (every hierarchy's `cgroup.procs`; zombies are not
+ * listed). Empty once it is removed.
+ */
 export function cgroupMembers(ref: CgroupRef): number[] {
   const pids = new Set<number>();
-  for (const file of procsFiles(ref)) {
+  let truncated = false;
+  for (const dir of ref.dirs) {
+    const below = cgroupDescendants(dir);
+    truncated ||= below.truncated;
+    for (const d of [dir, ...below.dirs]) readProcs(join(d, 'cgroup.procs'), pids);
+  }
+  if (truncated) for (const pid of membersByProcfs(ref)) pids.add(pid);
+  return [...pids];
+}
+
+/**
+ * Every process whose cgroup (per `/proc/<pid>/cgroup`) is `ref`'s or below it, however deep: for a tree
+ * deeper or wider than the walk. One read per process of the machine, so used only then.
+ */
+function membersByProcfs(ref: CgroupRef): number[] {
+  const mounts = readMounts();
+  const roots =
+    ref.mechanism === 'cgroup-v1'
+      ? [
+          ['freezer', mounts.v1.get('freezer'), ref.dirs[0]],
+          ['pids', mounts.v1.get('pids'), ref.dirs[1]],
+        ]
+      : [['', mounts.v2, ref.dirs[0]]];
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
     let text = '';
     try {
-      text = readFileSync(file, 'utf8');
+      text = readFileSync(`/proc/${entry}/cgroup`, 'utf8');
     } catch {
       continue;
     }
-    for (const line of text.split('\n')) {
-      const pid = Number(line);
-      if (line !== '' && Number.isInteger(pid) && pid > 0) pids.add(pid);
-    }
+    const inside = text.split('\n').some((line) => {
+      const first = line.indexOf(':');
+      const second = line.indexOf(':', first + 1);
+      if (first < 0 || second < 0) return false;
+      const controllers = line.slice(first + 1, second).split(',');
+      const path = line.slice(second + 1);
+      return roots.some(([controller, mount, dir]) => {
+        if (mount === undefined || dir === undefined || !controllers.includes(controller as string)) return false;
+        const full = join(mount, path);
+        return full === dir || full.startsWith(`${dir}/`);
+      });
+    });
+    if (inside) out.push(Number(entry));
   }
-  return [...pids];
+  return out;
 }
 
 /** True when a fork in the cgroup was refused because `pids.max` was reached (`pids.events` `max` > 0). */
@@ -472,14 +572,15 @@ function removeDir(dir: string): boolean {
 }
 
 /**
- * Removes the service's cgroup (it must be empty: a cgroup with members cannot be removed), then its
- * invocation's and host's directories when they are empty too. Returns false when the service's own
- * directory is still there. Never throws.
+ * Removes the service's cgroup with the child cgroups it made, deepest first (each must be empty: a cgroup
+ * with members cannot be removed), then its invocation's and host's directories when they are empty too.
+ * Returns false when the service's own directory is still there. Never throws.
  */
 export function removeCgroup(ref: CgroupRef): boolean {
   let removed = true;
   for (const dir of ref.dirs) {
     if (!isOurCgroupDir(dir)) continue;
+    for (const child of cgroupDescendants(dir).dirs) removeDir(child);
     if (!removeDir(dir)) {
       removed = false;
       continue;

@@ -3,7 +3,7 @@
  * the host is gone it collects them all. Kept apart from `main.ts` (the process wiring) so the logic
  * reads on its own.
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, closeSync, constants, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type CgroupRef, cgroupSupport, deadHostCgroups, removeEmptyDirs } from './cgroup.js';
 import { processStartTime } from './procfs.js';
@@ -56,7 +56,7 @@ export class Supervisor {
       return;
     }
     try {
-      appendFileSync(this.#logPath, text);
+      appendPrivate(this.#logPath, text);
     } catch {
       // A log that cannot be written must not stop the collection.
     }
@@ -77,8 +77,8 @@ export class Supervisor {
         this.#hostPid = message.hostPid;
         this.#logPath = message.logPath;
         try {
-          mkdirSync(dirname(message.logPath), { recursive: true });
-          appendFileSync(message.logPath, this.#buffered.join(''));
+          mkdirSync(dirname(message.logPath), { recursive: true, mode: 0o700 });
+          appendPrivate(message.logPath, this.#buffered.join(''));
         } catch {
           // Same as in log(): carry on without a log.
         }
@@ -153,5 +153,19 @@ export class Supervisor {
     );
     // The host's invocation and host directories, now empty (a dead host's directory is never reused).
     if (cgroups.length > 0 && cgroupSupport().mechanism !== 'process-group') removeEmptyDirs(deadHostCgroups().dirs);
+  }
+}
+
+/**
+ * Appends to a log the user alone may read (0600), never through a link planted at its path (`O_NOFOLLOW`:
+ * a symlink makes the append fail, and the supervisor carries on without its log). The SDK's rule for
+ * data-dir files (its `fileModes.ts`), restated here because this package depends on nothing.
+ */
+function appendPrivate(path: string, text: string): void {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  try {
+    appendFileSync(fd, text);
+  } finally {
+    closeSync(fd);
   }
 }

@@ -44,6 +44,7 @@ Rules:
 - A new agent has no "harness" (it gets orchestration.defaultHarness); without a defaultHarness, agents cannot be added.
 - A new service's "envFrom" may read only the host variables in orchestration.mainMayMapEnv.
 - A remote service {"name", "url"} must match orchestration.allowedRemoteUrls.
+- Keep every "tools" filter as returned, or narrower; a new entry for a filtered service carries that filter too.
 - Nothing is started now: new services start at the affected agents' next invocation.
 On success: {"version", "changedMcps", "changedAgents"}. On a bad snapshot: isError with every error's code and path; fix them and call again.
 Example: accepted "tools" kept by reference, a new "stats" service for the analyst:

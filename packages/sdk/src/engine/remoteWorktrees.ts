@@ -12,6 +12,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SdkError, isSdkError } from '../errors.js';
+import { makePrivateDir } from '../fileModes.js';
 import { redactText, redactUrl, redactUrlsIn } from '../redact.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import { type GitRepo, checkGitPointer, hostGit, hostGitAsks } from './hostGit.js';
@@ -136,8 +137,8 @@ export class RemoteRoleWorktrees extends RoleWorktrees {
       if (!isOurClone(dir, gitDir)) {
         await rm(dir, { recursive: true, force: true });
         await rm(gitDir, { recursive: true, force: true });
-        await mkdir(join(this.paths.root, 'clones'), { recursive: true });
-        await mkdir(join(this.paths.root, 'clone-gitdirs'), { recursive: true });
+        await makePrivateDir(join(this.paths.root, 'clones'));
+        await makePrivateDir(join(this.paths.root, 'clone-gitdirs'));
         await hostGit(
           null,
           ['clone', '--no-recurse-submodules', `--separate-git-dir=${gitDir}`, '--', this.remote, dir],

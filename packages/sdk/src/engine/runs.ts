@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { makePrivateDir } from '../fileModes.js';
 import { SdkError } from '../errors.js';
 import { EventStream } from '../events/eventStream.js';
 import { type RunEvent, emptyUsage } from '../events/runEvents.js';
@@ -108,7 +109,7 @@ async function beginOpenRun(
   await sweepProjectStrays(paths, { graceMs: options.graceMs });
 
   const runDir = paths.runDir(runId);
-  await mkdir(runDir, { recursive: true });
+  await makePrivateDir(runDir);
   let scriptPath: string | null = null;
   if (harnesses.script !== undefined) {
     // The run keeps its own copy, so `resume` replays the same decisions whatever happens to the file.

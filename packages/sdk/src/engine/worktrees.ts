@@ -10,6 +10,7 @@
 import { existsSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makePrivateDir } from '../fileModes.js';
 import { SdkError } from '../errors.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import { type GitRepo, checkGitPointer, discoverRepo, hostGit, hostGitAsks, tampered } from './hostGit.js';
@@ -145,7 +146,7 @@ export class RoleWorktrees {
       if (gitDir === undefined) throw tampered(dir, 'worktree', 'is not a worktree of the repository');
       return { gitDir, workTree: dir };
     }
-    await mkdir(join(this.paths.root, 'worktrees'), { recursive: true });
+    await makePrivateDir(join(this.paths.root, 'worktrees'));
     if (await hostGitAsks(repo, ['show-ref', '--quiet', '--verify', `refs/heads/${branch}`])) {
       await hostGit(repo, ['worktree', 'add', dir, branch]);
     } else {

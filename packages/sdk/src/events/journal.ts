@@ -2,7 +2,8 @@
  * The run journal: public events as JSON lines in `runs/<runId>/events.jsonl` (SPEC §11). Events carry
  * ids, times and paths, never service logs or secret values.
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
+import { closeQuietly, makePrivateDirSync, openAppendSync } from '../fileModes.js';
 import { dirname } from 'node:path';
 import { readPlainFile } from '../store/plainFile.js';
 import type { RunEvent } from './runEvents.js';
@@ -18,12 +19,18 @@ export class EventJournal {
   private readonly listeners = new Set<EventSink>();
 
   constructor(readonly path: string) {
-    mkdirSync(dirname(path), { recursive: true });
+    makePrivateDirSync(dirname(path));
   }
 
   /** Appends one event (one writer per run, so whole lines in order). */
   append(event: RunEvent): void {
-    appendFileSync(this.path, `${JSON.stringify(event)}\n`);
+    // Opened at each append without following a link (a service could plant one at the path), 0600.
+    const fd = openAppendSync(this.path);
+    try {
+      appendFileSync(fd, `${JSON.stringify(event)}\n`);
+    } finally {
+      closeQuietly(fd);
+    }
     for (const listener of this.listeners) {
       try {
         listener(event);

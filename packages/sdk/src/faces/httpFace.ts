@@ -22,6 +22,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
 import { SdkError } from '../errors.js';
+import { PRIVATE_FILE_MODE } from '../fileModes.js';
 import { writeFileAtomic } from '../store/atomicFile.js';
 import { checkMessage, DEFAULT_INPUT_LIMITS } from './inputLimits.js';
 import type { Surface } from '../surface/surface.js';
@@ -70,7 +71,7 @@ export function createBridgeToken(): string {
  * @throws SdkError `io_error` when the file cannot be written.
  */
 export function writeBridgeTokenFile(path: string, token: string): Promise<void> {
-  return writeFileAtomic(path, token, { mode: 0o600 });
+  return writeFileAtomic(path, token, { mode: PRIVATE_FILE_MODE });
 }
 
 function digest(text: string): Buffer {

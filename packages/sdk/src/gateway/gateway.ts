@@ -14,7 +14,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, openSync, type WriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -23,6 +23,7 @@ import { MARKER_ENV, processStartTime } from '@scienceevolve/supervisor/procfs';
 import { formatMarker } from '@scienceevolve/supervisor/protocol';
 import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 import { SdkError, toSdkError } from '../errors.js';
+import { makePrivateDirSync, openFreshSync, tightenDirSync } from '../fileModes.js';
 import { commandSecrets, redactText, type Secrets } from '../redact.js';
 import { accepts, assertPortFree, checkGateway, freePort } from './gatewayCheck.js';
 import { delay, SupervisedGroup } from '../processes/processGroup.js';
@@ -154,7 +155,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const logPath = join(logDir, `gateway-${port}.log`);
   const ownSupervisorLogPath = join(logDir, `gateway-${port}.supervisor.log`);
   try {
-    mkdirSync(logDir, { recursive: true });
+    makePrivateDirSync(logDir);
+    // The default directory is ours (made 0700; one made before that rule is narrowed); a --log-dir is the user's.
+    if (options.logDir === undefined) tightenDirSync(logDir);
   } catch (error) {
     throw new SdkError('io_error', `cannot create the gateway log directory ${logDir}: ${(error as Error).message}`, {
       remedy: 'Pass a writable --log-dir.',
@@ -214,7 +217,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   try {
     await group.announce();
-    const logFd = openSync(logPath, 'w');
+    // A new 0600 file: a link planted at the path is removed, never followed (fileModes.ts).
+    const logFd = openFreshSync(logPath);
     const log = createWriteStream('', { fd: logFd });
     log.on('error', () => {});
     try {

@@ -7,15 +7,17 @@
  * started with (prompt, environment, marker, argument sizes) is `commandLaunch.ts`.
  */
 import type { ChildProcess } from 'node:child_process';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
 import { type SocketFace, relayPath, startSocketFace } from '../faces/socketFace.js';
 import { SdkError } from '../errors.js';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../fileModes.js';
 import { type CollectResult, SupervisedGroup } from '../processes/processGroup.js';
 import { resolveCommand } from '../processes/resolveCommand.js';
 import { StderrLog } from '../processes/stderrLog.js';
 import { runEach } from '../processes/teardown.js';
+import { writeFileAtomic } from '../store/atomicFile.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 import type { AgentHarness, HarnessInput, HarnessOutput } from './harness.js';
 import {
@@ -128,8 +130,8 @@ async function attempt(
   const { env: baseEnv, apiKey } = cliEnv(agent, config, input);
   const configDir = join(input.runtimePath, 'cli');
   const home = config.isolateHome === false ? undefined : join(configDir, 'home');
-  await mkdir(configDir, { recursive: true, mode: 0o700 });
-  if (home !== undefined) await mkdir(home, { recursive: true, mode: 0o700 });
+  await makePrivateDir(configDir);
+  if (home !== undefined) await makePrivateDir(home);
   const { marker } = state;
 
   const face = await startSocketFace(input.surface);
@@ -175,10 +177,10 @@ async function attempt(
   Object.assign(env, plan.env);
   env[MARKER_ENV] = marker;
   for (const file of plan.files) {
-    await mkdir(dirname(file.path), { recursive: true, mode: 0o700 });
-    await writeFile(file.path, file.text, { mode: 0o600 });
-    // writeFile's mode applies only to a new file: a file left by an earlier attempt is made 0600 too.
-    await chmod(file.path, 0o600);
+    await makePrivateDir(dirname(file.path));
+    // A new 0600 file renamed into place: a file or link left at the path (by an earlier attempt, or
+    // planted by a service) is replaced, never written through.
+    await writeFileAtomic(file.path, file.text, { mode: PRIVATE_FILE_MODE });
   }
 
   checkArgLength(agent, context.prompt, args, env);

@@ -4,8 +4,9 @@
  * back to a plain copy elsewhere).
  */
 import { constants } from 'node:fs';
-import { copyFile, mkdir, readdir } from 'node:fs/promises';
+import { copyFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makePrivateDir } from '../fileModes.js';
 import { SdkError } from '../errors.js';
 
 /** Copies the tree at `from` to `to` (which must not exist yet). */
@@ -22,7 +23,7 @@ export async function copySource(from: string, to: string): Promise<void> {
 }
 
 async function copyTree(from: string, to: string): Promise<void> {
-  await mkdir(to, { recursive: true });
+  await makePrivateDir(to);
   const entries = await readdir(from, { withFileTypes: true });
   // Files of one directory are copied concurrently: for many small files the per-file latency dominates.
   await Promise.all(

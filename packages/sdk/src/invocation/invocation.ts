@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makePrivateDir } from '../fileModes.js';
 import { collectMarked } from '@scienceevolve/supervisor/terminate';
 import { formatMarker } from '@scienceevolve/supervisor/protocol';
 import { processStartTime } from '@scienceevolve/supervisor/procfs';
@@ -155,8 +155,8 @@ export async function startInvocationServices(options: InvocationOptions): Promi
   const invocationId = options.invocationId ?? newInvocationId();
   const runtimePath = paths.invocationDir(options.runId, invocationId);
   const plan = planServices(version, agent);
-  await mkdir(join(runtimePath, 'mcp'), { recursive: true });
-  await mkdir(paths.serviceDataDir, { recursive: true });
+  await makePrivateDir(join(runtimePath, 'mcp'));
+  await makePrivateDir(paths.serviceDataDir);
 
   const marker = formatMarker({
     projectId: paths.projectId,

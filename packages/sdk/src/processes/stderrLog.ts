@@ -4,7 +4,8 @@
  * one line says how many bytes were dropped. The last lines are also kept in memory for diagnostics,
  * whether or not they made it into the file.
  */
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
+import { makePrivateDirSync, openFreshSync } from '../fileModes.js';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -44,13 +45,16 @@ export class StderrLog {
     this.markEnded = resolve;
   });
 
-  /** Creates (truncates) the log file, making its directory if needed. */
+  /**
+   * Creates the log file empty (0600, whatever was at the path replaced, never followed: see `fileModes.ts`),
+   * making its directory (0700) if needed.
+   */
   constructor(path: string, options: StderrLogOptions = {}) {
     this.path = path;
     this.capBytes = options.capBytes ?? STDERR_LOG_CAP_BYTES;
     this.tailLines = options.tailLines ?? STDERR_TAIL_LINES;
-    mkdirSync(dirname(path), { recursive: true });
-    this.fd = openSync(path, 'w', 0o600);
+    makePrivateDirSync(dirname(path));
+    this.fd = openFreshSync(path);
   }
 
   /** Bytes that did not fit under the cap. */

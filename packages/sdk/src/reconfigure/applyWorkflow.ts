@@ -12,6 +12,7 @@ import { toJsonPath } from '../workflow/jsonPath.js';
 import { type ValidationIssue, invalidWorkflowError, validateWorkflow } from '../workflow/validate.js';
 import type { Workflow } from '../workflow/workflowSchema.js';
 import { remoteUrlRefusal } from './allowedUrls.js';
+import { filterPolicyIssues } from './filterPolicy.js';
 import { resolveReferences } from './references.js';
 import { restoreRedacted } from './workflowView.js';
 import { isPlainObject } from '../plainObject.js';
@@ -152,7 +153,8 @@ function mergeSnapshot(snapshot: unknown, current: WorkflowVersion | undefined):
  * (`harness_not_allowed`); a definition Main adds maps through `envFrom` only the host variables of
  * `orchestration.mainMayMapEnv` (`env_not_allowed`) and never opts out of the sandbox (`"sandbox": false`,
  * `sandbox_not_allowed`; an accepted operator definition keeps its opt-out); a remote URL Main adds must match
- * `orchestration.allowedRemoteUrls`.
+ * `orchestration.allowedRemoteUrls`; an entry offers no tool the operator's filters withhold
+ * (`filter_not_allowed`, `filterPolicy.ts`).
  */
 export function mainReconfigurationIssues(current: WorkflowVersion | undefined, next: Workflow): ValidationIssue[] {
   const before = requireReconfiguration(current).workflow;
@@ -225,5 +227,6 @@ export function mainReconfigurationIssues(current: WorkflowVersion | undefined, 
       }
     });
   }
+  issues.push(...filterPolicyIssues(before, next));
   return issues;
 }

@@ -4,15 +4,16 @@
  * target, then the directory fsynced so the rename itself survives a power cut.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../fileModes.js';
 import { SdkError } from '../errors.js';
 
 /** Options of {@link writeFileAtomic}. */
 export interface AtomicWriteOptions {
   /**
    * The file's mode, set exactly (not narrowed by the umask) before any data is written, e.g. `0o600` for a
-   * secret only its owner may read. Default: `0o644` narrowed by the umask.
+   * secret only its owner may read. Default: `PRIVATE_FILE_MODE` (0600, `fileModes.ts`) narrowed by the umask.
    */
   mode?: number;
 }
@@ -29,7 +30,7 @@ export async function writeFileAtomic(
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    const handle = await openNew(tmp, dir, options.mode ?? 0o644);
+    const handle = await openNew(tmp, dir, options.mode ?? PRIVATE_FILE_MODE);
     try {
       if (options.mode !== undefined) await handle.chmod(options.mode);
       await handle.writeFile(data);
@@ -59,7 +60,7 @@ async function openNew(path: string, dir: string, mode: number) {
     return await open(path, 'wx', mode);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    await mkdir(dir, { recursive: true });
+    await makePrivateDir(dir);
     return await open(path, 'wx', mode);
   }
 }

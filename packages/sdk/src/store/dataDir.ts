@@ -2,9 +2,10 @@
  * The data dir (SPEC §4): the one directory that holds everything the SDK persists, with its layout's
  * format version in `format.json`.
  */
-import { mkdir, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { makePrivateDir, tightenDir } from '../fileModes.js';
 import { SdkError } from '../errors.js';
 import { readJsonFile, writeJsonAtomic } from './atomicFile.js';
 
@@ -32,7 +33,10 @@ export interface FormatFile {
  */
 export async function openDataDir(dataDir: string): Promise<string> {
   const root = resolve(dataDir);
-  await mkdir(root, { recursive: true });
+  await makePrivateDir(root);
+  // A data dir made before files were private (or by hand) is narrowed to 0700: what is inside is then
+  // reachable by this user alone, whatever the modes of older files in it.
+  await tightenDir(root);
   const path = join(root, 'format.json');
   const found = await readFormatFile(path);
   if (found === undefined) {

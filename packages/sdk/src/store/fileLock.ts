@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, open, readFile, rm, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PRIVATE_FILE_MODE } from '../fileModes.js';
 import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError } from '../errors.js';
 
@@ -56,7 +57,7 @@ export async function withFileLock<T>(path: string, fn: () => Promise<T>, option
 /** Creates the lock with `content` in one step; false when it exists. */
 async function tryCreate(path: string, content: string): Promise<boolean> {
   const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(tmp, 'wx', 0o644);
+  const handle = await open(tmp, 'wx', PRIVATE_FILE_MODE);
   try {
     await handle.writeFile(content);
   } finally {
@@ -77,7 +78,7 @@ async function tryCreate(path: string, content: string): Promise<boolean> {
 async function takeOver(path: string): Promise<void> {
   const guard = `${path}.takeover`;
   try {
-    const handle = await open(guard, 'wx', 0o644);
+    const handle = await open(guard, 'wx', PRIVATE_FILE_MODE);
     await handle.close();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;

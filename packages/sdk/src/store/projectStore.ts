@@ -1,6 +1,5 @@
-/** One project's area of the data dir and the paths in it (SPEC §4). */
-import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import { makePrivateDir } from '../fileModes.js';
 import { SdkError } from '../errors.js';
 import { NAME_PATTERN } from '../workflow/limits.js';
 import { openDataDir } from './dataDir.js';
@@ -98,6 +97,6 @@ export class ProjectPaths {
 export async function openProject(dataDir: string, projectId: string): Promise<ProjectPaths> {
   const root = await openDataDir(dataDir);
   const paths = new ProjectPaths(root, checkProjectId(projectId));
-  await mkdir(paths.workflowDir, { recursive: true });
+  await makePrivateDir(paths.workflowDir);
   return paths;
 }

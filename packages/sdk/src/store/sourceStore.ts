@@ -3,8 +3,9 @@
  * directory and renamed into place, so a reader never sees half a version; immutable once written.
  */
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { lstat, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../fileModes.js';
 import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError } from '../errors.js';
 import { definitionDigest } from '../workflow/digest.js';
@@ -40,11 +41,11 @@ export async function storeSource(paths: ProjectPaths, name: string, definition:
       path: join(tmp, ...relative.split('/')),
       content,
     }));
-    await mkdir(tmp, { recursive: true });
-    for (const dirPath of new Set(files.map((f) => dirname(f.path)))) await mkdir(dirPath, { recursive: true });
+    await makePrivateDir(tmp);
+    for (const dirPath of new Set(files.map((f) => dirname(f.path)))) await makePrivateDir(dirPath);
     await Promise.all(
       files.map(async ({ path, content }) => {
-        const handle = await open(path, 'wx', 0o644);
+        const handle = await open(path, 'wx', PRIVATE_FILE_MODE);
         try {
           await handle.writeFile(content, 'utf8');
           await handle.sync();
@@ -53,7 +54,7 @@ export async function storeSource(paths: ProjectPaths, name: string, definition:
         }
       }),
     );
-    await mkdir(dirname(dir), { recursive: true });
+    await makePrivateDir(dirname(dir));
     try {
       await rename(tmp, dir);
     } catch (error) {

@@ -3,39 +3,13 @@
  * offered (`include`) or withheld (`exclude`), by exact name or `*` glob over the service's own tool
  * names. The surface lists only what passes, so a withheld tool has no surface name and cannot be called.
  */
+import { globMatches } from '../workflow/toolGlob.js';
 import type { ToolFilter } from '../workflow/workflowSchema.js';
 
-export type { ToolFilter };
+/** What a pattern means is owned by `workflow/toolGlob.ts`, which Main's filter policy uses too. */
+export { globMatches };
 
-/**
- * Whether `name` matches `pattern`, where `*` stands for any run of characters (also none) and every
- * other character stands for itself. Linear in practice (greedy match with one backtrack point), so a
- * pattern with many `*` cannot blow up on a long name the way a regular expression could.
- */
-export function globMatches(pattern: string, name: string): boolean {
-  let p = 0;
-  let n = 0;
-  let starP = -1;
-  let starN = 0;
-  while (n < name.length) {
-    if (p < pattern.length && pattern[p] === '*') {
-      starP = p;
-      starN = n;
-      p += 1;
-    } else if (p < pattern.length && pattern[p] === name[n]) {
-      p += 1;
-      n += 1;
-    } else if (starP !== -1) {
-      p = starP + 1;
-      starN += 1;
-      n = starN;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.length && pattern[p] === '*') p += 1;
-  return p === pattern.length;
-}
+export type { ToolFilter };
 
 /** Whether the service's tool `name` passes `filter` (every tool passes when there is no filter). */
 export function toolPasses(name: string, filter: ToolFilter | undefined): boolean {
