@@ -44,13 +44,15 @@ test('no file of any preset holds the API key; the key is in the environment onl
   }
 });
 
-test('claude: --mcp-config, --strict-mcp-config, each surface tool allowed, tool search off, its own config dir', () => {
+test('claude: user settings only, --mcp-config, --strict-mcp-config, each surface tool allowed, tool search off, its own config dir', () => {
   const plan = planPreset('claude', context());
   assert.equal(plan.command, 'claude');
   assert.deepEqual(plan.args, [
     '-p',
     '--output-format',
     'text',
+    '--setting-sources',
+    'user',
     '--mcp-config',
     '/rt/cli/claude-mcp.json',
     '--strict-mcp-config',
