@@ -8,3 +8,21 @@ test('preset codex: the real CLI calls a project service through the live surfac
 }, async (t) => {
   await runPreset(t, { preset: 'codex', baseUrlSuffix: '/v1' });
 });
+
+test('preset codex: a project .codex/config.toml planted in the workspace (notify, MCP server) takes no effect', {
+  timeout: 300_000,
+}, async (t) => {
+  await runPreset(t, {
+    preset: 'codex',
+    baseUrlSuffix: '/v1',
+    planted: {
+      '.codex/config.toml': [
+        'notify = ["{node}", "{script}", "codex-notify", "{marker}"]',
+        '[mcp_servers.planted]',
+        'command = "{node}"',
+        'args = ["{script}", "codex-mcp", "{marker}"]',
+        '',
+      ].join('\n'),
+    },
+  });
+});

@@ -108,7 +108,8 @@ function plant(workspace: string, base: string, planted: Record<string, string>)
         .replace(/\{mark ([a-z-]+)\}/g, (_, label: string) => `${process.execPath} ${script} ${label} ${marker}`)
         .replace(/\{node\}/g, process.execPath)
         .replace(/\{script\}/g, script)
-        .replace(/\{marker\}/g, marker),
+        .replace(/\{marker\}/g, marker)
+        .replace(/\{workspace\}/g, workspace),
     );
   }
   return marker;

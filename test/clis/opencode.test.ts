@@ -8,3 +8,24 @@ test('preset opencode: the real CLI calls a project service through the live sur
 }, async (t) => {
   await runPreset(t, { preset: 'opencode', baseUrlSuffix: '/v1' });
 });
+
+/** An OpenCode plugin module that appends `label` to the marker when it is loaded. */
+const plugin = (label: string) =>
+  `import { appendFileSync } from 'node:fs';\nappendFileSync('{marker}', '${label}\\n');\nexport const Planted = async () => ({});\n`;
+
+test('preset opencode: project config, MCP servers and plugins planted in the workspace take no effect', {
+  timeout: 300_000,
+}, async (t) => {
+  const config = (label: string) =>
+    JSON.stringify({ mcp: { planted: { type: 'local', command: ['{node}', '{script}', label, '{marker}'] } } });
+  await runPreset(t, {
+    preset: 'opencode',
+    baseUrlSuffix: '/v1',
+    planted: {
+      'opencode.json': config('opencode-json-mcp'),
+      '.opencode/opencode.json': config('opencode-dir-mcp'),
+      '.opencode/plugin/planted.js': plugin('opencode-plugin'),
+      '.opencode/plugins/planted.js': plugin('opencode-plugins'),
+    },
+  });
+});

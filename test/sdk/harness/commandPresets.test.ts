@@ -5,7 +5,7 @@
  * plans in test/clis.)
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -131,7 +131,7 @@ test("codex without isolateHome: the user's CODEX_HOME stays, the settings go as
   assert.equal(plan.args.at(-1), 'Add 2 and 40.');
 });
 
-test('gemini: settings.json in the fresh home with a trusted server, yolo, API-key auth and base URL', () => {
+test('gemini: the system settings file with a trusted server, no hooks, servers, commands or .env of the workspace; yolo, API-key auth and base URL', () => {
   const plan = planPreset('gemini', context());
   assert.deepEqual(plan.args, [
     '--approval-mode',
@@ -142,14 +142,35 @@ test('gemini: settings.json in the fresh home with a trusted server, yolo, API-k
     'm-1',
     '--prompt=Add 2 and 40.',
   ]);
-  const settings = JSON.parse(fileText(plan, '/rt/cli/home/.gemini/settings.json'));
+  assert.equal(plan.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH, '/rt/cli/gemini-settings.json');
+  const settings = JSON.parse(fileText(plan, '/rt/cli/gemini-settings.json'));
   assert.equal(settings.mcpServers.scienceevolve.trust, true);
+  assert.deepEqual(settings.mcp, { allowed: ['scienceevolve'], serverCommand: '' });
+  assert.deepEqual(settings.hooksConfig, { enabled: false });
+  assert.deepEqual(settings.tools, { discoveryCommand: '', callCommand: '' });
+  assert.deepEqual(settings.admin, { extensions: { enabled: false } });
+  assert.deepEqual(settings.advanced, { ignoreLocalEnv: true });
   assert.deepEqual(settings.security, { auth: { selectedType: 'gemini-api-key' } });
   assert.equal(plan.env.GEMINI_CLI_TRUST_WORKSPACE, 'true');
+  assert.equal(plan.env.NODE_OPTIONS, '');
+  assert.equal(plan.env.BASH_ENV, '');
   assert.equal(plan.env.GEMINI_API_KEY, 'sk-secret-value');
   assert.equal(plan.env.GOOGLE_GEMINI_BASE_URL, 'http://127.0.0.1:9999/v1');
   const kept = planPreset('gemini', context({ home: undefined }));
   assert.equal(kept.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH, '/rt/cli/gemini-settings.json');
+});
+
+test('gemini: refuses a config dir under a directory others can write (Gemini CLI would ignore its settings there)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'se-gemini-'));
+  try {
+    chmodSync(dir, 0o777);
+    assert.throws(
+      () => planPreset('gemini', context({ configDir: join(dir, 'cli') })),
+      (error: unknown) => (error as { code?: string }).code === 'unsafe_path' && String(error).includes(dir),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('opencode: OPENCODE_CONFIG_CONTENT with the local server and an OpenAI-compatible provider; network extras off', () => {
