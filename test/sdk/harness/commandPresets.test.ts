@@ -190,7 +190,7 @@ test('opencode: OPENCODE_CONFIG_CONTENT with the local server and an OpenAI-comp
     models: { 'm-1': { name: 'm-1' } },
   });
   assert.equal(config.model, 'scienceevolve/m-1');
-  for (const name of ['AUTOUPDATE', 'MODELS_FETCH', 'SHARE', 'LSP_DOWNLOAD']) {
+  for (const name of ['AUTOUPDATE', 'MODELS_FETCH', 'SHARE', 'LSP_DOWNLOAD', 'PROJECT_CONFIG']) {
     assert.equal(plan.env[`OPENCODE_DISABLE_${name}`], '1', name);
   }
   // Without baseUrl: the model as given, the key under its own name.
@@ -227,6 +227,10 @@ test('pi: mcp.json (direct tools) and models.json in PI_CODING_AGENT_DIR, the ad
     '-p',
     '--offline',
     '--no-session',
+    '--no-extensions',
+    '--no-skills',
+    '--no-prompt-templates',
+    '--no-themes',
     '-e',
     adapter,
     '--provider',
@@ -236,6 +240,7 @@ test('pi: mcp.json (direct tools) and models.json in PI_CODING_AGENT_DIR, the ad
     'Add 2 and 40.',
   ]);
   assert.equal(plan.env.PI_CODING_AGENT_DIR, '/rt/cli/home/.pi/agent');
+  assert.equal(plan.env.PI_MCP_CONFIG_MODE, 'exclusive');
   assert.deepEqual(JSON.parse(fileText(plan, '/rt/cli/home/.pi/agent/mcp.json')), {
     mcpServers: { scienceevolve: { command: relay.command, args: relay.args, directTools: true } },
   });
