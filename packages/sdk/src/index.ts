@@ -53,8 +53,13 @@ export {
   protectStdout,
   httpToStdio,
   HTTP_FACE_PATH,
+  DEFAULT_HTTP_TIMEOUTS,
+  httpServerTimeouts,
 } from './bridge/index.js';
 export type {
+  HttpFace,
+  HttpFaceOptions,
+  HttpTimeouts,
   Surface,
   SurfaceOptions,
   LocalService,

@@ -1,6 +1,8 @@
 /** The managed bridge's public names, for `src/index.ts` to re-export. */
 export { createBridgeToken, serveHttp, HTTP_FACE_PATH, writeBridgeTokenFile } from './httpFace.js';
 export type { HttpFace, HttpFaceOptions } from './httpFace.js';
+export { DEFAULT_HTTP_TIMEOUTS, httpServerTimeouts } from './httpTimeouts.js';
+export type { HttpTimeouts } from './httpTimeouts.js';
 export { httpToStdio } from './httpToStdio.js';
 export type { HttpToStdioBridge, HttpToStdioOptions } from './httpToStdio.js';
 export { harnessConfig, HARNESS_CONFIG_FORMATS } from './harnessConfig.js';
