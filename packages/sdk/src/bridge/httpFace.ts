@@ -57,6 +57,7 @@ export interface HttpFaceOptions extends HttpTimeouts {
 export interface HttpFace {
   /** The endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
   readonly url: string;
+  /** The TCP port it listens on (on 127.0.0.1). */
   readonly port: number;
   /** Stops accepting, aborts requests in flight and closes every connection. Idempotent. */
   close(): Promise<void>;
