@@ -6,7 +6,7 @@
 // network, and this script says so. Extra arguments are passed to node; a path ending in .test.ts
 // narrows the run.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -27,6 +27,12 @@ const files = (
 )
   .map((f) => relative(root, join(root, relative(root, f))))
   .sort();
+// Gemini CLI ignores a system settings file below a directory others can write (such as /tmp), and the
+// gemini preset refuses to start there: the tests' temporary directories go under one of our own.
+const tmp = join(dir, '.tmp');
+mkdirSync(tmp, { recursive: true, mode: 0o700 });
+chmodSync(tmp, 0o700);
+process.env.TMPDIR = tmp;
 const node = [
   process.execPath,
   '--import',

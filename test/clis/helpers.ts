@@ -9,8 +9,8 @@
  * reached the internet would fail here.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import { join, sep } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startRun } from '../../packages/sdk/src/engine/engine.js';
@@ -76,6 +76,43 @@ export interface PresetCase {
   baseUrlSuffix: string;
   /** Milliseconds the CLI may run. */
   timeoutMs?: number;
+  /**
+   * Files written into the workspace before the run, as a service of an earlier invocation could have
+   * (paths relative to the workspace; `{mark <label>}` in a text becomes a command that appends `<label>`
+   * to the marker file). After the run the marker file must not exist: none of them took effect.
+   */
+  planted?: Record<string, string>;
+}
+
+/**
+ * The program the planted settings run: appends its first argument to the file named by its second, then
+ * exits (as an MCP server it is a failed one; as a hook, a plugin or an extension it has done its harm).
+ */
+const MARKS = `require('node:fs').appendFileSync(process.argv[3], process.argv[2] + '\\n');\n`;
+
+/**
+ * Writes `planted` into `workspace`, with `{mark <label>}` replaced by the JSON-string-safe command
+ * `<node> <workspace>/.planted/mark.cjs <label> <marker>`, and returns the marker file's path.
+ */
+function plant(workspace: string, base: string, planted: Record<string, string>): string {
+  const marker = join(base, 'planted-ran.txt');
+  const script = join(workspace, '.planted', 'mark.cjs');
+  mkdirSync(dirname(script), { recursive: true });
+  writeFileSync(script, MARKS);
+  for (const [path, text] of Object.entries(planted)) {
+    const target = join(workspace, path);
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(
+      target,
+      text
+        .replace(/\{mark ([a-z-]+)\}/g, (_, label: string) => `${process.execPath} ${script} ${label} ${marker}`)
+        .replace(/\{node\}/g, process.execPath)
+        .replace(/\{script\}/g, script)
+        .replace(/\{marker\}/g, marker)
+        .replace(/\{workspace\}/g, workspace),
+    );
+  }
+  return marker;
 }
 
 /** Runs the preset's CLI as Main and checks everything the test promises. */
@@ -115,6 +152,7 @@ export async function runPreset(t: TestContext, c: PresetCase): Promise<void> {
       },
     },
   };
+  const marker = c.planted === undefined ? undefined : plant(box.workspace, box.base, c.planted);
   const watch = watchProcessesIn(box.workspace);
   t.after(() => watch.stop());
   const result = await startRun({
@@ -137,6 +175,11 @@ export async function runPreset(t: TestContext, c: PresetCase): Promise<void> {
     )}; last messages: ${JSON.stringify(server.requests.at(-1)?.messages)}; calls: ${JSON.stringify(
       ofType(result.events, 'tool.called'),
     )}; output: ${JSON.stringify(result.output)}; rejected: ${JSON.stringify(server.rejected)}; log: ${log}`;
+  // First, so that on a preset that trusts the workspace the failure names what ran.
+  if (marker !== undefined) {
+    const ran = existsSync(marker) ? readFileSync(marker, 'utf8').trim().split('\n') : [];
+    assert.deepEqual(ran, [], `settings planted in the workspace took effect: ${context()}`);
+  }
   assert.equal(result.status, 'succeeded', context());
   // The call reached the project service through the invocation's surface.
   const calls = ofType(result.events, 'tool.called');

@@ -8,3 +8,36 @@ test('preset opencode: the real CLI calls a project service through the live sur
 }, async (t) => {
   await runPreset(t, { preset: 'opencode', baseUrlSuffix: '/v1' });
 });
+
+/** An OpenCode plugin module that appends `label` to the marker when it is loaded. */
+const plugin = (label: string) =>
+  `import { appendFileSync } from 'node:fs';\nappendFileSync('{marker}', '${label}\\n');\nexport const Planted = async () => ({});\n`;
+
+test('preset opencode: project config and MCP servers planted in the workspace take no effect', {
+  timeout: 300_000,
+}, async (t) => {
+  const config = (label: string) =>
+    JSON.stringify({ mcp: { planted: { type: 'local', command: ['{node}', '{script}', label, '{marker}'] } } });
+  await runPreset(t, {
+    preset: 'opencode',
+    baseUrlSuffix: '/v1',
+    planted: { 'opencode.json': config('opencode-json-mcp'), '.opencode/opencode.json': config('opencode-dir-mcp') },
+  });
+});
+
+// Not protected (docs/harnesses.md): OpenCode 1.18.33 loads `.opencode/plugin(s)/*.js` of the workspace through
+// a config path that heeds neither OPENCODE_DISABLE_PROJECT_CONFIG nor --pure. Run as a todo, so it shows
+// (failing) in every run without failing the suite; it passes the day OpenCode gets a switch the preset uses.
+test('preset opencode: plugins planted in the workspace take no effect', {
+  timeout: 300_000,
+  todo: 'OpenCode 1.18.33 has no switch that keeps a workspace .opencode/plugin(s)/ from loading',
+}, async (t) => {
+  await runPreset(t, {
+    preset: 'opencode',
+    baseUrlSuffix: '/v1',
+    planted: {
+      '.opencode/plugin/planted.js': plugin('opencode-plugin'),
+      '.opencode/plugins/planted.js': plugin('opencode-plugins'),
+    },
+  });
+});

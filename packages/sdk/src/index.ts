@@ -50,6 +50,9 @@ export { serveStdio } from './faces/stdioFace.js';
 export { serveHttp, createBridgeToken, writeBridgeTokenFile, HTTP_FACE_PATH } from './faces/httpFace.js';
 export { protectStdout } from './faces/protectStdout.js';
 export { httpToStdio } from './gateway/httpToStdio.js';
+export { DEFAULT_HTTP_TIMEOUTS, httpServerTimeouts } from './faces/httpTimeouts.js';
+export type { HttpTimeouts } from './faces/httpTimeouts.js';
+export type { HttpFace, HttpFaceOptions } from './faces/httpFace.js';
 export * from './harnessConfigEntry.js';
 
 export { applyWorkflow } from './reconfigure/applyWorkflow.js';

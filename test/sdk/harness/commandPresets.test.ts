@@ -5,7 +5,7 @@
  * plans in test/clis.)
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -44,13 +44,15 @@ test('no file of any preset holds the API key; the key is in the environment onl
   }
 });
 
-test('claude: --mcp-config, --strict-mcp-config, each surface tool allowed, tool search off, its own config dir', () => {
+test('claude: user settings only, --mcp-config, --strict-mcp-config, each surface tool allowed, tool search off, its own config dir', () => {
   const plan = planPreset('claude', context());
   assert.equal(plan.command, 'claude');
   assert.deepEqual(plan.args, [
     '-p',
     '--output-format',
     'text',
+    '--setting-sources',
+    'user',
     '--mcp-config',
     '/rt/cli/claude-mcp.json',
     '--strict-mcp-config',
@@ -129,7 +131,7 @@ test("codex without isolateHome: the user's CODEX_HOME stays, the settings go as
   assert.equal(plan.args.at(-1), 'Add 2 and 40.');
 });
 
-test('gemini: settings.json in the fresh home with a trusted server, yolo, API-key auth and base URL', () => {
+test('gemini: the system settings file with a trusted server, no hooks, servers, commands or .env of the workspace; yolo, API-key auth and base URL', () => {
   const plan = planPreset('gemini', context());
   assert.deepEqual(plan.args, [
     '--approval-mode',
@@ -140,14 +142,35 @@ test('gemini: settings.json in the fresh home with a trusted server, yolo, API-k
     'm-1',
     '--prompt=Add 2 and 40.',
   ]);
-  const settings = JSON.parse(fileText(plan, '/rt/cli/home/.gemini/settings.json'));
+  assert.equal(plan.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH, '/rt/cli/gemini-settings.json');
+  const settings = JSON.parse(fileText(plan, '/rt/cli/gemini-settings.json'));
   assert.equal(settings.mcpServers.scienceevolve.trust, true);
+  assert.deepEqual(settings.mcp, { allowed: ['scienceevolve'], serverCommand: '' });
+  assert.deepEqual(settings.hooksConfig, { enabled: false });
+  assert.deepEqual(settings.tools, { discoveryCommand: '', callCommand: '' });
+  assert.deepEqual(settings.admin, { extensions: { enabled: false } });
+  assert.deepEqual(settings.advanced, { ignoreLocalEnv: true });
   assert.deepEqual(settings.security, { auth: { selectedType: 'gemini-api-key' } });
   assert.equal(plan.env.GEMINI_CLI_TRUST_WORKSPACE, 'true');
+  assert.equal(plan.env.NODE_OPTIONS, '');
+  assert.equal(plan.env.BASH_ENV, '');
   assert.equal(plan.env.GEMINI_API_KEY, 'sk-secret-value');
   assert.equal(plan.env.GOOGLE_GEMINI_BASE_URL, 'http://127.0.0.1:9999/v1');
   const kept = planPreset('gemini', context({ home: undefined }));
   assert.equal(kept.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH, '/rt/cli/gemini-settings.json');
+});
+
+test('gemini: refuses a config dir under a directory others can write (Gemini CLI would ignore its settings there)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'se-gemini-'));
+  try {
+    chmodSync(dir, 0o777);
+    assert.throws(
+      () => planPreset('gemini', context({ configDir: join(dir, 'cli') })),
+      (error: unknown) => (error as { code?: string }).code === 'unsafe_path' && String(error).includes(dir),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('opencode: OPENCODE_CONFIG_CONTENT with the local server and an OpenAI-compatible provider; network extras off', () => {
@@ -167,7 +190,7 @@ test('opencode: OPENCODE_CONFIG_CONTENT with the local server and an OpenAI-comp
     models: { 'm-1': { name: 'm-1' } },
   });
   assert.equal(config.model, 'scienceevolve/m-1');
-  for (const name of ['AUTOUPDATE', 'MODELS_FETCH', 'SHARE', 'LSP_DOWNLOAD']) {
+  for (const name of ['AUTOUPDATE', 'MODELS_FETCH', 'SHARE', 'LSP_DOWNLOAD', 'PROJECT_CONFIG']) {
     assert.equal(plan.env[`OPENCODE_DISABLE_${name}`], '1', name);
   }
   // Without baseUrl: the model as given, the key under its own name.
@@ -204,6 +227,10 @@ test('pi: mcp.json (direct tools) and models.json in PI_CODING_AGENT_DIR, the ad
     '-p',
     '--offline',
     '--no-session',
+    '--no-extensions',
+    '--no-skills',
+    '--no-prompt-templates',
+    '--no-themes',
     '-e',
     adapter,
     '--provider',
@@ -213,6 +240,7 @@ test('pi: mcp.json (direct tools) and models.json in PI_CODING_AGENT_DIR, the ad
     'Add 2 and 40.',
   ]);
   assert.equal(plan.env.PI_CODING_AGENT_DIR, '/rt/cli/home/.pi/agent');
+  assert.equal(plan.env.PI_MCP_CONFIG_MODE, 'exclusive');
   assert.deepEqual(JSON.parse(fileText(plan, '/rt/cli/home/.pi/agent/mcp.json')), {
     mcpServers: { scienceevolve: { command: relay.command, args: relay.args, directTools: true } },
   });

@@ -8,13 +8,17 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { SdkError, checkRunEvent } from '@scienceevolve/sdk';
+import { type HttpTimeouts, SdkError, checkRunEvent, httpServerTimeouts } from '@scienceevolve/sdk';
 import { type JournalLine, JournalTail } from './journalTail.js';
 import { VIEWER_CSS, VIEWER_JS, viewerHtml } from './viewerPage.js';
 import { NotFound, ViewerData } from './viewerData.js';
 
-/** Options of {@link startViewer}. */
-export interface ViewerOptions {
+/**
+ * Options of {@link startViewer}. The request timeouts ({@link HttpTimeouts}: headers 10 s, whole request
+ * 30 s, keep-alive 5 s by default) bound how long a browser may take to send a request; an event stream
+ * stays open as long as the page follows the run.
+ */
+export interface ViewerOptions extends HttpTimeouts {
   /** The data dir to show. */
   dataDir: string;
   /** TCP port; 0 picks a free one. Default 0. */
@@ -57,7 +61,8 @@ function digest(text: string): Buffer {
 /**
  * Starts the viewer. The token is 32 random bytes (base64url), new at every start.
  *
- * @throws SdkError `usage` for a host other than 127.0.0.1; `io_error` when the port cannot be bound.
+ * @throws SdkError `usage` for a host other than 127.0.0.1 or a timeout out of range; `io_error` when the
+ *   port cannot be bound.
  */
 export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   const host = options.host ?? '127.0.0.1';
@@ -66,6 +71,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       remedy: 'Leave --host unset; to look from another machine, forward the port over ssh (ssh -L).',
     });
   }
+  const timeouts = httpServerTimeouts('the viewer', options);
   // Loaded here, not at the top: it fences every HTTP server of this process (403 to a non-loopback Host
   // or Origin), which is right for the process that serves the viewer and for no other command.
   await import('@scienceevolve/sdk/loopback-guard');
@@ -74,7 +80,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   const expected = digest(token);
   const streams = new Set<{ tail: JournalTail; res: ServerResponse; timer: NodeJS.Timeout }>();
 
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer(timeouts, (req, res) => {
     void handle(req, res).catch((error: unknown) => {
       const notFound = error instanceof NotFound;
       if (!res.headersSent) {

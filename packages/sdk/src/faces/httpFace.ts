@@ -26,6 +26,7 @@ import { PRIVATE_FILE_MODE } from '../fileModes.js';
 import { writeFileAtomic } from '../store/atomicFile.js';
 import { checkMessage, DEFAULT_INPUT_LIMITS } from './inputLimits.js';
 import type { Surface } from '../surface/surface.js';
+import { type HttpTimeouts, httpServerTimeouts } from './httpTimeouts.js';
 import { connectLegacyExchanges, type ExchangeTransport } from './legacyExchange.js';
 import { createSurfaceServer } from './surfaceServer.js';
 import { loopbackHostAllowed, loopbackOriginAllowed } from './loopbackRule.js';
@@ -33,8 +34,12 @@ import { loopbackHostAllowed, loopbackOriginAllowed } from './loopbackRule.js';
 /** The endpoint path. */
 export const HTTP_FACE_PATH = '/mcp';
 
-/** Options of {@link serveHttp}. */
-export interface HttpFaceOptions {
+/**
+ * Options of {@link serveHttp}. The request timeouts ({@link HttpTimeouts}: headers 10 s, whole request
+ * 30 s, keep-alive 5 s by default) bound how long a client may take to *send* a request; an answer streamed
+ * for longer (a tool call's progress, the notification stream) is not cut.
+ */
+export interface HttpFaceOptions extends HttpTimeouts {
   /** The bearer token clients must send (`Authorization: Bearer <token>`); at least 16 characters. See {@link createBridgeToken}. */
   token: string;
   /** TCP port; 0 picks a free one. Default 0. */
@@ -53,6 +58,7 @@ export interface HttpFaceOptions {
 export interface HttpFace {
   /** The endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
   readonly url: string;
+  /** The TCP port it listens on (on 127.0.0.1). */
   readonly port: number;
   /** Stops accepting, aborts requests in flight and closes every connection. Idempotent. */
   close(): Promise<void>;
@@ -205,8 +211,8 @@ function serveLegacy(
 /**
  * Serves `surface` over Streamable HTTP at `http://127.0.0.1:<port>/mcp` until closed.
  *
- * @throws SdkError `usage` for a host other than 127.0.0.1 or a token under 16 characters; `io_error`
- *   when the port cannot be bound.
+ * @throws SdkError `usage` for a host other than 127.0.0.1, a token under 16 characters or a timeout out
+ *   of range; `io_error` when the port cannot be bound.
  */
 export async function serveHttp(surface: Surface, options: HttpFaceOptions): Promise<HttpFace> {
   const host = options.host ?? '127.0.0.1';
@@ -220,6 +226,7 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
       remedy: 'Use createBridgeToken() (or `--token-file` with such a token).',
     });
   }
+  const timeouts = httpServerTimeouts('the HTTP face', options);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_INPUT_LIMITS.maxMessageBytes;
   const limits = { maxMessageBytes: maxBodyBytes, maxDepth: options.maxDepth ?? DEFAULT_INPUT_LIMITS.maxDepth };
   const expected = digest(options.token);
@@ -335,7 +342,7 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
     }
   };
 
-  const server: HttpServer = createServer((req, res) => {
+  const server: HttpServer = createServer(timeouts, (req, res) => {
     handle(req, res).catch((error: unknown) => {
       reportError(error);
       if (!res.headersSent) refuse(res, 500, 'internal error of the HTTP face');

@@ -7,9 +7,13 @@ import { type PresetContext, type PresetPlan, SURFACE_SERVER_NAME, json, mcpOpti
 const CLAUDE_MAX_RETRIES = '2';
 
 /**
- * Claude Code: `claude -p --output-format text --mcp-config <file> --strict-mcp-config --allowedTools …`.
- * Every surface tool is allowed by name (a call not allowed is denied, and `claude` still exits 0); tool
- * search is off (it would hide MCP tools behind a search tool); its state goes to `CLAUDE_CONFIG_DIR`.
+ * Claude Code: `claude -p --output-format text --setting-sources user --mcp-config <file> --strict-mcp-config
+ * --allowedTools …`. Every surface tool is allowed by name (a call not allowed is denied, and `claude` still
+ * exits 0); tool search is off (it would hide MCP tools behind a search tool); its state goes to
+ * `CLAUDE_CONFIG_DIR`. Nothing of the workspace's configuration is loaded: `-p` skips the workspace trust
+ * dialog, so without `--setting-sources user` the hooks, `apiKeyHelper`, permissions and plugins of a
+ * `.claude/settings.json` a service wrote there would run on the host; `--strict-mcp-config` leaves out
+ * its `.mcp.json`. The user settings are the fresh home's (empty) with `isolateHome`, else the user's own.
  */
 export function planClaude(context: PresetContext): PresetPlan {
   const mcpConfigPath = join(context.configDir, 'claude-mcp.json');
@@ -29,6 +33,9 @@ export function planClaude(context: PresetContext): PresetPlan {
       '-p',
       '--output-format',
       'text',
+      // Not "project" or "local": those are files in the workspace, which services can write.
+      '--setting-sources',
+      'user',
       '--mcp-config',
       mcpConfigPath,
       '--strict-mcp-config',

@@ -14,7 +14,11 @@ import {
  * OpenCode: `opencode run [--model …] <prompt>` with its whole configuration in `OPENCODE_CONFIG_CONTENT`
  * (also written to a file for reading). A `baseUrl` becomes a provider of the bundled OpenAI-compatible
  * SDK (Chat Completions); auto-update, the models.dev fetch, sharing and LSP downloads are turned off (each
- * reaches the internet).
+ * reaches the internet). The workspace's configuration is not read (`OPENCODE_DISABLE_PROJECT_CONFIG`): its
+ * `opencode.json` and `.opencode/` (MCP servers, plugins, agents, commands) — files a service can write —
+ * would otherwise start programs and load code on the host; so is its AGENTS.md, which goes with them.
+ * Not covered: OpenCode 1.18 still loads the plugins of a workspace's `.opencode/plugin(s)/` through a newer
+ * config path that does not heed the variable (nor `--pure`); docs/harnesses.md says so.
  */
 export function planOpencode(context: PresetContext): PresetPlan {
   const config: Record<string, unknown> = opencodeConfig(mcpOptions(context));
@@ -23,6 +27,7 @@ export function planOpencode(context: PresetContext): PresetPlan {
     OPENCODE_DISABLE_MODELS_FETCH: '1',
     OPENCODE_DISABLE_SHARE: '1',
     OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+    OPENCODE_DISABLE_PROJECT_CONFIG: '1',
   };
   let model = context.model;
   if (context.baseUrl !== undefined) {

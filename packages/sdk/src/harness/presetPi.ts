@@ -17,15 +17,19 @@ import {
 } from './presetPlan.js';
 
 /**
- * pi: `pi -p --offline --no-session -e <pi-mcp-adapter> [--provider scienceevolve] [--model …] <prompt>`
- * with `mcp.json` (tools offered directly) and, for a `baseUrl`, `models.json` (a Chat Completions
- * provider) in `PI_CODING_AGENT_DIR`. The adapter is the `pi-mcp-adapter` package installed beside pi.
+ * pi: `pi -p --offline --no-session --no-extensions --no-skills --no-prompt-templates --no-themes -e
+ * <pi-mcp-adapter> [--provider scienceevolve] [--model …] <prompt>` with `mcp.json` (tools offered directly)
+ * and, for a `baseUrl`, `models.json` (a Chat Completions provider) in `PI_CODING_AGENT_DIR`. The adapter is
+ * the `pi-mcp-adapter` package installed beside pi. Of the workspace, pi would load the extensions of
+ * `.pi/extensions/` and those `.pi/settings.json` lists (code run in pi), and the adapter the MCP servers of
+ * `.mcp.json` and `.pi/mcp.json`: `--no-extensions` keeps only the `-e` one, `PI_MCP_CONFIG_MODE=exclusive`
+ * only the agent dir's `mcp.json`. pi has no switch for the rest of `.pi/settings.json` (docs/harnesses.md).
  */
 export function planPi(context: PresetContext, resolvedCommand: string | undefined): PresetPlan {
   const agentDir =
     context.home !== undefined ? join(context.home, '.pi', 'agent') : join(context.configDir, 'pi-agent');
   const mcpConfigPath = join(agentDir, 'mcp.json');
-  const env: Record<string, string> = { PI_CODING_AGENT_DIR: agentDir };
+  const env: Record<string, string> = { PI_CODING_AGENT_DIR: agentDir, PI_MCP_CONFIG_MODE: 'exclusive' };
   const files: PlannedFile[] = [{ path: mcpConfigPath, text: json(piMcpConfig(mcpOptions(context))) }];
   const selection: string[] = [];
   if (context.baseUrl !== undefined) {
@@ -52,7 +56,20 @@ export function planPi(context: PresetContext, resolvedCommand: string | undefin
   const adapter = resolvedCommand === undefined ? 'pi-mcp-adapter' : piMcpAdapter(resolvedCommand);
   return {
     command: 'pi',
-    args: ['-p', '--offline', '--no-session', '-e', adapter, ...selection, context.prompt],
+    args: [
+      '-p',
+      '--offline',
+      '--no-session',
+      // Discovery off (the workspace's .pi/ is writable by services); the `-e` extension still loads.
+      '--no-extensions',
+      '--no-skills',
+      '--no-prompt-templates',
+      '--no-themes',
+      '-e',
+      adapter,
+      ...selection,
+      context.prompt,
+    ],
     env,
     files,
     mcpConfigPath,
