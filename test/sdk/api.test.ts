@@ -79,6 +79,7 @@ const EXPORTS = [
   'httpToStdio',
   'initFolder',
   'isSdkError',
+  'isSecretName',
   'listVersions',
   'loadWorkflow',
   'migrateDataDir',

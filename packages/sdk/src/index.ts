@@ -4,7 +4,7 @@
  * named list behind a sub-path export) are re-exported whole, so each of their names is listed once, there.
  */
 export * from './workflowEntry.js';
-export { redactUrl } from './redact.js';
+export { isSecretName, redactUrl } from './redact.js';
 
 export * from './storeEntry.js';
 
