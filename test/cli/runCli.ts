@@ -22,15 +22,19 @@ export interface CliResult {
 const STACK_FRAME = /^\s+at .*(\(.*:\d+:\d+\)|:\d+:\d+)$/m;
 
 /**
- * Runs `scienceevolve ...args` from the repository root. Asserts that no stack trace reached stderr and
+ * Runs `scienceevolve ...args` from the repository root (with `options.env` as its environment when given). Asserts that no stack trace reached stderr and
  * that the process is gone. Timeout 30 s: a command here does no network and starts no service and
  * takes well under a second, but loading the CLI costs about half a second of CPU and a shared CI
  * machine can stretch that many times over.
  */
-export async function runCli(args: string[], options: { cwd?: string } = {}): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<CliResult> {
   assert.ok(existsSync(DIST), 'the CLI is not built: run `npx tsc --build` (npm test does)');
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,
+    ...(options.env === undefined ? {} : { env: options.env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -30,7 +30,20 @@ test('the inspector lists, calls, reads and gets through the HTTP face, directly
   assert.ok(!serve.stdout().includes(token), 'the token never goes to stdout');
   const auth = `Authorization: Bearer ${token}`;
   const http = [served.url, '--transport', 'http', '--header', auth];
-  const bridge = ['--', process.execPath, BIN, 'bridge', 'http-to-stdio', '--url', served.url, '--header', auth];
+  // The bridge takes the credential from a variable (never its command line); the inspector sets it with -e.
+  const bridge = [
+    '-e',
+    `SE_LAB_AUTH=Bearer ${token}`,
+    '--',
+    process.execPath,
+    BIN,
+    'bridge',
+    'http-to-stdio',
+    '--url',
+    served.url,
+    '--header-env',
+    'Authorization=SE_LAB_AUTH',
+  ];
 
   const [list, call, read, prompt, bridgedList, bridgedCall] = await Promise.all([
     inspector(t, [...http, '--method', 'tools/list'], lab.dir),

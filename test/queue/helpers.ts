@@ -30,8 +30,11 @@ export interface TestRedis {
   start(): Promise<void>;
 }
 
-/** Starts `redis-server` on a Unix socket in `dir` (no TCP port); stopped and proven gone after the test. */
-export async function startRedis(t: TestContext, dir: string): Promise<TestRedis> {
+/**
+ * Starts `redis-server` on a Unix socket in `dir` (no TCP port), with `extra` arguments (e.g.
+ * `--requirepass`); stopped and proven gone after the test.
+ */
+export async function startRedis(t: TestContext, dir: string, extra: readonly string[] = []): Promise<TestRedis> {
   const socket = join(dir, 'redis.sock');
   let child: ChildProcess | undefined;
   const launch = async () => {
@@ -50,6 +53,7 @@ export async function startRedis(t: TestContext, dir: string): Promise<TestRedis
         '3600 1',
         '--appendonly',
         'no',
+        ...extra,
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
@@ -83,20 +87,23 @@ export async function startRedis(t: TestContext, dir: string): Promise<TestRedis
   };
 }
 
-/** Starts `scienceevolve worker` with short lock and stall intervals; waits until it takes jobs. */
+/**
+ * Starts `scienceevolve worker` with short lock and stall intervals; waits until it takes jobs. `queue` is
+ * the URL for `--queue`, or the queue options themselves (`['--queue-file', F]`); `env` its environment.
+ */
 export async function startWorker(
   t: TestContext,
-  url: string,
+  queue: string | readonly string[],
   dataDir: string,
   extra: string[] = [],
   wrap: readonly string[] = [],
+  env?: NodeJS.ProcessEnv,
 ): Promise<CliChild> {
   const worker = startCli(
     t,
     [
       'worker',
-      '--queue',
-      url,
+      ...(typeof queue === 'string' ? ['--queue', queue] : queue),
       '--data-dir',
       dataDir,
       '--lock-duration-ms',
@@ -106,6 +113,7 @@ export async function startWorker(
       ...extra,
     ],
     wrap,
+    env,
   );
   t.after(async () => {
     // A worker still running at the end is drained (SIGTERM), then proven gone.

@@ -78,6 +78,7 @@ export const ERROR_CODES = [
   'workspace_unreachable',
   'worker_lost',
   'invalid_job',
+  'insecure_file',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

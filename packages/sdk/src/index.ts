@@ -4,7 +4,7 @@
  * named list behind a sub-path export) are re-exported whole, so each of their names is listed once, there.
  */
 export * from './workflowEntry.js';
-export { redactUrl } from './redact.js';
+export { isSecretName, redactUrl } from './redact.js';
 
 export * from './storeEntry.js';
 
@@ -108,8 +108,8 @@ export { startRun, runWorkflow, resumeRuns } from './engine/runs.js';
 export type { RunOptions, RunResult, RunHandle, ResumeOptions, EngineOptions } from './engine/runs.js';
 export { startQueueWorker } from './worker/queueWorker.js';
 export type { QueueWorker, QueueWorkerOptions } from './worker/queueWorker.js';
-export { parseQueueUrl, redactUrlsIn } from './queue/queueUrl.js';
-export type { QueueAddress } from './queue/queueUrl.js';
+export { parseQueueUrl, QUEUE_URL_ENV, queueUrlFrom, redactUrlsIn } from './queue/queueUrl.js';
+export type { QueueAddress, QueueUrlOptions, QueueUrlSource } from './queue/queueUrl.js';
 export { DEFAULT_QUEUE_NAME } from './queue/queueClient.js';
 export type { QueueSettings } from './queue/queueClient.js';
 export { CONSUMER_RANGES } from './queue/queueConsumer.js';

@@ -122,6 +122,19 @@ export function redactHeaders(headers: Readonly<Record<string, string>>): Record
 
 /** A word that marks a flag, a variable or a header as holding a secret (`--api-key`, `GITHUB_TOKEN=`, …). */
 const SECRET_NAME = String.raw`[A-Za-z0-9_-]*(?:token|secret|passw(?:or)?d|api[-_]?key|auth[A-Za-z0-9_-]*|credentials?|cookie|private[-_]?key|access[-_]?key)[A-Za-z0-9_-]*`;
+/** Query parameter names that carry a signature or key without saying so (`?key=`, Azure's `?sig=`). */
+const SECRET_QUERY_NAMES = new Set(['key', 'sig', 'signature']);
+
+/**
+ * Whether a header or query parameter name says it carries a credential: `Authorization`,
+ * `Proxy-Authorization`, `Cookie`, `X-Api-Key`, `X-Auth-Token`, `password`, `access_token`, … (a name with
+ * token, secret, password, api key, auth, credential, cookie, private or access key in it), or one of the
+ * bare `key`, `sig`, `signature`. Such a value must never be given on a command line.
+ */
+export function isSecretName(name: string): boolean {
+  return new RegExp(`^${SECRET_NAME}$`, 'i').test(name) || SECRET_QUERY_NAMES.has(name.toLowerCase());
+}
+
 /** A shell word: double-quoted, single-quoted or bare. */
 const SHELL_WORD = String.raw`"[^"]*"|'[^']*'|[^\s'"]+`;
 

@@ -2,10 +2,11 @@
 import { closeHostSupervisor, publicError, resumeRuns } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
+import { queueUrlOption } from '../queueUrlOption.js';
 import { cancelOnSignal, progressOnStderr, queueOption } from './run.js';
 
 export const RESUME_HELP = [
-  'resume --data-dir D --project P [--run R] [--queue redis://…] [--no-prestart] [--json]',
+  'resume --data-dir D --project P [--run R] [--queue redis://… | --queue-env VAR | --queue-file F] [--no-prestart] [--json]',
   '                                     continue interrupted and cancelled runs: Main continues from its checkpoint',
 ].join('\n');
 
@@ -19,6 +20,8 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
     'start-queue-limit-ms': { type: 'string' },
     'grace-ms': { type: 'string' },
     queue: { type: 'string' },
+    'queue-env': { type: 'string' },
+    'queue-file': { type: 'string' },
     'queue-name': { type: 'string' },
     'queue-unreachable-ms': { type: 'string' },
     'no-prestart': { type: 'boolean', default: false },
@@ -42,7 +45,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       maxConcurrentStarts: positiveInt(values['max-concurrent-starts'], '--max-concurrent-starts'),
       startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
-      queue: queueOption(values.queue, values['queue-name'], values['queue-unreachable-ms']),
+      queue: queueOption(queueUrlOption(values), values['queue-name'], values['queue-unreachable-ms']),
       prestart: !values['no-prestart'],
       prestartIdleMs: positiveInt(values['prestart-idle-ms'], '--prestart-idle-ms'),
       signal: abort.signal,

@@ -2,12 +2,14 @@
 import { type QueueSettings, type RunEvent, SdkError, closeHostSupervisor, startRun } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
+import { queueUrlOption } from '../queueUrlOption.js';
 import { untilSignal } from '../signals.js';
 
 export const RUN_HELP = [
-  'run --data-dir D --workflow W --workspace WS [--project P] [--script S] [--queue redis://…] [--no-prestart] [--json] "<requirement>"',
-  '                                     take a requirement through Main; progress on stderr; with --queue,',
+  'run --data-dir D --workflow W --workspace WS [--project P] [--script S] [--queue redis://… | --queue-env VAR | --queue-file F] [--no-prestart] [--json] "<requirement>"',
+  '                                     take a requirement through Main; progress on stderr; with a queue,',
   '                                     worker invocations are jobs for `scienceevolve worker` processes',
+  '                                     (a URL with a password: --queue-env or --queue-file, never --queue)',
 ].join('\n');
 
 /** Token counts as a short phrase: `1,234 in / 56 out tokens` (missing counts are left out). */
@@ -86,7 +88,7 @@ export function cancelOnSignal(abort: AbortController, io: Io): () => void {
   return () => stop.dispose();
 }
 
-/** The `queue` option of run and resume from `--queue`, `--queue-name` and `--queue-unreachable-ms`. */
+/** The `queue` option of run and resume from the queue URL (see `queueUrlOption`), `--queue-name` and `--queue-unreachable-ms`. */
 export function queueOption(
   url: string | undefined,
   name: string | undefined,
@@ -94,7 +96,7 @@ export function queueOption(
 ): QueueSettings | undefined {
   if (url === undefined) {
     if (name !== undefined || unreachableMs !== undefined) {
-      throw usageError('--queue-name and --queue-unreachable-ms go with --queue');
+      throw usageError('--queue-name and --queue-unreachable-ms go with --queue, --queue-env or --queue-file');
     }
     return undefined;
   }
@@ -115,6 +117,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     'start-queue-limit-ms': { type: 'string' },
     'grace-ms': { type: 'string' },
     queue: { type: 'string' },
+    'queue-env': { type: 'string' },
+    'queue-file': { type: 'string' },
     'queue-name': { type: 'string' },
     'queue-unreachable-ms': { type: 'string' },
     'no-prestart': { type: 'boolean', default: false },
@@ -143,7 +147,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       maxConcurrentStarts: positiveInt(values['max-concurrent-starts'], '--max-concurrent-starts'),
       startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
       graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
-      queue: queueOption(values.queue, values['queue-name'], values['queue-unreachable-ms']),
+      queue: queueOption(queueUrlOption(values), values['queue-name'], values['queue-unreachable-ms']),
       prestart: !values['no-prestart'],
       prestartIdleMs: positiveInt(values['prestart-idle-ms'], '--prestart-idle-ms'),
       signal: abort.signal,

@@ -2,18 +2,22 @@
 import { CONSUMER_RANGES, closeHostSupervisor, startQueueWorker } from '@scienceevolve/sdk';
 import { parse, positiveInt, required } from '../args.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
+import { queueUrlOption } from '../queueUrlOption.js';
 import { untilSignal } from '../signals.js';
 
 export const WORKER_HELP = [
-  'worker --queue redis://… --data-dir D [--concurrency N] [--json]',
+  'worker (--queue redis://… | --queue-env VAR | --queue-file F) --data-dir D [--concurrency N] [--json]',
   '                                     take invocation jobs of `run --queue` and run them on this machine;',
   '                                     SIGTERM drains (jobs in hand finish); a second signal cancels them and puts',
-  '                                     their jobs back in the queue for another worker',
+  '                                     their jobs back in the queue for another worker; with no queue option,',
+  '                                     the URL is read from SCIENCEEVOLVE_QUEUE_URL',
 ].join('\n');
 
 export async function workerCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(argv, {
     queue: { type: 'string' },
+    'queue-env': { type: 'string' },
+    'queue-file': { type: 'string' },
     'queue-name': { type: 'string' },
     'data-dir': { type: 'string' },
     concurrency: { type: 'string' },
@@ -22,7 +26,11 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
     'max-stalled': { type: 'string' },
   });
   if (positionals.length > 0) throw usageError('worker takes no positional arguments');
-  const url = required(values.queue, '--queue', 'the Redis URL of the queue (redis://, rediss:// or unix://)');
+  const url = required(
+    queueUrlOption(values, { worker: true }),
+    '--queue, --queue-env or --queue-file',
+    'the Redis URL of the queue (redis://, rediss:// or unix://); with a password, in a variable (--queue-env VAR, or SCIENCEEVOLVE_QUEUE_URL) or a 0600 file (--queue-file F)',
+  );
   const dataDir = required(values['data-dir'], '--data-dir', "this worker's own data directory");
   // The SDK's ranges (it checks the same): one owner, so the flags and the API cannot drift apart.
   const concurrency = positiveInt(values.concurrency, '--concurrency', CONSUMER_RANGES.concurrency);

@@ -1,8 +1,13 @@
 /**
- * The queue's Redis address (`--queue`): `redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS) or
+ * The queue's Redis address: `redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS) or
  * `unix:///path/to/redis.sock` (also `redis+unix://`). Credentials are for the connection only: every text
  * that leaves this module names the address without them (events, logs, errors).
+ *
+ * Where the CLI takes it from ({@link queueUrlFrom}): `--queue URL` only without credentials, since every
+ * user of the machine can read a process's command line (`/proc/<pid>/cmdline`); a URL with a password comes
+ * from a variable (`--queue-env VAR`) or from a file only its owner can read (`--queue-file F`).
  */
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { SdkError } from '../errors.js';
 import { redactUrlsIn } from '../redact.js';
 
@@ -92,5 +97,181 @@ function badUrl(shown: string, why: string): SdkError {
     remedy:
       'give --queue as redis://[user:password@]host[:port][/db], rediss://… for TLS, or unix:///path/to/redis.sock',
     data: { queue: shown },
+  });
+}
+
+/** The variable `scienceevolve worker` reads the queue URL from when no queue option is given. */
+export const QUEUE_URL_ENV = 'SCIENCEEVOLVE_QUEUE_URL';
+
+/** The largest queue file read, in bytes: 4,096 (one URL line). */
+export const QUEUE_FILE_MAX_BYTES = 4096;
+
+/** The three ways to give the queue URL on a command line; at most one is given. */
+export interface QueueUrlOptions {
+  /** `--queue URL`: refused when it carries a user name, a password or a query (the command line is public). */
+  url?: string | undefined;
+  /** `--queue-env VAR`: the name of the variable that holds the URL. */
+  env?: string | undefined;
+  /** `--queue-file F`: a file of the user's own, mode 0600 or stricter, no symlink, holding the URL on one line. */
+  file?: string | undefined;
+}
+
+/** The queue URL and where it came from (the variable's name, so the caller can unset it). */
+export interface QueueUrlSource {
+  url: string;
+  from: { kind: 'argv' } | { kind: 'env'; variable: string } | { kind: 'file'; path: string };
+}
+
+const OTHER_WAYS =
+  'give the URL in a variable (--queue-env VAR, e.g. --queue-env SCIENCEEVOLVE_QUEUE_URL) or in a file only you can read (--queue-file F, chmod 600 F)';
+
+/**
+ * The queue URL from `--queue`, `--queue-env` or `--queue-file` (at most one), checked by
+ * {@link parseQueueUrl}; undefined when none is given. `hostEnv` is where `--queue-env` reads (usually
+ * `process.env`; never modified).
+ *
+ * @throws SdkError `usage` (two options given, credentials or a query in `--queue`, a variable that is not
+ *   set, a file that does not hold one URL line, a URL that does not parse), `insecure_file` (the file is a
+ *   symbolic link, not a regular file, not the user's own, or readable or writable by others), `io_error`
+ *   (the file cannot be read).
+ */
+export function queueUrlFrom(
+  options: QueueUrlOptions,
+  hostEnv: Readonly<Record<string, string | undefined>>,
+): QueueUrlSource | undefined {
+  const given = (['url', 'env', 'file'] as const).filter((key) => options[key] !== undefined);
+  if (given.length > 1) {
+    throw new SdkError('usage', `${given.map(flagOf).join(' and ')} cannot be given together`, {
+      remedy: 'give the queue URL one way: --queue, --queue-env or --queue-file',
+    });
+  }
+  let source: QueueUrlSource;
+  if (options.url !== undefined) {
+    assertNoArgvCredentials(options.url);
+    source = { url: options.url, from: { kind: 'argv' } };
+  } else if (options.env !== undefined) {
+    const variable = options.env;
+    const value = Object.hasOwn(hostEnv, variable) ? hostEnv[variable] : undefined;
+    if (value === undefined || value.trim() === '') {
+      throw new SdkError('usage', `--queue-env ${variable}: the variable ${variable} is not set (or empty)`, {
+        remedy: `export ${variable}=redis://… in the environment that runs scienceevolve, or name another variable`,
+        data: { variable },
+      });
+    }
+    source = { url: value.trim(), from: { kind: 'env', variable } };
+  } else if (options.file !== undefined) {
+    source = { url: readQueueUrlFile(options.file), from: { kind: 'file', path: options.file } };
+  } else {
+    return undefined;
+  }
+  parseQueueUrl(source.url);
+  return source;
+}
+
+function flagOf(key: 'url' | 'env' | 'file'): string {
+  return key === 'url' ? '--queue' : `--queue-${key}`;
+}
+
+/**
+ * Refuses a `--queue` URL that carries a user name or password, or a query (which the queue does not read,
+ * and which may hold one): on the command line it is readable by every user of the machine. The message
+ * never repeats the URL's secret part.
+ */
+export function assertNoArgvCredentials(text: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    // A URL that does not parse can still hold `user:password@`: refused as such, never quoted.
+  }
+  const userinfo =
+    url === undefined ? /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(text) : url.username !== '' || url.password !== '';
+  const query = url === undefined ? /\?/.test(text) : url.search !== '';
+  if (!userinfo && !query) return;
+  const what = userinfo
+    ? 'a user name or password (user:password@)'
+    : 'a query (?…), which the queue does not read and which may hold a password';
+  throw new SdkError(
+    'usage',
+    `--queue must not carry ${what}: a command line is readable by every user of the machine (/proc/<pid>/cmdline)`,
+    {
+      remedy: OTHER_WAYS,
+      data: { option: '--queue', refused: userinfo ? 'credentials' : 'query' },
+    },
+  );
+}
+
+/**
+ * The URL in `path` (`--queue-file`): opened without following a symbolic link and without blocking on a
+ * FIFO, then checked on the open handle — a regular file, owned by this process's user, no permission for
+ * group or others (0600 or stricter) — and read: one URL line (a final line break is allowed), at most
+ * {@link QUEUE_FILE_MAX_BYTES}. Errors name the file and the fix, never its content.
+ */
+export function readQueueUrlFile(path: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') {
+      throw insecureFile(path, 'is a symbolic link (links are not followed)', 'name the file itself, not a link to it');
+    }
+    throw new SdkError('io_error', `the queue file ${path} cannot be opened (${code ?? (error as Error).message})`, {
+      remedy:
+        code === 'ENOENT'
+          ? 'write the queue URL into it: one line, then chmod 600 it'
+          : 'check the path and its permissions',
+      data: { path },
+      cause: error,
+    });
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile())
+      throw insecureFile(path, 'is not a regular file', 'write the URL into a regular file (chmod 600)');
+    const uid = process.getuid?.();
+    if (uid !== undefined && info.uid !== uid) {
+      throw insecureFile(
+        path,
+        `is owned by uid ${info.uid}, not by this user (uid ${uid})`,
+        `chown ${uid} ${path} && chmod 600 ${path}`,
+      );
+    }
+    if ((info.mode & 0o077) !== 0) {
+      const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
+      throw insecureFile(path, `has mode ${mode}: others than its owner may read or change it`, `chmod 600 ${path}`);
+    }
+    const buffer = Buffer.alloc(QUEUE_FILE_MAX_BYTES + 1);
+    let length = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length > QUEUE_FILE_MAX_BYTES) {
+        throw new SdkError('usage', `the queue file ${path} is longer than ${QUEUE_FILE_MAX_BYTES} bytes`, {
+          remedy: 'it holds one line: the queue URL',
+          data: { path },
+        });
+      }
+    }
+    const lines = buffer.subarray(0, length).toString('utf8').split(/\r?\n/);
+    while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop();
+    if (lines.length !== 1) {
+      throw new SdkError(
+        'usage',
+        `the queue file ${path} holds ${lines.length === 0 ? 'no URL' : `${lines.length} lines`}; it holds one line, the queue URL`,
+        { remedy: 'write the URL as its one line: redis://[user:password@]host[:port][/db]', data: { path } },
+      );
+    }
+    return lines[0]!.trim();
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function insecureFile(path: string, why: string, fix: string): SdkError {
+  return new SdkError('insecure_file', `the queue file ${path} ${why}; it holds the queue's password`, {
+    remedy: fix,
+    data: { path },
   });
 }
