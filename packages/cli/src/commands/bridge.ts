@@ -1,13 +1,9 @@
 /** `scienceevolve bridge http-to-stdio --url U [--header "K: V"]…`: a stdio MCP server forwarding to a Streamable HTTP one. */
 import { httpToStdio, protectStdout, redactUrl } from '@scienceevolve/sdk';
-import { parse, positiveInt, required } from '../args.js';
+import { parseCommand, required } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
-
-export const BRIDGE_HELP = [
-  'bridge http-to-stdio --url U [--header "K: V"]… [--timeout-ms N] [--connect-timeout-ms N]',
-  '                                     serve a Streamable HTTP MCP server as a stdio MCP server',
-].join('\n');
 
 /** `Name: value` → [name, value]; the name must be an HTTP token. */
 function parseHeader(text: string): [string, string] {
@@ -30,12 +26,7 @@ export async function bridgeCommand(argv: string[], io: Io): Promise<number> {
       'use `bridge http-to-stdio --url U`',
     );
   }
-  const { values, positionals } = parse(rest, {
-    url: { type: 'string' },
-    header: { type: 'string', multiple: true },
-    'timeout-ms': { type: 'string' },
-    'connect-timeout-ms': { type: 'string' },
-  });
+  const { values, positionals } = parseCommand(command('bridge http-to-stdio'), rest);
   if (positionals.length > 0) throw usageError('bridge http-to-stdio takes no positional arguments');
   const url = required(values.url, '--url', 'the Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp');
   let parsed: URL;
@@ -58,8 +49,8 @@ export async function bridgeCommand(argv: string[], io: Io): Promise<number> {
     // Defined, not assigned: a header named `__proto__` would otherwise be dropped.
     Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
   }
-  const timeoutMs = positiveInt(values['timeout-ms'], '--timeout-ms');
-  const connectTimeoutMs = positiveInt(values['connect-timeout-ms'], '--connect-timeout-ms');
+  const timeoutMs = values['timeout-ms'];
+  const connectTimeoutMs = values['connect-timeout-ms'];
   // fd 1 carries the protocol only, from the first moment: everything else the process prints goes to stderr.
   const { protocolOutput } = protectStdout();
   const stop = untilSignal();
