@@ -27,10 +27,14 @@ const STACK_FRAME = /^\s+at .*(\(.*:\d+:\d+\)|:\d+:\d+)$/m;
  * takes well under a second, but loading the CLI costs about half a second of CPU and a shared CI
  * machine can stretch that many times over.
  */
-export async function runCli(args: string[], options: { cwd?: string } = {}): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<CliResult> {
   assert.ok(existsSync(DIST), 'the CLI is not built: run `npx tsc --build` (npm test does)');
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,
+    env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -102,8 +102,14 @@ export function optionsMarkdown(command: CommandSpec): string {
     const env = spec.env === undefined ? '' : `; or \`$${spec.env}\``;
     return `| \`${cell(flag(name, spec))}\` | ${cell(takes(spec) || (spec.type === 'boolean' ? 'switch' : 'text'))} | ${cell(spec.default ?? '')} | ${cell(`${help}${env}${what}${spec.multiple ? '; repeatable' : ''}`)} |`;
   });
-  if (rows.length === 0) return 'Options: only the common ones (`--json`, `--debug`, `--help`).';
-  return ['| option | takes | default | does |', '| --- | --- | --- | --- |', ...rows].join('\n');
+  if (rows.length === 0) return 'Options: only the common `--json`, `--debug` and `--help`.';
+  return [
+    'Options (besides the common `--json`, `--debug` and `--help`):',
+    '',
+    '| option | takes | default | does |',
+    '| --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }
 
 const BEGIN = /<!-- options: ([a-z -]+) -->\n[\s\S]*?<!-- \/options -->/g;
