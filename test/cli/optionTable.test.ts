@@ -77,7 +77,7 @@ test('--help of every command lists every option the table declares for it, and 
   for (const spec of ALL) assert.ok(top.stdout.includes(`  ${spec.name}`), spec.name);
 });
 
-test('--help through the bin: exit 0 and the command's options', async () => {
+test("--help through the bin: exit 0 and the command's options", async () => {
   const help = await runCli(['run', '--help']);
   assert.equal(help.code, 0, help.stderr);
   assert.deepEqual(listedOptions(help.stdout), [

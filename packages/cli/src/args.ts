@@ -17,8 +17,6 @@ import { usageError } from './output.js';
 
 export { type IntRange, RANGES } from './optionTable.js';
 
-/** The longest duration in whole seconds whose milliseconds still fit a timer: 2,147,483 s (about 24.8 days). */
-export const MAX_DURATION_SEC = RANGES.sec.max;
 
 /** The parsed value of one option of the table. */
 export type ValueOf<S extends OptionSpec> = S['type'] extends 'boolean'
