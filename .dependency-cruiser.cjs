@@ -197,6 +197,15 @@ module.exports = {
       },
     },
     {
+      name: 'cli-option-table-is-data',
+      comment:
+        'packages/cli/src/optionTable.ts (every command and option: parsing, --help, docs/cli.md) is plain data ' +
+        'that every command loads, the light ones too: it imports nothing, not even a Node built-in',
+      severity: 'error',
+      from: { path: '^packages/cli/src/optionTable\\.ts$' },
+      to: {},
+    },
+    {
       name: 'no-circular',
       comment:
         'no import cycles: a cycle has no layer order and no defined load order. A cycle closed only by ' +

@@ -95,7 +95,7 @@ test('the shape check names every difference: missing, unexpected and mistyped k
   assert.throws(() => parseShape('{ a: string'), /expected/);
 });
 
-test('validate --json, valid and invalid', async (t) => {
+test('validate --json, valid and invalid; --version --json', async (t) => {
   const box = await project(t, false);
   const valid = await runCliToEnd(t, ['validate', box.workflowPath, '--json']);
   assert.equal(valid.code, 0, valid.stderr);
@@ -106,6 +106,9 @@ test('validate --json, valid and invalid', async (t) => {
   assert.equal(invalid.code, 1, invalid.stderr);
   assert.ok((invalid.json as { errors: unknown[] }).errors.length > 0, 'the faulty workflow has errors to check');
   assertShape('validate', invalid.json);
+  const version = await runCliToEnd(t, ['--version', '--json']);
+  assert.equal(version.code, 0, version.stderr);
+  assertShape('version', version.json);
 });
 
 test('workflow load / show / history / diff, migrate, harness-config and the error document', async (t) => {

@@ -99,8 +99,62 @@ test('numeric options: decimal digits only, within the stated range, else exit 2
       {
         argv: (o) => ['resume', '--data-dir', dataDir, '--project', 'p', o],
         flag: '--startup-budget-ms',
+        // From 1, as the SDK takes it: 0 used to pass the CLI and fail in the engine with another message.
+        range: [1, MAX],
+        over: ['2147483648', '0'],
+      },
+      // The engine block's forwarding timeout, on all four commands that start services.
+      {
+        argv: (o) => [
+          'run',
+          '--data-dir',
+          dataDir,
+          '--workflow',
+          workflowFixture('minimal.json'),
+          '--workspace',
+          workspace,
+          o,
+          'req',
+        ],
+        flag: '--forward-timeout-ms',
+        range: [1, MAX],
+        over: ['0'],
+      },
+      {
+        argv: (o) => ['resume', '--data-dir', dataDir, '--project', 'p', o],
+        flag: '--forward-timeout-ms',
+        range: [1, MAX],
+        over: ['2147483648'],
+      },
+      {
+        argv: (o) => ['services', 'probe', '--data-dir', dataDir, '--workspace', workspace, '--agent', 'main', o],
+        flag: '--forward-timeout-ms',
+        range: [1, MAX],
+        over: ['3000000000'],
+      },
+      {
+        argv: (o) => [...serve, o],
+        flag: '--forward-timeout-ms',
+        range: [1, MAX],
+        over: ['0'],
+      },
+      {
+        argv: (o) => ['services', 'probe', '--data-dir', dataDir, '--workspace', workspace, '--agent', 'main', o],
+        flag: '--hold-ms',
         range: [0, MAX],
         over: ['2147483648'],
+      },
+      {
+        argv: (o) => ['worker', '--queue', 'redis://127.0.0.1:1', '--data-dir', dataDir, o],
+        flag: '--concurrency',
+        range: [1, 256],
+        over: ['257', '0'],
+      },
+      {
+        argv: (o) => ['ui', '--data-dir', dataDir, o],
+        flag: '--port',
+        range: [0, 65_535],
+        over: ['65536'],
       },
       {
         argv: (o) => ['harness-config', '--format', 'codex', '--http', '--url', url, '--token-env', 'T', o],

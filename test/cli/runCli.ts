@@ -34,7 +34,7 @@ export async function runCli(
   assert.ok(existsSync(DIST), 'the CLI is not built: run `npx tsc --build` (npm test does)');
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,
-    ...(options.env === undefined ? {} : { env: options.env }),
+    env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -51,12 +51,18 @@ test('services serve (stdio): what a module prints while loading goes to stderr,
   await assertNothingLeft({ dir: lab.dir, projectId: lab.project });
 });
 
-test('a command whose stdout is for people (--help) is not guarded: the same noise reaches stdout', async (t) => {
+test('a command whose stdout is for people (validate) is not guarded: the same noise reaches stdout', async (t) => {
   // The guard is for stdio servers only: a command whose stdout is for people keeps it.
-  const run = spawnNode(t, ['--import', NOISY, join(ROOT, 'packages/cli/bin/scienceevolve.js'), '--help']);
+  const bin = join(ROOT, 'packages/cli/bin/scienceevolve.js');
+  const minimal = join(ROOT, 'test/fixtures/workflows/minimal.json');
+  const run = spawnNode(t, ['--import', NOISY, bin, 'validate', minimal]);
   assert.deepEqual(await run.exited, { code: 0, signal: null });
   assert.match(run.stdout(), /^LOAD-TIME NOISE\n/);
-  assert.match(run.stdout(), /Usage: scienceevolve/);
+  assert.match(run.stdout(), /is a valid workflow/);
+  // --help is made from the CLI's option table alone: it loads no SDK entry, so nothing noisy at all.
+  const help = spawnNode(t, ['--import', NOISY, bin, '--help']);
+  assert.deepEqual(await help.exited, { code: 0, signal: null });
+  assert.match(help.stdout(), /^scienceevolve — /);
 });
 
 test('bridge http-to-stdio is guarded too: nothing but protocol on stdout, even when it fails', async (t) => {

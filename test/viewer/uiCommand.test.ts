@@ -22,7 +22,7 @@ test('ui refuses bad options (exit 2), a missing data dir and one of a newer for
     [['ui', '--data-dir', dir, '--host', '0.0.0.0'], 2, /--host takes only 127\.0\.0\.1/],
     [['ui', '--data-dir', dir, '--host', 'localhost'], 2, /--host takes only 127\.0\.0\.1/],
     [['ui', '--data-dir', dir, '--port', '0x50'], 2, /--port takes a whole number/],
-    [['ui', '--data-dir', dir, '--port', '65536'], 2, /--port takes a port from 0 to 65535/],
+    [['ui', '--data-dir', dir, '--port', '65536'], 2, /--port takes a whole number from 0 to 65535, not 65536/],
     [['ui', '--data-dir', dir, '--bogus'], 2, /bogus/],
     [['ui', '--data-dir', join(dir, 'nothing-here')], 1, /error \[io_error\]: the data dir .* does not exist/],
     [['ui', '--data-dir', newer], 1, /error \[data_dir_too_new\]: the data dir .* has format 999/],

@@ -1,58 +1,57 @@
 /** The `scienceevolve` command: parse, call the SDK, print. Nothing here that the SDK's API cannot do. */
-import { EXIT, type Io, processIo, reportError, usageError } from './output.js';
+import { readFileSync } from 'node:fs';
+import { EXIT, type Io, printJson, processIo, reportError, usageError } from './output.js';
 
-/** One command's module, as the table below loads it. */
-interface CommandModule {
-  /** Runs the command with its arguments (the command name removed); resolves to the exit code. */
-  run: (argv: string[], io: Io) => Promise<number>;
-  /** The command's lines of the top-level help. */
-  help: string;
+/** Runs one command with its arguments (the command name removed); resolves to the exit code. */
+type CommandRun = (argv: string[], io: Io) => Promise<number>;
+
+/**
+ * The commands' modules. Each loads with a dynamic `import()` only when its command runs, so a command
+ * loads only the SDK layers it needs (`validate` never loads MCP, process or HTTP code). To add a command,
+ * declare it and its options in `optionTable.ts`, and add one line here — `name: () =>
+ * import('./commands/x.js').then((m) => m.xCommand)` — and nothing else: a static import of a command
+ * module in this file would load it for every command. Help comes from the table and loads none of them.
+ */
+const MODULES = new Map<string, () => Promise<CommandRun>>([
+  ['validate', () => import('./commands/validate.js').then((m) => m.validateCommand)],
+  ['workflow', () => import('./commands/workflow.js').then((m) => m.workflowCommand)],
+  ['services', () => import('./commands/services.js').then((m) => m.servicesCommand)],
+  ['bridge', () => import('./commands/bridge.js').then((m) => m.bridgeCommand)],
+  ['gateway', () => import('./commands/gateway.js').then((m) => m.gatewayCommand)],
+  ['harness-config', () => import('./commands/harnessConfig.js').then((m) => m.harnessConfigCommand)],
+  ['run', () => import('./commands/run.js').then((m) => m.runCommand)],
+  ['resume', () => import('./commands/resume.js').then((m) => m.resumeCommand)],
+  ['status', () => import('./commands/status.js').then((m) => m.statusCommand)],
+  ['worker', () => import('./commands/worker.js').then((m) => m.workerCommand)],
+  ['ui', () => import('./commands/ui.js').then((m) => m.uiCommand)],
+  ['migrate', () => import('./commands/migrate.js').then((m) => m.migrateCommand)],
+  ['schema', () => import('./commands/schema.js').then((m) => m.schemaCommand)],
+  ['init', () => import('./commands/init.js').then((m) => m.initCommand)],
+]);
+
+/** The CLI's version, from its package.json (one small file read; nothing else loads). */
+export function cliVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version?: unknown;
+  };
+  return String(manifest.version);
 }
 
 /**
- * The commands, in the order of the help text. Each loads its module with a dynamic `import()` only when
- * it runs, so a command loads only the SDK layers it needs (`validate` never loads MCP, process or HTTP
- * code). To add a command, add one line here — `name: () => import('./commands/x.js').then((m) => ({ run:
- * m.xCommand, help: m.X_HELP }))` — and nothing else: a static import of a command module in this file
- * would load it for every command. `--help` loads them all.
+ * The help `--help` asks for in `name rest…`: the subcommand's (`services probe --help`), the command's
+ * (`run --help`), the group's (`services --help`: each subcommand), or the top-level help for a name that
+ * is no command.
  */
-const COMMANDS = new Map<string, () => Promise<CommandModule>>([
-  ['validate', () => import('./commands/validate.js').then((m) => ({ run: m.validateCommand, help: m.VALIDATE_HELP }))],
-  ['workflow', () => import('./commands/workflow.js').then((m) => ({ run: m.workflowCommand, help: m.WORKFLOW_HELP }))],
-  ['services', () => import('./commands/services.js').then((m) => ({ run: m.servicesCommand, help: m.SERVICES_HELP }))],
-  ['bridge', () => import('./commands/bridge.js').then((m) => ({ run: m.bridgeCommand, help: m.BRIDGE_HELP }))],
-  ['gateway', () => import('./commands/gateway.js').then((m) => ({ run: m.gatewayCommand, help: m.GATEWAY_HELP }))],
-  [
-    'harness-config',
-    () =>
-      import('./commands/harnessConfig.js').then((m) => ({ run: m.harnessConfigCommand, help: m.HARNESS_CONFIG_HELP })),
-  ],
-  ['run', () => import('./commands/run.js').then((m) => ({ run: m.runCommand, help: m.RUN_HELP }))],
-  ['resume', () => import('./commands/resume.js').then((m) => ({ run: m.resumeCommand, help: m.RESUME_HELP }))],
-  ['status', () => import('./commands/status.js').then((m) => ({ run: m.statusCommand, help: m.STATUS_HELP }))],
-  ['worker', () => import('./commands/worker.js').then((m) => ({ run: m.workerCommand, help: m.WORKER_HELP }))],
-  ['ui', () => import('./commands/ui.js').then((m) => ({ run: m.uiCommand, help: m.UI_HELP }))],
-  ['migrate', () => import('./commands/migrate.js').then((m) => ({ run: m.migrateCommand, help: m.MIGRATE_HELP }))],
-  ['schema', () => import('./commands/schema.js').then((m) => ({ run: m.schemaCommand, help: m.SCHEMA_HELP }))],
-  ['init', () => import('./commands/init.js').then((m) => ({ run: m.initCommand, help: m.INIT_HELP }))],
-]);
-
-/** The top-level help: every command's lines, which loads every command module. */
-async function helpText(): Promise<string> {
-  const modules = await Promise.all([...COMMANDS.values()].map((load) => load()));
-  return `scienceevolve — workflows of agents with supervised MCP services
-
-Usage: scienceevolve <command> [options]
-
-  ${modules
-    .map((m) => m.help)
-    .join('\n')
-    .split('\n')
-    .join('\n  ')}
-
-Every command takes --json (one JSON document on stdout) and --debug (stack traces on errors).
-Exit codes: 0 success, 1 the work failed, 2 usage error.
-`;
+async function helpFor(name: string | undefined, rest: readonly string[]): Promise<string> {
+  // Loaded only for help: the commands never need the help text.
+  const { commandHelp, groupHelp, topHelp } = await import('./help.js');
+  const { findCommand } = await import('./optionTable.js');
+  if (name === undefined) return topHelp();
+  const sub = rest[0] === undefined || rest[0].startsWith('-') ? undefined : findCommand(`${name} ${rest[0]}`);
+  if (sub !== undefined) return commandHelp(sub);
+  const command = findCommand(name);
+  if (command !== undefined) return commandHelp(command);
+  return groupHelp(name) ?? topHelp();
 }
 
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */
@@ -62,18 +61,23 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
   const [name, ...rest] = argv;
   try {
     if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-      io.stdout(await helpText());
+      io.stdout(await helpFor(undefined, []));
       return name === undefined ? EXIT.usage : EXIT.ok;
     }
+    if (name === '--version') {
+      if (json) printJson(io, { version: cliVersion() });
+      else io.stdout(`${cliVersion()}\n`);
+      return EXIT.ok;
+    }
     if (rest.includes('--help') || rest.includes('-h')) {
-      io.stdout(await helpText());
+      io.stdout(await helpFor(name, rest));
       return EXIT.ok;
     }
     // A Map: `constructor` or `toString` is an unknown command, not Object.prototype's.
-    const load = COMMANDS.get(name);
+    const load = MODULES.get(name);
     if (load === undefined) throw usageError(`unknown command "${name}"`);
     const command = await load();
-    return await command.run(rest, io);
+    return await command(rest, io);
   } catch (error) {
     return reportError(error, io, { json, debug });
   }

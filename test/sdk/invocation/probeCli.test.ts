@@ -152,7 +152,7 @@ test('probe: services that cannot start are reported failed with their code and 
   await assertNoMarkedProcess(project);
 });
 
-/** Starts `services probe --hold 60` of a spawner (setsid grandchild) and a SIGTERM-ignoring service; resolves once it printed its report. */
+/** Starts `services probe --hold-ms 60000` of a spawner (setsid grandchild) and a SIGTERM-ignoring service; resolves once it printed its report. */
 async function startHeldProbe(t: TestContext, label: string) {
   const dir = tempDir(t);
   const project = `probe-${label}-${process.pid}`;
@@ -174,7 +174,7 @@ async function startHeldProbe(t: TestContext, label: string) {
       stubborn: fixtureDefinition('ignoresSigterm.cjs'),
     },
   });
-  const child = spawn(process.execPath, probeArgs(dir, project, workflow, ['--hold', '60', '--json']), {
+  const child = spawn(process.execPath, probeArgs(dir, project, workflow, ['--hold-ms', '60000', '--json']), {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.after(() => child.kill('SIGKILL'));
@@ -196,7 +196,7 @@ async function startHeldProbe(t: TestContext, label: string) {
   return { child, project, report, pids };
 }
 
-test('probe --hold: services stay up until SIGINT, then every process is collected', async (t) => {
+test('probe --hold-ms: services stay up until SIGINT, then every process is collected', async (t) => {
   const { child, project, report, pids } = await startHeldProbe(t, 'hold');
   assert.deepEqual(
     report.services.map((s) => s.state),
@@ -210,7 +210,7 @@ test('probe --hold: services stay up until SIGINT, then every process is collect
   await assertNoMarkedProcess(project);
 });
 
-test('probe --hold, host SIGKILLed: the supervisor collects every service, the setsid grandchild included', async (t) => {
+test('probe --hold-ms, host SIGKILLed: the supervisor collects every service, the setsid grandchild included', async (t) => {
   const { child, project, pids } = await startHeldProbe(t, 'kill');
   child.kill('SIGKILL');
   // Grace 300 ms + 1 s is the goal; the deadline is wider so a loaded CI machine does not flake.

@@ -5,15 +5,10 @@
  * and `--url-env VAR`; a credential given in `--header` or in `--url`'s query is a usage error.
  */
 import { httpToStdio, isSecretName, protectStdout, redactUrl } from '@scienceevolve/sdk';
-import { parse, positiveInt, required } from '../args.js';
+import { parseCommand, required } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
-
-export const BRIDGE_HELP = [
-  'bridge http-to-stdio (--url U | --url-env VAR) [--header "K: V"]… [--header-env K=VAR]… [--timeout-ms N] [--connect-timeout-ms N]',
-  '                                     serve a Streamable HTTP MCP server as a stdio MCP server; credentials',
-  '                                     from variables (--header-env Authorization=VAR), never on the command line',
-].join('\n');
 
 /** An HTTP header name (a token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -112,14 +107,7 @@ export async function bridgeCommand(argv: string[], io: Io): Promise<number> {
       'use `bridge http-to-stdio --url U`',
     );
   }
-  const { values, positionals } = parse(rest, {
-    url: { type: 'string' },
-    'url-env': { type: 'string' },
-    header: { type: 'string', multiple: true },
-    'header-env': { type: 'string', multiple: true },
-    'timeout-ms': { type: 'string' },
-    'connect-timeout-ms': { type: 'string' },
-  });
+  const { values, positionals } = parseCommand(command('bridge http-to-stdio'), rest);
   if (positionals.length > 0) throw usageError('bridge http-to-stdio takes no positional arguments');
   const url = endpoint(values.url, values['url-env'], process.env);
   const headers: Record<string, string> = {};
@@ -131,8 +119,8 @@ export async function bridgeCommand(argv: string[], io: Io): Promise<number> {
     // Defined, not assigned: a header named `__proto__` would otherwise be dropped.
     Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
   }
-  const timeoutMs = positiveInt(values['timeout-ms'], '--timeout-ms');
-  const connectTimeoutMs = positiveInt(values['connect-timeout-ms'], '--connect-timeout-ms');
+  const timeoutMs = values['timeout-ms'];
+  const connectTimeoutMs = values['connect-timeout-ms'];
   // fd 1 carries the protocol only, from the first moment: everything else the process prints goes to stderr.
   const { protocolOutput } = protectStdout();
   const stop = untilSignal();

@@ -3,14 +3,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { closeHostSupervisor, SdkError, startGateway } from '@scienceevolve/sdk';
-import { parse, positiveInt, RANGES, required } from '../args.js';
+import { parseCommand, required } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
-
-export const GATEWAY_HELP = [
-  'gateway --stdio "<launch command>" [--port 8000] [--stateless] [--log-dir D] [--json]',
-  '                                     a stdio MCP server as Streamable HTTP at /mcp (supergateway, supervised)',
-].join('\n');
 
 /** supergateway's entry script, resolved from this package's own dependencies. */
 function supergatewayBin(): string {
@@ -23,26 +19,18 @@ function supergatewayBin(): string {
 }
 
 export async function gatewayCommand(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    stdio: { type: 'string' },
-    port: { type: 'string' },
-    stateless: { type: 'boolean', default: false },
-    'log-dir': { type: 'string' },
-    'log-level': { type: 'string' },
-    'grace-ms': { type: 'string' },
-    'ready-timeout-ms': { type: 'string' },
-  });
+  const { values, positionals } = parseCommand(command('gateway'), argv);
   if (positionals.length > 0) {
     throw usageError('gateway takes no positional arguments', 'quote the launch command: --stdio "node server.js"');
   }
   const stdio = required(values.stdio, '--stdio', 'the launch command of a stdio MCP server, in quotes');
-  const port = positiveInt(values.port, '--port', RANGES.port);
+  const port = values.port;
   const logLevel = values['log-level'];
   if (logLevel !== undefined && logLevel !== 'info' && logLevel !== 'debug' && logLevel !== 'none') {
     throw usageError(`--log-level takes info, debug or none, not "${logLevel}"`);
   }
-  const graceMs = positiveInt(values['grace-ms'], '--grace-ms');
-  const readyTimeoutMs = positiveInt(values['ready-timeout-ms'], '--ready-timeout-ms');
+  const graceMs = values['grace-ms'];
+  const readyTimeoutMs = values['ready-timeout-ms'];
   // Handlers first: a Ctrl-C during the start finishes the start, then collects, instead of leaving it up.
   const stop = untilSignal();
   try {

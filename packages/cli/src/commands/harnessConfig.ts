@@ -6,34 +6,15 @@ import {
   harnessConfig,
   serveCommand,
 } from '@scienceevolve/sdk/harness-config';
-import { parse, positiveInt, RANGES, required } from '../args.js';
+import { parseCommand, required } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
-
-export const HARNESS_CONFIG_HELP = [
-  `harness-config --format ${HARNESS_CONFIG_FORMATS.join('|')} --data-dir D --workspace WS --agent A [--name N]`,
-  '               [--http --url U --token-env VAR]',
-  "                                     print a harness's MCP configuration for an agent's bridge",
-].join('\n');
 
 /** The `scienceevolve` bin that the stdio face's command runs (this CLI's own). */
 const BIN = fileURLToPath(new URL('../../bin/scienceevolve.js', import.meta.url));
 
 export async function harnessConfigCommand(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    format: { type: 'string' },
-    name: { type: 'string' },
-    'data-dir': { type: 'string' },
-    project: { type: 'string' },
-    workspace: { type: 'string' },
-    agent: { type: 'string' },
-    passthrough: { type: 'boolean', default: false },
-    http: { type: 'boolean', default: false },
-    url: { type: 'string' },
-    'token-env': { type: 'string' },
-    'startup-timeout-sec': { type: 'string' },
-    'tool-timeout-sec': { type: 'string' },
-    'opencode-layout': { type: 'string' },
-  });
+  const { values, positionals } = parseCommand(command('harness-config'), argv);
   if (positionals.length > 0) throw usageError('harness-config takes no positional arguments');
   const format = required(values.format, '--format', HARNESS_CONFIG_FORMATS.join(', '));
   if (!(HARNESS_CONFIG_FORMATS as readonly string[]).includes(format)) {
@@ -72,8 +53,8 @@ export async function harnessConfigCommand(argv: string[], io: Io): Promise<numb
     });
   }
   const serverName = values.name ?? 'scienceevolve';
-  const startupTimeoutSec = positiveInt(values['startup-timeout-sec'], '--startup-timeout-sec', RANGES.positiveSec);
-  const toolTimeoutSec = positiveInt(values['tool-timeout-sec'], '--tool-timeout-sec', RANGES.positiveSec);
+  const startupTimeoutSec = values['startup-timeout-sec'];
+  const toolTimeoutSec = values['tool-timeout-sec'];
   const text = harnessConfig({
     format: format as HarnessConfigFormat,
     serverName,

@@ -1,15 +1,11 @@
 /** `scienceevolve init`: a small working workflow folder to start from. */
 import { INIT_HARNESSES, type InitHarness, initFolder } from '@scienceevolve/sdk/workflow';
-import { parse } from '../args.js';
+import { parseCommand } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 
-export const INIT_HELP = [
-  `init [dir] [--harness ${INIT_HARNESSES.join('|')}] [--json]`,
-  '                                     write a small working workflow folder (dir new or empty; default .)',
-].join('\n');
-
 export async function initCommand(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { harness: { type: 'string' } });
+  const { values, positionals } = parseCommand(command('init'), argv);
   if (positionals.length > 1)
     throw usageError('init takes at most one folder', 'scienceevolve init my-flow --harness openai');
   const harness = values.harness ?? 'scripted';

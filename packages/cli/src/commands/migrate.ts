@@ -1,12 +1,11 @@
 /** `scienceevolve migrate --data-dir D`: the explicit upgrade of a data dir's layout. */
 import { migrateDataDir } from '@scienceevolve/sdk/store';
-import { parse, required } from '../args.js';
+import { parseCommand, required } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson } from '../output.js';
 
-export const MIGRATE_HELP = 'migrate --data-dir D [--json]        upgrade a data dir of an older layout';
-
 export async function migrateCommand(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, { 'data-dir': { type: 'string' } });
+  const { values } = parseCommand(command('migrate'), argv);
   const dataDir = required(values['data-dir'], '--data-dir', 'the data dir to upgrade');
   const result = await migrateDataDir(dataDir);
   if (values.json) printJson(io, result);

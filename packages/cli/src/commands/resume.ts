@@ -1,32 +1,12 @@
 /** `scienceevolve resume`: continues interrupted runs (SPEC §10.3). */
 import { closeHostSupervisor, publicError, resumeRuns } from '@scienceevolve/sdk';
-import { parse, positiveInt, required } from '../args.js';
+import { parseCommand, required } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
-import { queueUrlOption } from '../queueUrlOption.js';
-import { cancelOnSignal, progressOnStderr, queueOption } from './run.js';
-
-export const RESUME_HELP = [
-  'resume --data-dir D --project P [--run R] [--queue redis://… | --queue-env VAR | --queue-file F] [--no-prestart] [--json]',
-  '                                     continue interrupted and cancelled runs: Main continues from its checkpoint',
-].join('\n');
+import { cancelOnSignal, progressOnStderr, runEngineOptions } from './run.js';
 
 export async function resumeCommand(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    'data-dir': { type: 'string' },
-    project: { type: 'string' },
-    run: { type: 'string' },
-    'startup-budget-ms': { type: 'string' },
-    'max-concurrent-starts': { type: 'string' },
-    'start-queue-limit-ms': { type: 'string' },
-    'grace-ms': { type: 'string' },
-    queue: { type: 'string' },
-    'queue-env': { type: 'string' },
-    'queue-file': { type: 'string' },
-    'queue-name': { type: 'string' },
-    'queue-unreachable-ms': { type: 'string' },
-    'no-prestart': { type: 'boolean', default: false },
-    'prestart-idle-ms': { type: 'string' },
-  });
+  const { values, positionals } = parseCommand(command('resume'), argv);
   if (positionals.length > 0) throw usageError('resume takes no positional arguments');
   const abort = new AbortController();
   const dispose = cancelOnSignal(abort, io);
@@ -41,13 +21,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       dataDir,
       project,
       run: values.run,
-      startupBudgetMs: positiveInt(values['startup-budget-ms'], '--startup-budget-ms'),
-      maxConcurrentStarts: positiveInt(values['max-concurrent-starts'], '--max-concurrent-starts'),
-      startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
-      graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
-      queue: queueOption(queueUrlOption(values), values['queue-name'], values['queue-unreachable-ms']),
-      prestart: !values['no-prestart'],
-      prestartIdleMs: positiveInt(values['prestart-idle-ms'], '--prestart-idle-ms'),
+      ...runEngineOptions(values),
       signal: abort.signal,
       onEvent: progressOnStderr(io),
     });

@@ -1,16 +1,17 @@
 /** `scienceevolve run`: a requirement taken through Main (SPEC §10.1); progress on stderr. */
-import { type QueueSettings, type RunEvent, SdkError, closeHostSupervisor, startRun } from '@scienceevolve/sdk';
-import { parse, positiveInt, required } from '../args.js';
+import {
+  type EngineOptions,
+  type QueueSettings,
+  type RunEvent,
+  SdkError,
+  closeHostSupervisor,
+  startRun,
+} from '@scienceevolve/sdk';
+import { parseCommand, required, sdkOptions } from '../args.js';
+import { RUN_OPTIONS, command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { queueUrlOption } from '../queueUrlOption.js';
 import { untilSignal } from '../signals.js';
-
-export const RUN_HELP = [
-  'run --data-dir D --workflow W --workspace WS [--project P] [--script S] [--queue redis://… | --queue-env VAR | --queue-file F] [--no-prestart] [--json] "<requirement>"',
-  '                                     take a requirement through Main; progress on stderr; with a queue,',
-  '                                     worker invocations are jobs for `scienceevolve worker` processes',
-  '                                     (a URL with a password: --queue-env or --queue-file, never --queue)',
-].join('\n');
 
 /** Token counts as a short phrase: `1,234 in / 56 out tokens` (missing counts are left out). */
 function tokens(usage: { inputTokens?: number; outputTokens?: number }): string {
@@ -92,7 +93,7 @@ export function cancelOnSignal(abort: AbortController, io: Io): () => void {
 export function queueOption(
   url: string | undefined,
   name: string | undefined,
-  unreachableMs: string | undefined,
+  unreachableMs: number | undefined,
 ): QueueSettings | undefined {
   if (url === undefined) {
     if (name !== undefined || unreachableMs !== undefined) {
@@ -100,30 +101,32 @@ export function queueOption(
     }
     return undefined;
   }
-  const ms = positiveInt(unreachableMs, '--queue-unreachable-ms');
-  if (ms === 0) throw usageError('--queue-unreachable-ms takes at least 1 ms');
-  return { url, name, unreachableMs: ms };
+  return { url, name, unreachableMs };
+}
+
+/**
+ * The engine options of `run` and `resume` from their parsed values: every option of the shared blocks
+ * ({@link RUN_OPTIONS}: start-up budget, grace, forwarding timeout, fair and warm starts) under its SDK
+ * name, the queue, and `prestart` from `--no-prestart`.
+ */
+export function runEngineOptions(values: {
+  'no-prestart': boolean;
+  queue: string | undefined;
+  'queue-env': string | undefined;
+  'queue-file': string | undefined;
+  'queue-name': string | undefined;
+  'queue-unreachable-ms': number | undefined;
+  [option: string]: unknown;
+}): EngineOptions {
+  return {
+    ...(sdkOptions(RUN_OPTIONS, values) as EngineOptions),
+    queue: queueOption(queueUrlOption(values), values['queue-name'], values['queue-unreachable-ms']),
+    prestart: !values['no-prestart'],
+  };
 }
 
 export async function runCommand(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    'data-dir': { type: 'string' },
-    workflow: { type: 'string' },
-    workspace: { type: 'string' },
-    project: { type: 'string' },
-    script: { type: 'string' },
-    'startup-budget-ms': { type: 'string' },
-    'max-concurrent-starts': { type: 'string' },
-    'start-queue-limit-ms': { type: 'string' },
-    'grace-ms': { type: 'string' },
-    queue: { type: 'string' },
-    'queue-env': { type: 'string' },
-    'queue-file': { type: 'string' },
-    'queue-name': { type: 'string' },
-    'queue-unreachable-ms': { type: 'string' },
-    'no-prestart': { type: 'boolean', default: false },
-    'prestart-idle-ms': { type: 'string' },
-  });
+  const { values, positionals } = parseCommand(command('run'), argv);
   if (positionals.length !== 1) {
     throw usageError(
       positionals.length === 0 ? 'run needs the requirement' : 'run takes one requirement; quote it',
@@ -143,13 +146,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       project: values.project,
       script: values.script,
       requirement: positionals[0]!,
-      startupBudgetMs: positiveInt(values['startup-budget-ms'], '--startup-budget-ms'),
-      maxConcurrentStarts: positiveInt(values['max-concurrent-starts'], '--max-concurrent-starts'),
-      startQueueLimitMs: positiveInt(values['start-queue-limit-ms'], '--start-queue-limit-ms'),
-      graceMs: positiveInt(values['grace-ms'], '--grace-ms'),
-      queue: queueOption(queueUrlOption(values), values['queue-name'], values['queue-unreachable-ms']),
-      prestart: !values['no-prestart'],
-      prestartIdleMs: positiveInt(values['prestart-idle-ms'], '--prestart-idle-ms'),
+      ...runEngineOptions(values),
       signal: abort.signal,
       onEvent: progressOnStderr(io),
     });

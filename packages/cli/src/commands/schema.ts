@@ -2,17 +2,13 @@
 import { writeFile } from 'node:fs/promises';
 import { SdkError } from '@scienceevolve/sdk/errors';
 import { workflowJsonSchemaText } from '@scienceevolve/sdk/workflow';
-import { parse } from '../args.js';
+import { parseCommand } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
-
-export const SCHEMA_HELP = [
-  'schema [--out workflow.schema.json] [--json]',
-  '                                     the JSON Schema of workflow.json (for "$schema" in editors)',
-].join('\n');
 
 /** Prints the schema (it is itself the JSON document on stdout), or writes it to `--out`. */
 export async function schemaCommand(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { out: { type: 'string' } });
+  const { values, positionals } = parseCommand(command('schema'), argv);
   if (positionals.length > 0)
     throw usageError('schema takes no positional arguments', 'scienceevolve schema --out workflow.schema.json');
   const text = workflowJsonSchemaText();

@@ -1,8 +1,6 @@
 /** `scienceevolve services probe|serve`: one agent's services, outside a run. */
 import {
   createBridgeToken,
-  MAX_PIDS_MAX,
-  MIN_PIDS_MAX,
   probeServices,
   protectStdout,
   type SandboxDecision,
@@ -11,27 +9,10 @@ import {
   serveStdio,
   writeBridgeTokenFile,
 } from '@scienceevolve/sdk/agent-services';
-import { parse, positiveInt, RANGES, required } from '../args.js';
+import { parseCommand, required, sdkOptions } from '../args.js';
+import { ENGINE_OPTIONS, command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
-
-export const SERVICES_HELP = [
-  'services probe --data-dir D [--workflow W] --workspace WS --agent A [--hold S] [--pids-max N] [--json]',
-  "                                     start an agent's services, list all they offer, collect them",
-  'services serve --data-dir D [--workflow W] --workspace WS --agent A [--http [--port N] --token-file F] [--passthrough] [--pids-max N]',
-  "                                     serve the agent's managed bridge (stdio MCP server by default)",
-].join('\n');
-
-const OPTIONS = {
-  'data-dir': { type: 'string' },
-  project: { type: 'string' },
-  workspace: { type: 'string' },
-  workflow: { type: 'string' },
-  agent: { type: 'string' },
-  'startup-budget-ms': { type: 'string' },
-  'grace-ms': { type: 'string' },
-  'pids-max': { type: 'string' },
-} as const;
 
 /** What holds a probe's services, in words. */
 function collectionLine(mechanism: string): string {
@@ -51,35 +32,38 @@ export async function servicesCommand(argv: string[], io: Io): Promise<number> {
   );
 }
 
-function common(values: Record<string, unknown>) {
+/** What probe and serve share, from their parsed options: the place, the agent and the engine block. */
+function common(values: {
+  'data-dir': string | undefined;
+  project: string | undefined;
+  workspace: string | undefined;
+  workflow: string | undefined;
+  agent: string | undefined;
+  'pids-max': number | undefined;
+  [engine: string]: unknown;
+}) {
   return {
-    dataDir: required(
-      values['data-dir'] as string | undefined,
-      '--data-dir',
-      'the directory that holds all ScienceEvolve state',
-    ),
-    project: values.project as string | undefined,
-    workspace: required(
-      values.workspace as string | undefined,
-      '--workspace',
-      'the task directory the services work in',
-    ),
-    workflow: values.workflow as string | undefined,
-    agent: required(values.agent as string | undefined, '--agent', 'the agent whose services to start'),
-    startupBudgetMs: positiveInt(values['startup-budget-ms'] as string | undefined, '--startup-budget-ms'),
-    graceMs: positiveInt(values['grace-ms'] as string | undefined, '--grace-ms'),
-    // Each service's control group limit, where services run in one (docs/supervision.md).
-    pidsMax: positiveInt(values['pids-max'] as string | undefined, '--pids-max', {
-      min: MIN_PIDS_MAX,
-      max: MAX_PIDS_MAX,
+    dataDir: required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state'),
+    project: values.project,
+    workspace: required(values.workspace, '--workspace', 'the task directory the services work in'),
+    workflow: values.workflow,
+    agent: required(values.agent, '--agent', 'the agent whose services to start'),
+    // startupBudgetMs, graceMs, forwardTimeoutMs: the engine block, as run and resume pass it.
+    ...(sdkOptions(ENGINE_OPTIONS, values) as {
+      startupBudgetMs?: number;
+      graceMs?: number;
+      forwardTimeoutMs?: number;
     }),
+    // Each service's control group limit, where services run in one (docs/supervision.md).
+    ...(values['pids-max'] === undefined ? {} : { pidsMax: values['pids-max'] }),
   };
 }
 
 async function probe(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { ...OPTIONS, hold: { type: 'string' } });
+  const { values, positionals } = parseCommand(command('services probe'), argv);
   if (positionals.length > 0) throw usageError('services probe takes no positional arguments');
-  const hold = positiveInt(values.hold, '--hold', RANGES.sec);
+  // --hold (seconds) is the deprecated spelling of --hold-ms; the parser refuses both at once.
+  const holdMs = values['hold-ms'] ?? (values.hold === undefined ? undefined : values.hold * 1000);
   const options = common(values);
   const stop = untilSignal();
   try {
@@ -106,9 +90,9 @@ async function probe(argv: string[], io: Io): Promise<number> {
           if (s.sandbox !== null) io.stdout(`    ${sandboxLine(s.sandbox)}\n`);
         }
       }
-      if (hold !== undefined && probed.ok) {
-        io.stderr(`holding the services for ${hold} s (SIGINT or SIGTERM to stop)\n`);
-        await stop.wait(hold * 1000);
+      if (holdMs !== undefined && probed.ok) {
+        io.stderr(`holding the services for ${holdMs} ms (SIGINT or SIGTERM to stop)\n`);
+        await stop.wait(holdMs);
       }
     } finally {
       await probed.close();
@@ -120,13 +104,7 @@ async function probe(argv: string[], io: Io): Promise<number> {
 }
 
 async function serve(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    ...OPTIONS,
-    http: { type: 'boolean', default: false },
-    port: { type: 'string' },
-    'token-file': { type: 'string' },
-    passthrough: { type: 'boolean', default: false },
-  });
+  const { values, positionals } = parseCommand(command('services serve'), argv);
   if (positionals.length > 0) throw usageError('services serve takes no positional arguments');
   const options = common(values);
   if (!values.http && (values.port !== undefined || values['token-file'] !== undefined)) {
@@ -135,7 +113,7 @@ async function serve(argv: string[], io: Io): Promise<number> {
   const tokenFile = values.http
     ? required(values['token-file'], '--token-file', 'where the bearer token is written (never to stdout)')
     : undefined;
-  const port = positiveInt(values.port, '--port', RANGES.port) ?? 0;
+  const port = values.port ?? 0;
   // The stdio face owns fd 1 from the first moment: anything else the process prints goes to stderr.
   const output = values.http ? undefined : protectStdout().protocolOutput;
   const stop = untilSignal();

@@ -1,17 +1,11 @@
 /** `scienceevolve status`: runs, invocations, live services and the accepted version. */
 import { type UsageTotals, runStatus } from '@scienceevolve/sdk/status';
-import { parse, required } from '../args.js';
+import { parseCommand, required } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 
-export const STATUS_HELP = [
-  'status --data-dir D [--project P] [--json]',
-  '                                     runs, invocations, prestarted services, token usage, live services and',
-  '                                     the accepted version;',
-  '                                     exit 1 when a record or the workflow store is damaged',
-].join('\n');
-
 export async function statusCommand(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { 'data-dir': { type: 'string' }, project: { type: 'string' } });
+  const { values, positionals } = parseCommand(command('status'), argv);
   if (positionals.length > 0) throw usageError('status takes no positional arguments');
   const report = await runStatus({
     dataDir: required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state'),

@@ -2,28 +2,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DATA_DIR_FORMAT, SdkError } from '@scienceevolve/sdk';
-import { parse, positiveInt, required } from '../args.js';
+import { parseCommand, required } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 import { startViewer } from '../ui/viewerServer.js';
 
-export const UI_HELP = [
-  'ui --data-dir D [--port N] [--host 127.0.0.1] [--json]',
-  '                                     the run viewer in the browser: prints a URL with its token; until SIGINT/SIGTERM',
-].join('\n');
-
 export async function uiCommand(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    'data-dir': { type: 'string' },
-    port: { type: 'string' },
-    host: { type: 'string' },
-  });
+  const { values, positionals } = parseCommand(command('ui'), argv);
   if (positionals.length > 0) throw usageError('ui takes no positional arguments');
   const dataDir = resolve(
     required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state'),
   );
-  const port = positiveInt(values.port, '--port');
-  if (port !== undefined && port > 65_535) throw usageError(`--port takes a port from 0 to 65535, not ${port}`);
+  const port = values.port;
   if (values.host !== undefined && values.host !== '127.0.0.1') {
     throw usageError(
       `--host takes only 127.0.0.1, not "${values.host}"`,

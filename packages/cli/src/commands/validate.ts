@@ -1,13 +1,12 @@
 /** `scienceevolve validate <workflow.json> [--json]`: validates without touching anything. */
 import { readFile } from 'node:fs/promises';
 import { SdkError, validateWorkflowText } from '@scienceevolve/sdk/workflow';
-import { parse } from '../args.js';
+import { parseCommand } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 
-export const VALIDATE_HELP = 'validate <workflow.json> [--json]    check a workflow without touching anything';
-
 export async function validateCommand(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, {});
+  const { values, positionals } = parseCommand(command('validate'), argv);
   if (positionals.length !== 1)
     throw usageError('validate takes exactly one workflow file', 'scienceevolve validate <workflow.json>');
   const file = positionals[0]!;

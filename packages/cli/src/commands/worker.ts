@@ -1,30 +1,13 @@
 /** `scienceevolve worker`: takes invocation jobs from the queue and runs them here (scale-out). */
-import { CONSUMER_RANGES, closeHostSupervisor, startQueueWorker } from '@scienceevolve/sdk';
-import { parse, positiveInt, required } from '../args.js';
+import { closeHostSupervisor, startQueueWorker } from '@scienceevolve/sdk';
+import { parseCommand, required } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { queueUrlOption } from '../queueUrlOption.js';
 import { untilSignal } from '../signals.js';
 
-export const WORKER_HELP = [
-  'worker (--queue redis://… | --queue-env VAR | --queue-file F) --data-dir D [--concurrency N] [--json]',
-  '                                     take invocation jobs of `run --queue` and run them on this machine;',
-  '                                     SIGTERM drains (jobs in hand finish); a second signal cancels them and puts',
-  '                                     their jobs back in the queue for another worker; with no queue option,',
-  '                                     the URL is read from SCIENCEEVOLVE_QUEUE_URL',
-].join('\n');
-
 export async function workerCommand(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    queue: { type: 'string' },
-    'queue-env': { type: 'string' },
-    'queue-file': { type: 'string' },
-    'queue-name': { type: 'string' },
-    'data-dir': { type: 'string' },
-    concurrency: { type: 'string' },
-    'lock-duration-ms': { type: 'string' },
-    'stalled-interval-ms': { type: 'string' },
-    'max-stalled': { type: 'string' },
-  });
+  const { values, positionals } = parseCommand(command('worker'), argv);
   if (positionals.length > 0) throw usageError('worker takes no positional arguments');
   const url = required(
     queueUrlOption(values, { worker: true }),
@@ -32,15 +15,11 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
     'the Redis URL of the queue (redis://, rediss:// or unix://); with a password, in a variable (--queue-env VAR, or SCIENCEEVOLVE_QUEUE_URL) or a 0600 file (--queue-file F)',
   );
   const dataDir = required(values['data-dir'], '--data-dir', "this worker's own data directory");
-  // The SDK's ranges (it checks the same): one owner, so the flags and the API cannot drift apart.
-  const concurrency = positiveInt(values.concurrency, '--concurrency', CONSUMER_RANGES.concurrency);
-  const lockDurationMs = positiveInt(values['lock-duration-ms'], '--lock-duration-ms', CONSUMER_RANGES.lockDurationMs);
-  const stalledIntervalMs = positiveInt(
-    values['stalled-interval-ms'],
-    '--stalled-interval-ms',
-    CONSUMER_RANGES.stalledIntervalMs,
-  );
-  const maxStalledCount = positiveInt(values['max-stalled'], '--max-stalled', CONSUMER_RANGES.maxStalledCount);
+  // The table's ranges are the SDK's CONSUMER_RANGES (test/cli/optionTable.test.ts holds them equal).
+  const concurrency = values.concurrency;
+  const lockDurationMs = values['lock-duration-ms'];
+  const stalledIntervalMs = values['stalled-interval-ms'];
+  const maxStalledCount = values['max-stalled'];
   // Installed before anything starts, so a signal during start-up is not lost.
   const stop = untilSignal();
   let worker: Awaited<ReturnType<typeof startQueueWorker>> | undefined;

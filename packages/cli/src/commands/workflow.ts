@@ -16,32 +16,9 @@ import {
 } from '@scienceevolve/sdk/store';
 import { diffWorkflows, packFolder, unpackWorkflow } from '@scienceevolve/sdk/workflow';
 import { readFile, writeFile } from 'node:fs/promises';
-import { parse, positiveInt, RANGES, required } from '../args.js';
+import { parseCommand, positiveInt, RANGES, required } from '../args.js';
+import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
-
-export const WORKFLOW_HELP = [
-  'workflow load <workflow.json> --data-dir D (--project P | --workspace W) [--json]',
-  '                                     validate, store sources, accept a new version if anything changed',
-  'workflow show --data-dir D --project P [--version N] [--json]',
-  '                                     print an accepted version',
-  'workflow history --data-dir D --project P [--json]',
-  '                                     every accepted version: number, time, who applied it, what changed',
-  'workflow diff A B --data-dir D --project P [--json]',
-  '                                     what changed between versions A and B',
-  'workflow pack <dir> [--out workflow.json] [--json]',
-  '                                     build workflow.json from a workflow folder (workflow.yaml, services/<name>/)',
-  'workflow unpack <workflow.json> <dir> [--json]',
-  '                                     write a workflow.json as a workflow folder (dir new or empty)',
-  'workflow verify --data-dir D [--project P] [--json]',
-  '                                     check every version, the hash chain, accepted.json and every stored',
-  '                                     source against its digest; exit 1 on any problem',
-].join('\n');
-
-const PROJECT_OPTIONS = {
-  'data-dir': { type: 'string' },
-  project: { type: 'string' },
-  workspace: { type: 'string' },
-} as const;
 
 export async function workflowCommand(argv: string[], io: Io): Promise<number> {
   const [sub, ...rest] = argv;
@@ -59,7 +36,7 @@ export async function workflowCommand(argv: string[], io: Io): Promise<number> {
 }
 
 async function pack(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { out: { type: 'string' } });
+  const { values, positionals } = parseCommand(command('workflow pack'), argv);
   const [dir] = positionals;
   if (dir === undefined || positionals.length > 1) {
     throw usageError(
@@ -90,7 +67,7 @@ async function pack(argv: string[], io: Io): Promise<number> {
 }
 
 async function unpack(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, {});
+  const { values, positionals } = parseCommand(command('workflow unpack'), argv);
   if (positionals.length !== 2) {
     throw usageError(
       'workflow unpack takes a workflow file and a folder',
@@ -115,7 +92,7 @@ async function unpack(argv: string[], io: Io): Promise<number> {
 }
 
 async function load(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { ...PROJECT_OPTIONS, workflow: { type: 'string' } });
+  const { values, positionals } = parseCommand(command('workflow load'), argv);
   const file = values.workflow ?? positionals[0];
   if (file === undefined || positionals.length > 1) throw usageError('workflow load takes one workflow file');
   const dataDir = required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state');
@@ -147,11 +124,11 @@ async function load(argv: string[], io: Io): Promise<number> {
 }
 
 async function show(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { ...PROJECT_OPTIONS, version: { type: 'string' } });
+  const { values, positionals } = parseCommand(command('workflow show'), argv);
   if (positionals.length > 0) throw usageError('workflow show takes no positional arguments');
   const dataDir = required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state');
   const project = resolveProjectId({ project: values.project, workspace: values.workspace });
-  const version = positiveInt(values.version, '--version', RANGES.version);
+  const version = values.version;
   // Reading must not create the project: a mistyped --project would otherwise leave an empty project behind.
   const paths = new ProjectPaths(await openDataDir(dataDir), project);
   const record = version === undefined ? await requireAccepted(paths) : await readVersion(paths, version);
@@ -185,7 +162,7 @@ async function existingProject(values: {
 }
 
 async function history(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, PROJECT_OPTIONS);
+  const { values, positionals } = parseCommand(command('workflow history'), argv);
   if (positionals.length > 0) throw usageError('workflow history takes no positional arguments');
   const paths = await existingProject(values);
   const versions = [];
@@ -212,7 +189,7 @@ async function history(argv: string[], io: Io): Promise<number> {
 }
 
 async function diff(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, PROJECT_OPTIONS);
+  const { values, positionals } = parseCommand(command('workflow diff'), argv);
   if (positionals.length !== 2)
     throw usageError(
       'workflow diff takes two version numbers',
@@ -257,7 +234,7 @@ function digestOf(digests: Readonly<Record<string, string>>, name: string): stri
 }
 
 async function verify(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { 'data-dir': { type: 'string' }, project: { type: 'string' } });
+  const { values, positionals } = parseCommand(command('workflow verify'), argv);
   if (positionals.length > 0) throw usageError('workflow verify takes no positional arguments');
   const dataDir = required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state');
   const report = await verifyProjects({ dataDir, project: values.project });

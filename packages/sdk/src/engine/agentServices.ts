@@ -37,6 +37,12 @@ export interface AgentServicesOptions {
   /** Milliseconds between SIGTERM and SIGKILL. Default 2,000. */
   graceMs?: number;
   /**
+   * Milliseconds a call forwarded through the served surface may take before it is cancelled at the
+   * service and answered `forward_timeout` (as a run's `forwardTimeoutMs`). Default 60,000. A probe
+   * forwards no calls (it only lists), so it does not use it.
+   */
+  forwardTimeoutMs?: number;
+  /**
    * How services' processes are collected: `auto` (default: a control group per service where the host
    * supports one) or `process-group` (never a control group).
    */
@@ -235,6 +241,7 @@ export async function serveAgentServices(options: ServeAgentOptions): Promise<Se
         : entries,
       {
         passthrough: options.passthrough ?? false,
+        forwardTimeoutMs: options.forwardTimeoutMs,
         toolFilters: toolFiltersOf(services.outcomes.map((o) => o.planned)),
       },
     );
