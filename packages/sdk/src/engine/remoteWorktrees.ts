@@ -9,7 +9,7 @@
  * pointer to it, checked before every use. Every command goes through {@link hostGit}.
  */
 import { existsSync, realpathSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SdkError, isSdkError } from '../errors.js';
 import { makePrivateDir } from '../fileModes.js';

@@ -5,7 +5,6 @@
  * checks a checkpoint's recorded results against (SPEC §10.3).
  */
 import { performance } from 'node:perf_hooks';
-import { toSdkError } from '../errors.js';
 import { type Surface, withCallTool } from '../surface/surface.js';
 import type { RunEventInput } from '../events/runEvents.js';
 import { resultText } from '../harness/harness.js';

@@ -8,7 +8,6 @@
  * (`<common git dir>/worktrees/<id>`, found from the repository's side), after {@link checkGitPointer}.
  */
 import { existsSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makePrivateDir } from '../fileModes.js';
 import { SdkError } from '../errors.js';
