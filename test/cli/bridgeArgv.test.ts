@@ -58,7 +58,27 @@ test('a credential in --header or in --url is refused, naming --header-env / --u
       message: /--header-env Authorization=SE_TEST_UNSET_TOKEN: the variable SE_TEST_UNSET_TOKEN is not set/,
       remedy: /export SE_TEST_UNSET_TOKEN=/,
     },
-    { args: ['--url', url, '--header-env', 'Authorization'], message: /--header-env takes Name=VAR/, remedy: /--help/ },
+    {
+      args: ['--url', url, '--header-env', 'Authorization'],
+      message: /--header-env takes Name=VAR/,
+      remedy: /--header-env Authorization=MY_TOKEN/,
+    },
+    // A secret given where a variable's name belongs is refused without being quoted back.
+    {
+      args: ['--url', url, '--header-env', `Authorization: Bearer ${TOKEN}`],
+      message: /--header-env takes Name=VAR/,
+      remedy: /MY_TOKEN/,
+    },
+    {
+      args: ['--url', url, '--header-env', `Authorization=Bearer ${TOKEN}`],
+      message: /--header-env takes Name=VAR/,
+      remedy: /MY_TOKEN/,
+    },
+    {
+      args: ['--url-env', `http://127.0.0.1:1/mcp?key=${TOKEN}`],
+      message: /--url-env takes the name of an environment variable/,
+      remedy: /--url-env MCP_URL/,
+    },
     {
       args: ['--url-env', 'SE_TEST_UNSET_URL'],
       message: /--url-env SE_TEST_UNSET_URL: the variable SE_TEST_UNSET_URL is not set/,

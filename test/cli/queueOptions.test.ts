@@ -90,6 +90,14 @@ function casesIn(dir: string): Case[] {
       remedy: /export SE_TEST_NOT_SET_QUEUE=redis:\/\//,
     },
     {
+      name: '--queue-env given a URL instead of a variable name (never quoted back)',
+      queue: ['--queue-env', `redis://:${PASSWORD}@127.0.0.1:1`],
+      code: 2,
+      error: 'usage',
+      message: /--queue-env takes the name of an environment variable/,
+      remedy: /--queue-env QUEUE_URL/,
+    },
+    {
       name: '--queue-env naming an empty variable',
       queue: ['--queue-env', 'SE_TEST_EMPTY_QUEUE'],
       code: 2,

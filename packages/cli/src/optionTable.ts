@@ -371,7 +371,7 @@ export const COMMANDS = [
       'timeout-ms': {
         type: 'int',
         unit: 'ms',
-        range: RANGES.ms,
+        range: RANGES.positiveMs,
         sdk: 'timeoutMs',
         default: '60000',
         help: 'milliseconds each forwarded request may take',
@@ -379,7 +379,7 @@ export const COMMANDS = [
       'connect-timeout-ms': {
         type: 'int',
         unit: 'ms',
-        range: RANGES.ms,
+        range: RANGES.positiveMs,
         sdk: 'connectTimeoutMs',
         default: '30000',
         help: 'milliseconds to connect to the server',
@@ -423,7 +423,7 @@ export const COMMANDS = [
       'ready-timeout-ms': {
         type: 'int',
         unit: 'ms',
-        range: RANGES.ms,
+        range: RANGES.positiveMs,
         sdk: 'readyTimeoutMs',
         default: '30000',
         help: 'milliseconds for supergateway to listen and pass the checks',

@@ -377,6 +377,10 @@ test("what of a command's installation is bound: a venv's root and its interpret
   assert.deepEqual(commandTrees('/tmp/python', hidden), ['/tmp/python']);
   assert.deepEqual(commandTrees(join(dataDir, 'bin', 'tool'), hidden), [join(dataDir, 'bin', 'tool')]);
   assert.deepEqual(commandTrees('/usr/bin/env', hidden), []);
+  // A FIFO planted at the command's path is not read (the host's start would block on it): the file alone.
+  const fifo = join(base, 'venv', 'bin', 'planted');
+  execFileSync('mkfifo', [fifo]);
+  assert.deepEqual(commandTrees(fifo, hidden), [join(base, 'venv')]);
 });
 
 test("Git-on: a sandboxed service cannot rewrite, move or replace its worktree's .git", {

@@ -10,6 +10,9 @@ import { command } from '../optionTable.js';
 import { EXIT, type Io, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 
+/** An environment variable's name, the only text of `--header-env`/`--url-env` an error may quote. */
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
 /** An HTTP header name (a token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -41,9 +44,11 @@ function headerFromEnv(text: string, env: NodeJS.ProcessEnv): [string, string] {
   const eq = text.indexOf('=');
   const name = eq === -1 ? '' : text.slice(0, eq).trim();
   const variable = eq === -1 ? '' : text.slice(eq + 1).trim();
-  if (!HEADER_NAME.test(name) || variable === '') {
+  // The text is never quoted back: a mistaken `--header-env "Authorization: Bearer …"` holds the secret itself.
+  if (!HEADER_NAME.test(name) || !VARIABLE_NAME.test(variable)) {
     throw usageError(
-      `--header-env takes Name=VAR (a header name, then the variable that holds its value), not "${text.length > 60 ? `${text.slice(0, 60)}…` : text}"`,
+      '--header-env takes Name=VAR: a header name, then the name of the environment variable that holds its value (letters, digits and _)',
+      'e.g. --header-env Authorization=MY_TOKEN with MY_TOKEN set to the header value',
     );
   }
   const value = Object.hasOwn(env, variable) ? env[variable] : undefined;
@@ -61,6 +66,13 @@ function endpoint(url: string | undefined, urlEnv: string | undefined, env: Node
   if (url !== undefined && urlEnv !== undefined) throw usageError('--url and --url-env cannot be given together');
   let text: string;
   if (urlEnv !== undefined) {
+    // Never quoted back unless it is a variable name: a URL given here by mistake may carry its key.
+    if (!VARIABLE_NAME.test(urlEnv)) {
+      throw usageError(
+        '--url-env takes the name of an environment variable (letters, digits and _), not a URL',
+        'e.g. --url-env MCP_URL with MCP_URL set to the endpoint',
+      );
+    }
     const value = Object.hasOwn(env, urlEnv) ? env[urlEnv] : undefined;
     if (value === undefined || value.trim() === '') {
       throw usageError(

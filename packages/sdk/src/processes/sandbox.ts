@@ -11,7 +11,7 @@
  * docs/decisions/sandbox.md.
  */
 import { execFile } from 'node:child_process';
-import { closeSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, resolve, sep } from 'node:path';
 import { SdkError } from '../errors.js';
 import { resolveCommand } from './resolveCommand.js';
@@ -454,7 +454,9 @@ export function commandTrees(command: string, hidden: readonly string[]): string
 function shebangInterpreter(path: string): string | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(path, 'r');
+    // Non-blocking and checked before reading: a FIFO planted at the command's path must not hang the start.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    if (!fstatSync(fd).isFile()) return undefined;
     const head = Buffer.alloc(256);
     const n = readSync(fd, head, 0, head.length, 0);
     const text = head.subarray(0, n).toString('latin1');

@@ -151,6 +151,16 @@ export function queueUrlFrom(
     source = { url: options.url, from: { kind: 'argv' } };
   } else if (options.env !== undefined) {
     const variable = options.env;
+    // Never quoted back unless it is a variable name: a URL given here by mistake carries its password.
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(variable)) {
+      throw new SdkError(
+        'usage',
+        '--queue-env takes the name of an environment variable (letters, digits and _), not a URL',
+        {
+          remedy: 'e.g. --queue-env QUEUE_URL with QUEUE_URL set to redis://…',
+        },
+      );
+    }
     const value = Object.hasOwn(hostEnv, variable) ? hostEnv[variable] : undefined;
     if (value === undefined || value.trim() === '') {
       throw new SdkError('usage', `--queue-env ${variable}: the variable ${variable} is not set (or empty)`, {
