@@ -100,6 +100,13 @@ export const COMMON_OPTIONS = {
   help: { type: 'boolean', short: 'h', help: "this command's options" },
 } as const satisfies OptionSpecs;
 
+/** `--queue-file F` of run, resume and worker (the queue URL without a secret on the command line). */
+const QUEUE_FILE = {
+  type: 'string',
+  value: 'F',
+  help: 'the queue URL from this file: one line, a regular file of yours with mode 0600',
+} as const;
+
 const DATA_DIR = {
   'data-dir': {
     type: 'string',
@@ -191,11 +198,7 @@ export const RUN_OPTIONS = {
     value: 'VAR',
     help: 'the queue URL from this environment variable (a URL with a password goes here or in --queue-file)',
   },
-  'queue-file': {
-    type: 'string',
-    value: 'F',
-    help: 'the queue URL from this file: one line, a regular file of yours with mode 0600',
-  },
+  'queue-file': QUEUE_FILE,
   'queue-name': {
     type: 'string',
     value: 'NAME',
@@ -520,11 +523,7 @@ export const COMMANDS = [
         value: 'VAR',
         help: 'the queue URL from this environment variable (default: SCIENCEEVOLVE_QUEUE_URL when no queue option is given)',
       },
-      'queue-file': {
-        type: 'string',
-        value: 'F',
-        help: 'the queue URL from this file: one line, a regular file of yours with mode 0600',
-      },
+      'queue-file': QUEUE_FILE,
       'queue-name': {
         type: 'string',
         value: 'NAME',
