@@ -172,7 +172,6 @@ test('parsing from the table: strict numbers, choices, the deprecated --hold, un
     [command('harness-config'), ['--format', 'x'], /--format takes one of claude, codex, gemini, opencode, pi/],
     [command('harness-config'), ['--opencode-layout', 'v3'], /--opencode-layout takes v1 or v2, not "v3"/],
     [command('validate'), ['--constructor'], /Unknown option '--constructor'/],
-    [command('run'), ['--queue-env', 'X'], /Unknown option '--queue-env'/],
   ];
   for (const [spec, argv, message] of cases) {
     assert.throws(

@@ -23,9 +23,11 @@ const skip =
 
 const workflow = {
   agents: { main: agent([['hider', 'hider']]), bomb: agent([['bomb', 'bomb']]) },
+  // Opted out of the sandbox: the tests read the grandchildren's host pids (and their /proc) from a file the
+  // hider writes, which a sandboxed service could only report as pids of its own pid namespace.
   mcpDefinitions: {
-    hider: { ...fixtureDefinition('clearsEnvDoubleFork.cjs'), args: ['hider-pids.json'] },
-    bomb: fixtureDefinition('forkBomb.cjs'),
+    hider: { ...fixtureDefinition('clearsEnvDoubleFork.cjs'), args: ['hider-pids.json'], sandbox: false },
+    bomb: { ...fixtureDefinition('forkBomb.cjs'), sandbox: false },
   },
 };
 

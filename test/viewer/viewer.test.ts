@@ -353,7 +353,8 @@ test('the run viewer shows a scripted run in chromium, follows it live, and give
   });
 
   await t.test('a running run is followed: a call in progress, then its answer and the run finished', async () => {
-    const release = join(box.base, 'release');
+    // In the workspace: the service runs sandboxed (the default), and sees the workspace but not the host's /tmp.
+    const release = join(box.workspace, 'release');
     const handle = startRun({
       ...box,
       workflow: {

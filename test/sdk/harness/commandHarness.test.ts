@@ -68,7 +68,7 @@ test('a CLI reaches the live surface through the relay: its answer is the run ou
   const config = JSON.parse(readFileSync(configPath, 'utf8'));
   const server = config.mcpServers.scienceevolve;
   assert.equal(server.command, process.execPath);
-  assert.match(server.args[0], /dist\/bridge\/relay\.js$/);
+  assert.match(server.args[0], /dist\/faces\/relay\.js$/);
   assert.ok(!existsSync(server.args[1]), 'the socket is removed when the invocation ends');
   assert.ok(!existsSync(join(server.args[1], '..')), "the socket's directory too");
   assert.equal(statSync(join(dir, 'home')).mode & 0o777, 0o700, 'a fresh home (isolateHome)');
