@@ -45,7 +45,8 @@ test('numeric options: decimal digits only, within the stated range, else exit 2
       {
         argv: (o) => ['gateway', '--stdio', 'node x.js', o],
         flag: '--ready-timeout-ms',
-        range: [0, MAX],
+        // From 1, as the SDK takes it (a 0 ms timeout would fail every call).
+        range: [1, MAX],
         over: ['2147483648'],
       },
       {
@@ -71,13 +72,15 @@ test('numeric options: decimal digits only, within the stated range, else exit 2
       {
         argv: (o) => ['bridge', 'http-to-stdio', '--url', url, o],
         flag: '--timeout-ms',
-        range: [0, MAX],
+        // From 1, as the SDK takes it (a 0 ms timeout would fail every call).
+        range: [1, MAX],
         over: ['99999999999999999999'],
       },
       {
         argv: (o) => ['bridge', 'http-to-stdio', '--url', url, o],
         flag: '--connect-timeout-ms',
-        range: [0, MAX],
+        // From 1, as the SDK takes it (a 0 ms timeout would fail every call).
+        range: [1, MAX],
         over: ['2147483648'],
       },
       {

@@ -50,7 +50,7 @@ const USAGE_CASES: { argv: string[]; message: RegExp }[] = [
   { argv: ['gateway', '--stdio', 'node s.js', '--grace-ms', ''], message: /--grace-ms takes a whole number in/ },
   {
     argv: ['gateway', '--stdio', 'node s.js', '--ready-timeout-ms', '3000000000'],
-    message: /--ready-timeout-ms takes a whole number from 0 to 2147483647, not 3000000000/,
+    message: /--ready-timeout-ms takes a whole number from 1 to 2147483647, not 3000000000/,
   },
   {
     argv: ['gateway', '--stdio', 'node s.js', '--log-level', 'loud'],
