@@ -86,7 +86,13 @@ test('http-to-stdio against our own HTTP face negotiates 2026-07-28 on the HTTP 
   t.after(() => bridge.close());
   assert.equal(bridge.remoteProtocolVersion, '2026-07-28');
   const lines: string[] = [];
-  output.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+  // Whole lines only: a line may come in more than one chunk.
+  let partial = '';
+  output.on('data', (chunk: Buffer) => {
+    const parts = (partial + chunk.toString()).split('\n');
+    partial = parts.pop() ?? '';
+    lines.push(...parts.filter(Boolean));
+  });
   input.write(
     `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`,
   );
@@ -96,6 +102,7 @@ test('http-to-stdio against our own HTTP face negotiates 2026-07-28 on the HTTP 
   );
   const deadline = Date.now() + 5_000;
   while (lines.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.ok(lines.length >= 2, `two answers within 5 s, got: ${JSON.stringify(lines)} (partial: ${partial})`);
   const answer = JSON.parse(lines[1]!) as {
     id: number;
     result: { structuredContent: unknown; _meta?: Record<string, unknown> };
