@@ -63,7 +63,9 @@ test(`a service gets the data dir's compile cache, outside its copy (${HAS_COMPI
     project,
     workflow: {
       agents: { main: { mcpServers: [{ name: 'plain', project: 'plain' }] } },
-      mcpDefinitions: { plain: fixtureDefinition('plain.cjs') },
+      // Opted out of the sandbox: a sandboxed service gets the cache read-only (so one service cannot plant
+      // compiled code another loads) and never fills it; this test is about an unsandboxed one filling it.
+      mcpDefinitions: { plain: { ...fixtureDefinition('plain.cjs'), sandbox: false } },
     },
   });
   const paths = await openProject(dataDir, project);

@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
+  copyFileSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -324,11 +325,14 @@ test('a command whose installation lies under /tmp (hidden by the private /tmp) 
   skip: noSandbox,
   timeout: 120_000,
 }, async (t) => {
-  // A launcher that runs the interpreter of its own installation: bin/launch → ../libexec/node (a link to Node).
+  // A launcher that runs the interpreter of its own installation: bin/launch → ../libexec/node (a copy of
+  // Node: a link would lead outside the installation, to wherever this Node lives — itself under /tmp when
+  // CI runs Node 24 from a temporary directory).
   const install = realpathSync(tempDir(t, 'se-install-'));
   mkdirSync(join(install, 'bin'));
   mkdirSync(join(install, 'libexec'));
-  symlinkSync(process.execPath, join(install, 'libexec', 'node'));
+  copyFileSync(process.execPath, join(install, 'libexec', 'node'));
+  chmodSync(join(install, 'libexec', 'node'), 0o755);
   writeFileSync(join(install, 'bin', 'launch'), '#!/bin/sh\nexec "$(dirname "$0")/../libexec/node" "$@"\n');
   chmodSync(join(install, 'bin', 'launch'), 0o755);
   assert.ok(install.startsWith('/tmp/'), 'the installation lies under /tmp');
