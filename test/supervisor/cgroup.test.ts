@@ -10,11 +10,10 @@
  * cgroup v2 subtree); elsewhere each test is skipped with the reason. CI runs as root, so they run there.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { type TestContext, test } from 'node:test';
 import {
   type CgroupRef,
@@ -33,7 +32,7 @@ import { isHostMessage } from '@scienceevolve/supervisor/protocol';
 import { collectGroup } from '@scienceevolve/supervisor/terminate';
 import { SupervisedGroup } from '../../packages/sdk/src/processes/processGroup.js';
 import { sweepStrays } from '../../packages/sdk/src/processes/strayProcesses.js';
-import { exists, sleep, tempDir, testMarker, uniqueProjectId, waitGone } from './helpers.js';
+import { cleanup, firstLine, exists, sleep, tempDir, testMarker, uniqueProjectId, waitGone } from './helpers.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const fixtures = join(root, 'test/fixtures/supervisor');
@@ -41,36 +40,11 @@ const support = cgroupSupport();
 const skip =
   support.mechanism === 'process-group' ? `no control groups here (${support.detail}); the process group holds` : false;
 
-/** SIGKILLs `pids` (and their groups) after the test, then proves each gone. */
-function cleanup(t: TestContext, pids: () => number[]): void {
-  t.after(async () => {
-    const all = pids();
-    for (const pid of all) {
-      for (const target of [-pid, pid]) {
-        try {
-          process.kill(target, 'SIGKILL');
-        } catch {
-          // gone
-        }
-      }
-    }
-    assert.deepEqual(await waitGone(all, 6000), [], 'every pid of the test is gone');
-  });
-}
-
 /** Removes a cgroup the test made, if a failing test left it. */
 function removeAfter(t: TestContext, group: { cgroup: ReturnType<typeof createServiceCgroup> }): void {
   t.after(() => {
     if (group.cgroup !== undefined) removeCgroup(group.cgroup);
   });
-}
-
-/** The first stdout line of `child`. */
-async function firstLine(child: ChildProcess): Promise<string> {
-  const lines = createInterface({ input: child.stdout! });
-  const [line] = (await once(lines, 'line')) as [string];
-  lines.close();
-  return line;
 }
 
 /** Starts the hiding service through a SupervisedGroup; resolves with the group, its leader and the hidden grandchild. */

@@ -10,11 +10,9 @@
  * Needs a host where the SDK may manage control groups; elsewhere each test is skipped with the reason.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { type TestContext, test } from 'node:test';
 import {
   type CgroupRef,
@@ -31,7 +29,7 @@ import {
 import { MARKER_ENV, processStartTime } from '@scienceevolve/supervisor/procfs';
 import { collectGroup } from '@scienceevolve/supervisor/terminate';
 import { SupervisedGroup } from '../../packages/sdk/src/processes/processGroup.js';
-import { tempDir, testMarker, uniqueProjectId, waitGone } from './helpers.js';
+import { cleanup, firstLine, tempDir, testMarker, uniqueProjectId, waitGone } from './helpers.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const fixtures = join(root, 'test/fixtures/supervisor');
@@ -41,36 +39,12 @@ const skip =
   support.mechanism === 'process-group' ? `no control groups here (${support.detail}); the process group holds` : false;
 const v2 = detectCgroupSupport('cgroup-v2');
 
-/** SIGKILLs `pids` (and their groups) after the test, then proves each gone. */
-function cleanup(t: TestContext, pids: () => number[]): void {
-  t.after(async () => {
-    const all = pids();
-    for (const pid of all) {
-      for (const target of [-pid, pid]) {
-        try {
-          process.kill(target, 'SIGKILL');
-        } catch {
-          // gone
-        }
-      }
-    }
-    assert.deepEqual(await waitGone(all, 6000), [], 'every pid of the test is gone');
-  });
-}
-
 /** Removes what a failing test left: the nested directories first, then the service's. */
 function removeAfter(t: TestContext, ref: () => CgroupRef | undefined): void {
   t.after(() => {
     const r = ref();
     if (r !== undefined) removeCgroup(r);
   });
-}
-
-async function firstLine(child: ChildProcess): Promise<string> {
-  const lines = createInterface({ input: child.stdout! });
-  const [line] = (await once(lines, 'line')) as [string];
-  lines.close();
-  return line;
 }
 
 type Ready = { grandchild: number; nested: string[] };

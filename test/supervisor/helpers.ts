@@ -8,6 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
 import { processStartTime } from '@scienceevolve/supervisor/procfs';
@@ -225,4 +226,29 @@ export async function startProcess(
     void exit.then(({ code, signal }) => reject(new Error(`${command} exited (${code ?? signal}) before printing`)));
   });
   return { child, pid, line, exit, adopt: (p) => pids.push(p) };
+}
+
+/** SIGKILLs `pids` (and their groups) after the test, then proves each gone. */
+export function cleanup(t: TestContext, pids: () => number[]): void {
+  t.after(async () => {
+    const all = pids();
+    for (const pid of all) {
+      for (const target of [-pid, pid]) {
+        try {
+          process.kill(target, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    }
+    assert.deepEqual(await waitGone(all, 6000), [], 'every pid of the test is gone');
+  });
+}
+
+/** The first stdout line of `child`. */
+export async function firstLine(child: ChildProcess): Promise<string> {
+  const lines = createInterface({ input: child.stdout! });
+  const [line] = (await once(lines, 'line')) as [string];
+  lines.close();
+  return line;
 }
