@@ -391,7 +391,12 @@ test('requestTimeoutMs abandons a request that takes too long; the retries too, 
   assert.equal(input.recorder.reports.filter((r) => r.kind === 'model.retry').length, 1);
 });
 
-test('resume continues from the checkpoint: recorded tool calls are not run again, a cut one is', async (t) => {
+/**
+ * A model loop over the counting service cancelled while step 2's `slow` call runs, after step 2's `fast`
+ * result was recorded: the model server, the service's call counts, the surface, the provider config and
+ * the first attempt's input (its recorder holds the checkpoints).
+ */
+async function cutWhileSlowRuns(t: TestContext) {
   const model = await server(t, {
     respond: scriptedPolicy([
       { call: 'counter__fast' },
@@ -401,8 +406,6 @@ test('resume continues from the checkpoint: recorded tool calls are not run agai
   const { service, calls, slowStarted } = countingService();
   const surface = createSurface([service]);
   const config = PROTOCOLS[2]!.config(model.url);
-
-  // First attempt: cancelled while `slow` (step 2) runs, after step 2's `fast` result was recorded.
   const abort = new AbortController();
   const first = harnessInput(surface, { signal: abort.signal });
   const running = createModelLoopHarness('main', config, FAST).run(first);
@@ -410,6 +413,12 @@ test('resume continues from the checkpoint: recorded tool calls are not run agai
   while (!first.recorder.checkpoints.some((c) => (c.results ?? []).length === 1)) await sleep(5);
   abort.abort();
   await assert.rejects(running, { code: 'cancelled' });
+  return { model, calls, surface, config, first };
+}
+
+test('resume continues from the checkpoint: recorded tool calls are not run again, a cut one is', async (t) => {
+  // First attempt: cancelled while `slow` (step 2) runs, after step 2's `fast` result was recorded.
+  const { model, calls, surface, config, first } = await cutWhileSlowRuns(t);
   assert.deepEqual(Object.fromEntries(calls), { fast: 2, slow: 1 });
   const checkpoint = first.recorder.checkpoints.at(-1)!;
   assert.equal(checkpoint.turn, 2);
@@ -436,23 +445,8 @@ test('resume continues from the checkpoint: recorded tool calls are not run agai
 });
 
 test('a forged checkpoint is refused: a call that never ran, its result, a result for a call in flight, a changed result or answer', async (t) => {
-  const model = await server(t, {
-    respond: scriptedPolicy([
-      { call: 'counter__fast' },
-      { calls: [{ call: 'counter__fast' }, { call: 'counter__slow' }] },
-    ]),
-  });
-  const { service, calls, slowStarted } = countingService();
-  const surface = createSurface([service]);
-  const config = PROTOCOLS[2]!.config(model.url);
   // A real cut step, journaled as the engine journals it: step 1 done, step 2's `fast` recorded, `slow` in flight.
-  const abort = new AbortController();
-  const first = harnessInput(surface, { signal: abort.signal });
-  const running = createModelLoopHarness('main', config, FAST).run(first);
-  await slowStarted;
-  while (!first.recorder.checkpoints.some((c) => (c.results ?? []).length === 1)) await sleep(5);
-  abort.abort();
-  await assert.rejects(running, { code: 'cancelled' });
+  const { model, calls, surface, config, first } = await cutWhileSlowRuns(t);
   const real = JSON.parse(JSON.stringify(first.recorder.checkpoints.at(-1)!)) as ModelLoopCheckpoint;
   const slow = (
     real.messages.at(-1) as unknown as { content: { toolCallId: string; toolName: string }[] }
