@@ -22,7 +22,7 @@ import {
 import { sharedStartGate, type StartGate } from '../processes/admission.js';
 import { connectRemoteService } from '../sessions/remoteService.js';
 import { decideSandbox, type SandboxDecision, type ServiceSandbox, sandboxAvailability } from '../processes/sandbox.js';
-import { buildServiceEnv, serviceCompileCacheDir } from '../processes/serviceEnv.js';
+import { buildServiceEnv, linkServiceModules, serviceCompileCacheDir } from '../processes/serviceEnv.js';
 import { DEFAULT_STARTUP_BUDGET_MS } from '../sessions/startBudget.js';
 import type { ServiceEvent } from '../sessions/serviceEvents.js';
 import type { ServiceSession } from '../sessions/serviceSession.js';
@@ -157,6 +157,9 @@ export async function startInvocationServices(options: InvocationOptions): Promi
   const plan = planServices(version, agent);
   await makePrivateDir(join(runtimePath, 'mcp'));
   await makePrivateDir(paths.serviceDataDir);
+  // `runtimePath/node_modules`: the SDK's MCP packages and zod for services' `import` (NODE_PATH covers only
+  // `require`); an ancestor of every copy, so Node's own lookup finds them wherever the data dir lives.
+  const moduleLinks = await linkServiceModules(runtimePath);
 
   const marker = formatMarker({
     projectId: paths.projectId,
@@ -218,7 +221,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
           sandbox = {
             ...sandbox,
             hide: [paths.dataDir],
-            readOnly: version.workflow.orchestration.git ? [join(options.workspace, '.git')] : [],
+            readOnly: [moduleLinks, ...(version.workflow.orchestration.git ? [join(options.workspace, '.git')] : [])],
           };
         }
         const sourceDir = join(runtimePath, 'mcp', planned.name);

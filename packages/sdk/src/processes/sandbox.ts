@@ -54,7 +54,7 @@ export interface ServiceSandbox {
    * them are bound again, everything else of them is out of its reach. Default none.
    */
   hide?: readonly string[];
-  /** Paths inside its writable directories that stay read-only (a Git-on worktree's `.git`). Default none. */
+  /** Paths bound read-only at their place: a Git-on worktree's `.git`, the invocation's `node_modules` links. Default none. */
   readOnly?: readonly string[];
 }
 
@@ -346,7 +346,10 @@ export interface SandboxLaunch {
   network: boolean;
   /** Directories covered by an empty tmpfs (the data dir), see {@link ServiceSandbox.hide}. Default none. */
   hide?: readonly string[];
-  /** Paths inside the writable binds that stay read-only (`.git`), bound when they exist. Default none. */
+  /**
+   * Paths bound read-only at their place when they exist: inside the writable binds (a Git-on worktree's `.git`)
+   * or inside the hidden data dir (the invocation's `node_modules` links). Default none.
+   */
   readOnly?: readonly string[];
 }
 

@@ -3,8 +3,10 @@
  * `envFrom` mappings, then the SDK's own variables, which `envFrom` cannot override. Nothing else of the
  * host's environment reaches a service, and `process.env` is never changed.
  */
+import { realpathSync } from 'node:fs';
+import { mkdir, symlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { delimiter, join, sep } from 'node:path';
+import { delimiter, dirname, join, sep } from 'node:path';
 import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
 import { SdkError } from '../errors.js';
 
@@ -96,30 +98,91 @@ export function buildServiceEnv(input: ServiceEnvInput): Record<string, string> 
   return env;
 }
 
-let cachedNodePath: string | undefined;
+let cachedModules: readonly ServiceModule[] | undefined;
 
-/** What a CommonJS service requires, by package: resolving exactly these proves the `NODE_PATH` works. */
-const SERVICE_MODULES = [
-  { pkg: '@modelcontextprotocol/sdk', request: '@modelcontextprotocol/sdk/server/index.js' },
-  { pkg: 'zod', request: 'zod' },
-] as const;
+/** A package the SDK lends its services: its name and the real directory it is installed in. */
+export interface ServiceModule {
+  /** The package name (`@modelcontextprotocol/sdk`, `zod`, …). */
+  pkg: string;
+  /** The package's root directory, as installed beside this SDK (links resolved). */
+  dir: string;
+}
 
 /**
- * The `NODE_PATH` every service gets: the `node_modules` directories under which
- * `@modelcontextprotocol/sdk` and `zod` resolve from this SDK, so that a CommonJS service can
+ * What a service may import or require without installing anything, by package, and the request that finds
+ * it: the MCP SDK v1 (`@modelcontextprotocol/sdk`), the v2 server packages (`@modelcontextprotocol/server`
+ * and the `core` it is built on) and `zod`. `optional` packages are lent when this installation has them.
+ */
+const SERVICE_MODULES: readonly { pkg: string; request: string; from?: string; optional?: boolean }[] = [
+  { pkg: '@modelcontextprotocol/sdk', request: '@modelcontextprotocol/sdk/server/index.js' },
+  { pkg: 'zod', request: 'zod' },
+  { pkg: '@modelcontextprotocol/server', request: '@modelcontextprotocol/server', optional: true },
+  // `core` is the server's own dependency: found from where the server is installed.
+  {
+    pkg: '@modelcontextprotocol/core',
+    request: '@modelcontextprotocol/core',
+    from: '@modelcontextprotocol/server',
+    optional: true,
+  },
+];
+
+/**
+ * The packages every project service can load, CommonJS or ESM, wherever the data dir lives: each resolved
+ * from this SDK's own installation. Computed once.
+ */
+export function serviceModules(): readonly ServiceModule[] {
+  if (cachedModules !== undefined) return cachedModules;
+  const sdkRequire = createRequire(import.meta.url);
+  const found: ServiceModule[] = [];
+  for (const { pkg, request, from, optional } of SERVICE_MODULES) {
+    try {
+      const base = from === undefined ? undefined : found.find((m) => m.pkg === from);
+      if (from !== undefined && base === undefined) continue;
+      const resolveFrom = base === undefined ? sdkRequire : createRequire(join(base.dir, 'package.json'));
+      const nodeModules = nodeModulesDirOf(resolveFrom.resolve(request), pkg);
+      found.push({ pkg, dir: realpathSync(join(nodeModules, ...pkg.split('/'))) });
+    } catch (error) {
+      if (!optional) throw error;
+    }
+  }
+  cachedModules = found;
+  return found;
+}
+
+/**
+ * The `NODE_PATH` every service gets: the `node_modules` directories under which the packages of
+ * {@link serviceModules} resolve from this SDK, so that a CommonJS service can
  * `require('@modelcontextprotocol/sdk/server/index.js')` and `require('zod')` with nothing installed
- * beside it. Computed once.
+ * beside it. ES modules ignore `NODE_PATH`: they find the same packages through
+ * {@link linkServiceModules}.
  */
 export function serviceNodePath(): string {
-  if (cachedNodePath !== undefined) return cachedNodePath;
-  const require = createRequire(import.meta.url);
   const dirs: string[] = [];
-  for (const { pkg, request } of SERVICE_MODULES) {
-    const dir = nodeModulesDirOf(require.resolve(request), pkg);
-    if (!dirs.includes(dir)) dirs.push(dir);
+  for (const { pkg, dir } of serviceModules()) {
+    const nodeModules = dir.slice(0, dir.length - pkg.length - 1);
+    if (!dirs.includes(nodeModules)) dirs.push(nodeModules);
   }
-  cachedNodePath = dirs.join(delimiter);
-  return cachedNodePath;
+  return dirs.join(delimiter);
+}
+
+/**
+ * Writes `<dir>/node_modules/<package>` links to each package of {@link serviceModules}, in an
+ * invocation's runtime directory: an ancestor of every service copy, so Node's own lookup (which ES modules
+ * use, and which `NODE_PATH` does not reach) finds the SDK's MCP packages and `zod` from a service wherever
+ * the data dir lives. A `node_modules` shipped inside a service's own files is nearer and wins. Returns the
+ * directory (0700; bound read-only inside a sandbox).
+ */
+export async function linkServiceModules(dir: string): Promise<string> {
+  const root = join(dir, 'node_modules');
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  for (const { pkg, dir: target } of serviceModules()) {
+    const at = join(root, ...pkg.split('/'));
+    await mkdir(dirname(at), { recursive: true, mode: 0o700 });
+    await symlink(target, at, 'dir').catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+  }
+  return root;
 }
 
 /**
