@@ -82,6 +82,8 @@ export interface PresetCase {
    * to the marker file). After the run the marker file must not exist: none of them took effect.
    */
   planted?: Record<string, string>;
+  /** The run must fail before the CLI starts, its invocation with this code (no model request made). */
+  refusedWith?: string;
 }
 
 /**
@@ -179,6 +181,15 @@ export async function runPreset(t: TestContext, c: PresetCase): Promise<void> {
   if (marker !== undefined) {
     const ran = existsSync(marker) ? readFileSync(marker, 'utf8').trim().split('\n') : [];
     assert.deepEqual(ran, [], `settings planted in the workspace took effect: ${context()}`);
+  }
+  if (c.refusedWith !== undefined) {
+    assert.equal(result.status, 'failed', context());
+    const error = ofType(result.events, 'invocation.finished')[0]?.error as { code?: string } | undefined;
+    assert.equal(error?.code, c.refusedWith, context());
+    assert.deepEqual(server.requests, [], 'the CLI never reached the model');
+    watch.stop();
+    await assertNothingLeft(box.project, result.events);
+    return;
   }
   assert.equal(result.status, 'succeeded', context());
   // The call reached the project service through the invocation's surface.

@@ -25,12 +25,11 @@ test('preset opencode: project config and MCP servers planted in the workspace t
   });
 });
 
-// Not protected (docs/harnesses.md): OpenCode 1.18.33 loads `.opencode/plugin(s)/*.js` of the workspace through
-// a config path that heeds neither OPENCODE_DISABLE_PROJECT_CONFIG nor --pure. Run as a todo, so it shows
-// (failing) in every run without failing the suite; it passes the day OpenCode gets a switch the preset uses.
-test('preset opencode: plugins planted in the workspace take no effect', {
+// OpenCode 1.18.33 loads `.opencode/plugin(s)/*` of the workspace through a config path that heeds neither
+// OPENCODE_DISABLE_PROJECT_CONFIG nor --pure: the preset refuses such a workspace before OpenCode starts
+// (workspace_config_refused), and sandboxed services cannot write there (test/sdk/harness/opencodeWorkspace.test.ts).
+test('preset opencode: plugins planted in the workspace take no effect (the preset refuses to start OpenCode)', {
   timeout: 300_000,
-  todo: 'OpenCode 1.18.33 has no switch that keeps a workspace .opencode/plugin(s)/ from loading',
 }, async (t) => {
   await runPreset(t, {
     preset: 'opencode',
@@ -39,5 +38,6 @@ test('preset opencode: plugins planted in the workspace take no effect', {
       '.opencode/plugin/planted.js': plugin('opencode-plugin'),
       '.opencode/plugins/planted.js': plugin('opencode-plugins'),
     },
+    refusedWith: 'workspace_config_refused',
   });
 });

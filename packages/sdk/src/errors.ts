@@ -50,6 +50,7 @@ export const ERROR_CODES = [
   'invalid_script',
   'not_a_git_repo',
   'worktree_tampered',
+  'workspace_config_refused',
   'cancelled',
   'workflow_conflict',
   'collect_failed',

@@ -29,6 +29,7 @@ import {
   substitute,
 } from './commandLaunch.js';
 import { type PresetContext, type PresetPlan, planCustom, planPreset } from './presets.js';
+import { checkOpencodeWorkspace } from './presetOpencode.js';
 
 export { type CommandHarnessConfig, commandPrompt } from './commandLaunch.js';
 
@@ -184,6 +185,7 @@ async function attempt(
   }
 
   checkArgLength(agent, context.prompt, args, env);
+  if (config.preset === 'opencode') await checkOpencodeWorkspace(agent, input.workspace);
 
   const log = new StderrLog(join(configDir, 'stderr.log'));
   state.log = log;

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { lstat, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makePrivateDir } from '../fileModes.js';
 import { collectMarked } from '@scienceevolve/supervisor/terminate';
@@ -160,6 +161,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
   // `runtimePath/node_modules`: the SDK's MCP packages and zod for services' `import` (NODE_PATH covers only
   // `require`); an ancestor of every copy, so Node's own lookup finds them wherever the data dir lives.
   const moduleLinks = await linkServiceModules(runtimePath);
+  const opencodeDir = await guardOpencodeConfig(version, options.workspace);
 
   const marker = formatMarker({
     projectId: paths.projectId,
@@ -221,7 +223,11 @@ export async function startInvocationServices(options: InvocationOptions): Promi
           sandbox = {
             ...sandbox,
             hide: [paths.dataDir],
-            readOnly: [moduleLinks, ...(version.workflow.orchestration.git ? [join(options.workspace, '.git')] : [])],
+            readOnly: [
+              moduleLinks,
+              ...(version.workflow.orchestration.git ? [join(options.workspace, '.git')] : []),
+              ...(opencodeDir === undefined ? [] : [opencodeDir]),
+            ],
           };
         }
         const sourceDir = join(runtimePath, 'mcp', planned.name);
@@ -375,4 +381,26 @@ export function processFacts(session: ServiceSession | undefined): { pid?: numbe
   if (session?.kind !== 'project') return {};
   const s = session as StdioServiceSession;
   return { pid: s.pid, pgid: s.pgid };
+}
+
+/**
+ * OpenCode loads the plugins of a workspace's `.opencode/plugin(s)/` whatever its switches say. Where an agent
+ * of the workflow runs the `opencode` preset, the workspace's `.opencode` is made (when missing, as an empty
+ * directory) so that every sandboxed service gets it read-only: no service can plant a plugin there. Returns
+ * its path, or undefined when no agent uses the preset or the path is not a plain directory (a link or a file
+ * a service left: the preset refuses to start OpenCode then, see `harness/presetOpencode.ts`).
+ */
+async function guardOpencodeConfig(version: WorkflowVersion, workspace: string): Promise<string | undefined> {
+  const usesOpencode = Object.values(version.workflow.agents).some(
+    (agent) => agent.harness.type === 'command' && agent.harness.preset === 'opencode',
+  );
+  if (!usesOpencode) return undefined;
+  const dir = join(workspace, '.opencode');
+  try {
+    await mkdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return undefined;
+  }
+  const stat = await lstat(dir).catch(() => undefined);
+  return stat?.isDirectory() === true ? dir : undefined;
 }
