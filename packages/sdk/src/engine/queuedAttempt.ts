@@ -13,6 +13,7 @@ import { mainProposedDigests } from '../invocation/sandboxPolicy.js';
 import { SdkError, toSdkError } from '../errors.js';
 import type { InvocationState, RunEventInput, UsageTotals } from '../events/runEvents.js';
 import { emptyUsage } from '../events/runEvents.js';
+import { InvocationStateSchema } from '../schemas/states.js';
 import type { QueueClient } from '../queue/queueClient.js';
 import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
@@ -309,8 +310,8 @@ async function takers(host: QueuedAttemptHost, job: string): Promise<string[]> {
   }
 }
 
-/** The states an invocation can be in (a result naming another is refused). */
-const INVOCATION_STATES = ['starting', 'running', 'succeeded', 'failed', 'interrupted'] as const;
+/** The states an invocation can be in (a result naming another is refused): the one list, the schema's. */
+const INVOCATION_STATES = InvocationStateSchema.options;
 
 /**
  * The job's result, checked: anything in Redis may have been written by something else. Its events are
