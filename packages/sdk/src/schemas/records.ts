@@ -18,7 +18,7 @@ export const ErrorRecordSchema = z.object({
   code: z.string(),
   message: z.string(),
   remedy: z.string().optional(),
-  data: z.record(z.string(), z.unknown()).optional(),
+  data: z.record(z.string(), z.unknown()).meta({ keyName: 'key' }).optional(),
 });
 /** An error as stored and published: `SdkError.toJSON()`. */
 export type ErrorRecord = z.infer<typeof ErrorRecordSchema>;

@@ -8,14 +8,16 @@
  * fields are dropped from the parsed value.
  */
 import { z } from 'zod';
-import { ErrorRecordSchema, ShortErrorSchema, TokenCountsSchema, UsageTotalsSchema, count, isoTime } from './records.js';
-import { ServiceEventBodySchemas, ServiceFieldsSchema } from './serviceEvents.js';
 import {
-  CollectionSchema,
-  InvocationStateSchema,
-  PrestartCollectedReasonSchema,
-  RunStatusSchema,
-} from './states.js';
+  ErrorRecordSchema,
+  ShortErrorSchema,
+  TokenCountsSchema,
+  UsageTotalsSchema,
+  count,
+  isoTime,
+} from './records.js';
+import { ServiceEventBodySchemas, ServiceFieldsSchema } from './serviceEvents.js';
+import { CollectionSchema, InvocationStateSchema, PrestartCollectedReasonSchema, RunStatusSchema } from './states.js';
 
 /** Fields of every event. */
 const base = {

@@ -79,3 +79,20 @@ export const PrestartCollectedReasonSchema = z.enum([
   'start_failed',
   'run_end',
 ]);
+
+/** The external agent CLIs the SDK has presets (and `harness-config` formats) for. */
+export const HarnessFormatSchema = z.enum(['claude', 'codex', 'gemini', 'opencode', 'pi']);
+
+/** The harness choices of `init`: the built-in harness types and the agent CLI presets (`gemini-cli` is the Gemini CLI). */
+export const InitHarnessSchema = z.enum([
+  'scripted',
+  'openai',
+  'anthropic',
+  'gemini',
+  'claude',
+  'codex',
+  'gemini-cli',
+  'opencode',
+  'pi',
+  'command',
+]);

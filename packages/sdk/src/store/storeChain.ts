@@ -103,7 +103,11 @@ function storeSource(paths: ProjectPaths | undefined, file: string, what: string
 
 /** Checks `accepted.json`'s record against `AcceptedPointerSchema`; throws `store_tampered` naming the field. */
 export function checkPointer(paths: ProjectPaths | undefined, file: string, value: unknown): AcceptedPointer {
-  return parseRecord(AcceptedPointerSchema, value, storeSource(paths, file, 'an accepted pointer {"version", "digest"}'));
+  return parseRecord(
+    AcceptedPointerSchema,
+    value,
+    storeSource(paths, file, 'an accepted pointer {"version", "digest"}'),
+  );
 }
 
 /**
