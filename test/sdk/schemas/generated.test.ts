@@ -42,8 +42,14 @@ test('each JSON Schema compiles and agrees with its zod schema on a valid and an
   const ajv = new Ajv({ strict: false });
   const samples: Record<string, [unknown, unknown]> = {
     'cli-validate': [{ ok: true, errors: [] }, { ok: true }],
-    'cli-migrate': [{ from: null, to: 2 }, { from: 1.5, to: 2 }],
-    'accepted-pointer': [{ version: 1, digest: 'a'.repeat(64) }, { version: 1, digest: 'x' }],
+    'cli-migrate': [
+      { from: null, to: 2 },
+      { from: 1.5, to: 2 },
+    ],
+    'accepted-pointer': [
+      { version: 1, digest: 'a'.repeat(64) },
+      { version: 1, digest: 'x' },
+    ],
     'format-file': [{ format: 2, createdBy: 'scienceevolve' }, { format: '2' }],
     'era-record': [
       { format: 2, digest: 'd', era: 'legacy', listed: { tools: 1, resources: 0, resourceTemplates: 0, prompts: 0 } },
