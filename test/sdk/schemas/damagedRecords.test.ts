@@ -99,6 +99,11 @@ function runRecord(): Record<string, unknown> {
 
 describe('run.json: store_tampered naming the run, the file and the field', () => {
   const inv = (d: Record<string, unknown>) => (d.invocations as Record<string, unknown>[])[0]!;
+  /** `d` with `change` made to its one invocation entry. */
+  const withInvocation = (d: Record<string, unknown>, change: (i: Record<string, unknown>) => void) => {
+    change(inv(d));
+    return d;
+  };
   const cases: Case[] = [
     ['not JSON', () => '{"format": 1, "run": "run-', 'store_tampered', /is not valid JSON/],
     ['an array', () => [], 'store_tampered', /the document is not an object/],
@@ -109,13 +114,19 @@ describe('run.json: store_tampered naming the run, the file and the field', () =
     ['another run', (d) => ({ ...d, run: 'run-2' }), 'store_tampered', /field "run" names another run/],
     [
       'an invocation in no state',
-      (d) => (inv(d).state = SECRET) && d,
+      (d) =>
+        withInvocation(d, (i) => {
+          i.state = SECRET;
+        }),
       'store_tampered',
       /invocation 1 of 1 \(field "invocations\.0\.state"\) is not "starting"/,
     ],
     [
       "an attempt's outcome of no list",
-      (d) => ((inv(d).attempts as Record<string, unknown>[])[0]!.outcome = 'running') && d,
+      (d) =>
+        withInvocation(d, (i) => {
+          (i.attempts as Record<string, unknown>[])[0]!.outcome = 'running';
+        }),
       'store_tampered',
       /field "invocations\.0\.attempts\.0\.outcome"/,
     ],

@@ -17,7 +17,7 @@ import { z } from 'zod';
  * - `interrupted`: the host stopped or died before Main finished; `resume` continues it.
  */
 export const RunStatusSchema = z.enum(['running', 'succeeded', 'failed', 'cancelled', 'interrupted']);
-/** The life of a run (see {@link RunStatusSchema} for each status). */
+/** The life of a run (see `RunStatusSchema` for each status). */
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 /** The statuses a finished `run` or `resume` reports (a run is never `running` once its call returned). */
@@ -36,7 +36,7 @@ export const RunEndSchema = RunStatusSchema.exclude(['running']);
  * - `interrupted`: its host stopped before it finished; `resume` continues it.
  */
 export const InvocationStateSchema = z.enum(['starting', 'running', 'succeeded', 'failed', 'interrupted']);
-/** The life of an invocation (see {@link InvocationStateSchema} for each state). */
+/** The life of an invocation (see `InvocationStateSchema` for each state). */
 export type InvocationState = z.infer<typeof InvocationStateSchema>;
 
 /** How one attempt of an invocation ended (null in the record while it runs). */
@@ -56,7 +56,7 @@ export type AcceptedBy = z.infer<typeof AcceptedBySchema>;
  * - `required`: `orchestration.sandbox` is `required`: sandboxed.
  */
 export const SandboxReasonSchema = z.enum(['policy_off', 'auto', 'opted_out', 'unavailable', 'required']);
-/** Why a project service runs sandboxed or not (see {@link SandboxReasonSchema}). */
+/** Why a project service runs sandboxed or not (see `SandboxReasonSchema`). */
 export type SandboxReason = z.infer<typeof SandboxReasonSchema>;
 
 /**
