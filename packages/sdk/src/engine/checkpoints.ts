@@ -84,14 +84,28 @@ function notJson(invocation: string, cause: unknown): SdkError {
 
 /**
  * The invocation's last checkpoint state, or undefined when it never saved one. A file that is not a
- * checkpoint of this invocation (`CheckpointFileSchema`, and its run and invocation) is an error
- * (`invalid_checkpoint` naming the file and the field), never silently ignored.
+ * checkpoint of this invocation is an error (`invalid_checkpoint` naming the file and the field), never
+ * silently ignored.
  */
 export async function readCheckpoint(
   paths: ProjectPaths,
   runId: string,
   invocationId: string,
 ): Promise<{ state: unknown } | undefined> {
+  const file = await readCheckpointFile(paths, runId, invocationId);
+  return file === undefined ? undefined : { state: file.state };
+}
+
+/**
+ * The invocation's checkpoint file, checked (`CheckpointFileSchema`, and its run and invocation), or
+ * undefined when it never saved one; `invalid_checkpoint` naming the file and the field otherwise. For a
+ * reader that hands the whole file on (a queue job carries it to a worker).
+ */
+export async function readCheckpointFile(
+  paths: ProjectPaths,
+  runId: string,
+  invocationId: string,
+): Promise<CheckpointFile | undefined> {
   const path = checkpointPath(paths, runId, invocationId);
   const source: RecordSource = {
     file: path,
@@ -120,5 +134,5 @@ export async function readCheckpoint(
   if (file.invocation !== invocationId) throw recordError(source, 'field "invocation" names another invocation');
   // A state of `undefined` would read as "no checkpoint": the key must be there (JSON has no undefined).
   if (!Object.hasOwn(value as object, 'state')) throw recordError(source, 'field "state" is missing');
-  return { state: file.state };
+  return file;
 }

@@ -12,7 +12,8 @@ import { checkDataDir } from '../store/dataDir.js';
 import { ProjectPaths } from '../store/projectStore.js';
 import { type WorkflowVersion, readAccepted } from '../store/workflowVersions.js';
 import { readEvents } from '../events/journal.js';
-import { type RunEventOf, type UsageTotals, emptyUsage } from '../events/runEvents.js';
+import { type UsageTotals, emptyUsage } from '../events/runEvents.js';
+import { RunEventSchemas } from '../schemas/runEvents.js';
 import { type CorruptRun, type InvocationState, type RunStatus, effectiveStatus, listRunRecords } from './runRecord.js';
 
 /** One invocation as `status` shows it. */
@@ -220,20 +221,10 @@ async function waitingSets(paths: ProjectPaths, runId: string): Promise<Prestart
   return [...sets.values()];
 }
 
-/** A `prestart.ready` line as status shows it, or undefined when a field is missing or of another kind. */
-function prestartedSet(event: RunEventOf<'prestart.ready'>): PrestartedSet | undefined {
-  const { agent, time, pids, services, idleDeadline } = event as unknown as Partial<Record<string, unknown>>;
-  if (typeof agent !== 'string' || typeof time !== 'string') return undefined;
-  if (!Array.isArray(pids) || !pids.every((pid) => Number.isSafeInteger(pid) && pid > 0)) return undefined;
-  if (services !== undefined && !(Array.isArray(services) && services.every((name) => typeof name === 'string')))
-    return undefined;
-  if (idleDeadline !== undefined && typeof idleDeadline !== 'string') return undefined;
-  return {
-    invocation: event.invocation,
-    agent,
-    since: time,
-    services: (services as string[] | undefined) ?? [],
-    pids: pids as number[],
-    idleDeadline: idleDeadline ?? null,
-  };
+/** A `prestart.ready` line as status shows it (checked by its event schema), or undefined when it does not match. */
+function prestartedSet(event: unknown): PrestartedSet | undefined {
+  const parsed = RunEventSchemas['prestart.ready'].safeParse(event);
+  if (!parsed.success) return undefined;
+  const { invocation, agent, time, pids, services, idleDeadline } = parsed.data;
+  return { invocation, agent, since: time, services: services ?? [], pids, idleDeadline: idleDeadline ?? null };
 }

@@ -7,6 +7,9 @@ import { z } from 'zod';
 /** A count the SDK wrote: a non-negative integer. */
 export const count = z.number().int().nonnegative();
 
+/** A process id: a positive integer. */
+export const pid = z.number().int().positive();
+
 /** An ISO 8601 time the SDK wrote (`new Date().toISOString()`, or with an offset). */
 export const isoTime = z.iso.datetime({ offset: true });
 

@@ -15,6 +15,7 @@ import {
   UsageTotalsSchema,
   count,
   isoTime,
+  pid,
 } from './records.js';
 import { ServiceEventBodySchemas, ServiceFieldsSchema } from './serviceEvents.js';
 import { CollectionSchema, InvocationStateSchema, PrestartCollectedReasonSchema, RunStatusSchema } from './states.js';
@@ -258,7 +259,7 @@ export const RunEventSchemas = {
     type: z.literal('prestart.ready'),
     runtimePath: z.string(),
     /** The services' process ids. */
-    pids: z.array(z.number().int()),
+    pids: z.array(pid),
     /** The set's service names, in plan order (absent in journals written before they were recorded). */
     services: z.array(z.string()).optional(),
     /** When the set is collected if nobody takes it, ISO 8601 (`prestartIdleMs` after it was ready; absent likewise). */
@@ -270,7 +271,7 @@ export const RunEventSchemas = {
     type: z.literal('prestart.collected'),
     reason: PrestartCollectedReasonSchema,
     /** The services' process ids (all gone when the event is journaled). */
-    pids: z.array(z.number().int()),
+    pids: z.array(pid),
     /** Why the start failed, or the collection failed. */
     error: ShortErrorSchema.optional(),
   }),

@@ -5,7 +5,7 @@
  * content or secret values (SPEC §11).
  */
 import { z } from 'zod';
-import { CatalogNamesSchema, ShortErrorSchema, count } from './records.js';
+import { CatalogNamesSchema, ShortErrorSchema, count, pid } from './records.js';
 import { ListNameSchema, SandboxReasonSchema, ServiceKindSchema } from './states.js';
 
 /** Whether a project service runs sandboxed, and why (`orchestration.sandbox`). */
@@ -25,9 +25,9 @@ export const ServiceFieldsSchema = z.object({
   /** The definition's digest. */
   digest: z.string().optional(),
   /** The leader's pid (project services, once spawned). */
-  pid: z.number().int().optional(),
+  pid: pid.optional(),
   /** The process group id (= the leader's pid). */
-  pgid: z.number().int().optional(),
+  pgid: pid.optional(),
   /** The stderr log file (project services): its path, never its content. */
   log: z.string().optional(),
   /** The endpoint without credentials or query (remote services). */
@@ -67,9 +67,9 @@ export const ServiceEventBodySchemas = {
     /** True when SIGKILL was needed. */
     forced: z.boolean(),
     /** Pids of marked processes outside the group that were collected. */
-    swept: z.array(z.number().int()),
+    swept: z.array(pid),
     /** Pids still alive after SIGKILL and the wait (normally empty). */
-    survivors: z.array(z.number().int()),
+    survivors: z.array(pid),
     /** Stdout lines skipped because they were not JSON-RPC. */
     pollutedLines: count,
     /** Stdout lines that claimed JSON-RPC but were invalid. */
