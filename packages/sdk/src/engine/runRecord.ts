@@ -10,14 +10,14 @@ import { isHostAlive } from '@scienceevolve/supervisor/protocol';
 import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError, toSdkError } from '../errors.js';
 import { type RecordSource, notJsonError, parseRecord, recordError } from '../schemas/parseRecord.js';
-import { type RunRecord, RunRecordSchema } from '../schemas/runRecord.js';
+import { type CorruptRun, type RunRecord, RunRecordSchema } from '../schemas/runRecord.js';
 import type { RunStatus } from '../schemas/states.js';
 import { writeFileAtomic } from '../store/atomicFile.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
 // The record's types are its schema's (`schemas/runRecord.ts`): one source for the writer, the reader and
 // the documentation.
-export type { AttemptRecord, InvocationRecord, RunRecord } from '../schemas/runRecord.js';
+export type { AttemptRecord, CorruptRun, InvocationRecord, RunRecord } from '../schemas/runRecord.js';
 export type { ErrorRecord, UsageTotals } from '../schemas/records.js';
 export type { InvocationState, RunStatus } from '../schemas/states.js';
 
@@ -34,16 +34,6 @@ export function runRecordPath(paths: ProjectPaths, runId: string): string {
 /** `runs/<runId>/events.jsonl`. */
 export function runEventsPath(paths: ProjectPaths, runId: string): string {
   return join(paths.runDir(runId), 'events.jsonl');
-}
-
-/** A run whose `run.json` could not be read or is not a run record: `status` reports it, never skips it. */
-export interface CorruptRun {
-  /** The run id (its directory's name). */
-  run: string;
-  /** The damaged `run.json`. */
-  path: string;
-  /** What is wrong with it. */
-  message: string;
 }
 
 /**

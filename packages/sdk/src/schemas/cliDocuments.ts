@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { ErrorRecordSchema, UsageTotalsSchema } from './records.js';
+import { CorruptRunSchema } from './runRecord.js';
 import {
   AcceptedBySchema,
   CollectionSchema,
@@ -76,57 +77,90 @@ export const WorkflowDiffDocumentSchema = z.strictObject({
   digests: named('definition', z.strictObject({ from: z.string().nullable(), to: z.string().nullable() })),
 });
 
-/** `workflow verify --json`. */
+/** One problem `workflow verify` found: the file (or directory) and what did not match. */
+export const VerifyProblemSchema = z.strictObject({
+  /** The absolute path of the file or directory. */
+  file: z.string(),
+  /** The error code a read would meet (`store_tampered`, `unsafe_path` or `io_error`). */
+  code: z.string(),
+  message: z.string(),
+});
+
+/** One project's verification. */
+export const ProjectVerificationSchema = z.strictObject({
+  project: z.string(),
+  /** True when no problem was found. */
+  ok: z.boolean(),
+  /** The version `accepted.json` names, or null (none, or unreadable). */
+  acceptedVersion: int.nullable(),
+  /** How many version files were checked. */
+  versions: int,
+  /** How many persistent sources were recomputed against their digests. */
+  sources: int,
+  problems: z.array(VerifyProblemSchema),
+  /**
+   * What is there but is no problem: a version file above the accepted one (an accept interrupted before
+   * the pointer moved; the next accept replaces it), a source no version names (an accept interrupted
+   * after storing it).
+   */
+  notes: strings,
+});
+
+/** `workflow verify --json`: the result of `verifyProjects`. */
 export const WorkflowVerifyDocumentSchema = z.strictObject({
   dataDir: z.string(),
+  /** True when no project has a problem. */
   ok: z.boolean(),
-  projects: z.array(
-    z.strictObject({
-      project: z.string(),
-      ok: z.boolean(),
-      acceptedVersion: int.nullable(),
-      versions: int,
-      sources: int,
-      problems: z.array(z.strictObject({ file: z.string(), code: z.string(), message: z.string() })),
-      notes: strings,
-    }),
-  ),
+  projects: z.array(ProjectVerificationSchema),
 });
 
 /** `migrate --json`. */
 export const MigrateDocumentSchema = z.strictObject({ from: int.nullable(), to: int });
 
-/** `services probe --json`. */
+/** One service of a probe report (one per `mcpServers` name; aliases share pid and lists). */
+export const ProbedServiceSchema = z.strictObject({
+  name: z.string(),
+  /** The definition (project services) or `null` (remote). */
+  definition: z.string().nullable(),
+  digest: z.string().nullable(),
+  /** The endpoint (remote services only). */
+  url: z.string().optional(),
+  pid: int.nullable(),
+  pgid: int.nullable(),
+  state: z.enum(['ready', 'failed']),
+  tools: strings,
+  resources: strings,
+  resourceTemplates: strings,
+  prompts: strings,
+  /** List methods the service declares but answered "method not found" (counted as empty), e.g. `resources/templates/list`. */
+  missingLists: strings,
+  /**
+   * Whether the service runs sandboxed and why (`orchestration.sandbox`), `detail` what made the sandbox
+   * unavailable or a note. `null` for a remote service, and for one whose start failed before this was
+   * decided (`sandbox_unavailable` among them).
+   */
+  sandbox: z
+    .strictObject({
+      sandboxed: z.boolean(),
+      reason: SandboxReasonSchema,
+      network: z.boolean(),
+      detail: z.string().optional(),
+    })
+    .nullable(),
+  error: z.strictObject({ code: z.string(), message: z.string(), log: z.string().nullable() }).nullable(),
+});
+
+/** `services probe --json`: the result of `probeServices`. */
 export const ServicesProbeDocumentSchema = z.strictObject({
   project: z.string(),
   invocation: z.string(),
   runtimePath: z.string(),
+  /**
+   * What collects the services' processes on this host: `cgroup-v2` or `cgroup-v1` (a control group per
+   * service: nothing escapes, `pids.max` holds), or `process-group` (process group and marker sweep only).
+   */
   collection: CollectionSchema,
-  services: z.array(
-    z.strictObject({
-      name: z.string(),
-      definition: z.string().nullable(),
-      digest: z.string().nullable(),
-      url: z.string().optional(),
-      pid: int.nullable(),
-      pgid: int.nullable(),
-      state: z.enum(['ready', 'failed']),
-      tools: strings,
-      resources: strings,
-      resourceTemplates: strings,
-      prompts: strings,
-      missingLists: strings,
-      sandbox: z
-        .strictObject({
-          sandboxed: z.boolean(),
-          reason: SandboxReasonSchema,
-          network: z.boolean(),
-          detail: z.string().optional(),
-        })
-        .nullable(),
-      error: z.strictObject({ code: z.string(), message: z.string(), log: z.string().nullable() }).nullable(),
-    }),
-  ),
+  services: z.array(ProbedServiceSchema),
 });
 
 /** `services serve --http --json`: printed once the face is listening. */
@@ -172,55 +206,97 @@ export const ResumeDocumentSchema = z.strictObject({
   ),
 });
 
-/** `status --json`. */
+/** One invocation as `status` shows it. */
+export const InvocationStatusSchema = z.strictObject({
+  id: z.string(),
+  agent: z.string(),
+  parent: z.string().nullable(),
+  state: InvocationStateSchema,
+  attempts: int,
+  restarted: z.boolean(),
+  /** Tool calls that reached the surface, summed over the attempts. */
+  toolCalls: int,
+  /** Milliseconds the invocation's service starts waited at the admission gate, summed over the attempts. */
+  startQueuedMs: int,
+  /** Usage of the invocation's model calls (zeros for a harness without a model, or a record from before usage was kept). */
+  usage: UsageTotalsSchema.strict(),
+});
+
+/** A prestarted set of services waiting for the next invocation of its agent. */
+export const PrestartedSetSchema = z.strictObject({
+  /** The id the invocation that takes it will carry. */
+  invocation: z.string(),
+  /** The agent (role) whose next invocation it waits for. */
+  agent: z.string(),
+  /** When it was ready, ISO 8601. */
+  since: z.string(),
+  /** Its service names (empty for a journal written before they were recorded). */
+  services: strings,
+  /** Its services' process ids. */
+  pids: z.array(int),
+  /** When it is collected if nobody takes it, ISO 8601; null for a journal written before it was recorded. */
+  idleDeadline: z.string().nullable(),
+});
+
+/** One run as `status` shows it. */
+export const RunStatusReportSchema = z.strictObject({
+  run: z.string(),
+  /** `running` only while its host is alive; a dead host's run shows `interrupted`; `cancelled` after SIGINT/SIGTERM. */
+  status: RunStatusSchema,
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+  hostPid: int,
+  resumes: int,
+  output: z.string().nullable(),
+  /** Usage of every model call of the run, across resumes. */
+  usage: UsageTotalsSchema.strict(),
+  invocations: z.array(InvocationStatusSchema),
+  /**
+   * Warm starts waiting for an invocation (services started ahead for an agent's next `delegate`), read from
+   * the run's journal: ready, not taken by an invocation, not collected. Only a `running` run has any.
+   */
+  prestarted: z.array(PrestartedSetSchema),
+});
+
+/** A store read that failed: the code, the message and the file it names. */
+export const DamagedStoreSchema = z.strictObject({
+  code: z.string(),
+  message: z.string(),
+  /** The file named by the error, or null. */
+  path: z.string().nullable(),
+});
+
+/** A live service process of the project (it carries one of the project's markers). */
+export const LiveServiceSchema = z.strictObject({
+  pid: int,
+  pgid: int,
+  /** The services id of the invocation attempt it belongs to. */
+  invocation: z.string(),
+  hostPid: int,
+  /** False for a stray of a dead host (the next `run` or `resume` sweeps it). */
+  hostAlive: z.boolean(),
+});
+
+/** One project as `status` shows it. */
+export const ProjectStatusSchema = z.strictObject({
+  project: z.string(),
+  /** The accepted version, or null when none was accepted or the store is damaged (see `acceptedError`). */
+  acceptedVersion: int.nullable(),
+  /**
+   * Why the accepted version could not be read (`store_tampered`: `accepted.json` or its version file was
+   * changed outside the SDK), or null. A damaged store is reported, never shown as "no accepted version".
+   */
+  acceptedError: DamagedStoreSchema.nullable(),
+  runs: z.array(RunStatusReportSchema),
+  /** Runs whose `run.json` is damaged (not JSON, or not this run's record): reported, never skipped. */
+  corruptRuns: z.array(CorruptRunSchema),
+  liveServices: z.array(LiveServiceSchema),
+});
+
+/** `status --json`: the result of `runStatus`. */
 export const StatusDocumentSchema = z.strictObject({
   dataDir: z.string(),
-  projects: z.array(
-    z.strictObject({
-      project: z.string(),
-      acceptedVersion: int.nullable(),
-      acceptedError: z.strictObject({ code: z.string(), message: z.string(), path: z.string().nullable() }).nullable(),
-      runs: z.array(
-        z.strictObject({
-          run: z.string(),
-          status: RunStatusSchema,
-          startedAt: z.string(),
-          finishedAt: z.string().nullable(),
-          hostPid: int,
-          resumes: int,
-          output: z.string().nullable(),
-          usage: UsageTotalsSchema.strict(),
-          invocations: z.array(
-            z.strictObject({
-              id: z.string(),
-              agent: z.string(),
-              parent: z.string().nullable(),
-              state: InvocationStateSchema,
-              attempts: int,
-              restarted: z.boolean(),
-              toolCalls: int,
-              startQueuedMs: int,
-              usage: UsageTotalsSchema.strict(),
-            }),
-          ),
-          prestarted: z.array(
-            z.strictObject({
-              invocation: z.string(),
-              agent: z.string(),
-              since: z.string(),
-              services: strings,
-              pids: z.array(int),
-              idleDeadline: z.string().nullable(),
-            }),
-          ),
-        }),
-      ),
-      corruptRuns: z.array(z.strictObject({ run: z.string(), path: z.string(), message: z.string() })),
-      liveServices: z.array(
-        z.strictObject({ pid: int, pgid: int, invocation: z.string(), hostPid: int, hostAlive: z.boolean() }),
-      ),
-    }),
-  ),
+  projects: z.array(ProjectStatusSchema),
 });
 
 /** `workflow pack <dir> --out F --json`. */

@@ -103,3 +103,15 @@ export const RunRecordSchema = z.object({
 });
 /** `run.json`: a run's durable state. */
 export type RunRecord = z.infer<typeof RunRecordSchema>;
+
+/** A run whose `run.json` could not be read or is not a run record: `status` reports it, never skips it. */
+export const CorruptRunSchema = z.strictObject({
+  /** The run id (its directory's name). */
+  run: z.string(),
+  /** The damaged `run.json`. */
+  path: z.string(),
+  /** What is wrong with it. */
+  message: z.string(),
+});
+/** A run whose `run.json` could not be read or is not a run record. */
+export type CorruptRun = z.infer<typeof CorruptRunSchema>;
