@@ -10,7 +10,7 @@ import { CLI_DOCUMENTS } from './cliDocuments.js';
 import { EraRecordSchema } from './eraCache.js';
 import { RunEventSchema } from './runEvents.js';
 import { RunRecordSchema } from './runRecord.js';
-import { AcceptedPointerSchema, FormatFileSchema, WorkflowVersionRecordSchema } from './store.js';
+import { AcceptedPointerSchema, FormatFileSchema, LockHolderSchema, WorkflowVersionRecordSchema } from './store.js';
 
 /** One document: its schema and what it is. */
 export interface DocumentEntry {
@@ -37,6 +37,7 @@ export const STORED_DOCUMENTS: Readonly<Record<string, DocumentEntry>> = {
     schema: WorkflowVersionRecordSchema,
     title: 'workflow/versions/<n>.json: one accepted version',
   },
+  'lock-holder': { schema: LockHolderSchema, title: 'workflow/.lock: who holds the store’s write lock' },
   'format-file': { schema: FormatFileSchema, title: '<dataDir>/format.json: the data dir’s layout version' },
   'era-record': {
     schema: EraRecordSchema,

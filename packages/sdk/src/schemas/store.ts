@@ -59,3 +59,16 @@ export const FormatFileSchema = z.looseObject({
 });
 /** `<dataDir>/format.json`. */
 export type FormatFile = z.infer<typeof FormatFileSchema>;
+
+/**
+ * `workflow/.lock`: who holds the store's write lock. A lock file that does not parse is a damaged lock,
+ * taken over (locks are created with their content in one step).
+ */
+export const LockHolderSchema = z.object({
+  /** The holder's pid. */
+  pid: z.number().int().positive(),
+  /** The holder's process start time ('' when it could not be read): a reused pid is another process. */
+  start: z.string().optional(),
+  /** A random token of the holder. */
+  nonce: z.string().optional(),
+});
