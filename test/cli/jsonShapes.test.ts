@@ -1,8 +1,9 @@
 /**
- * Every CLI command's `--json` document, checked against the one table of docs/cli.md ("`--json` shapes"):
- * each command is run for real (the built bin, real services, supergateway, a host killed mid-run for
- * `resume`), and its document must have every required key of its row, no key the row does not list, and
- * the stated value types. The last test proves every row was checked.
+ * Every CLI command's `--json` document, parsed by its zod schema (packages/sdk/src/schemas/cliDocuments.ts,
+ * from which docs/cli.md's "`--json` shapes" table is generated): each command is run for real (the built
+ * bin, real services, supergateway, a host killed mid-run for `resume`), and its document must have every
+ * required key, no key the schema does not list (the schemas are strict), and the stated value types. The
+ * last test proves every document was checked.
  *
  * Slow (about 30–60 s on 2 cores): a probe, a serve, a gateway and three runs start real Node services.
  */
@@ -20,18 +21,21 @@ import { runCliToEnd, startCli } from '../fixtures/engine/cli.js';
 import { agent, fixtureDefinition } from '../fixtures/engine/workflows.js';
 import { assertNothingLeft, type EngineSandbox, markedProcesses, sandbox } from '../sdk/engine/helpers.js';
 import { startRedis, startWorker } from '../queue/helpers.js';
-import { checkShape, describe, jsonShapeTable, parseShape } from './jsonShapes.js';
+import { CLI_DOCUMENTS, type CliDocumentName } from '../../packages/sdk/src/schemas/cliDocuments.js';
+import { recordProblem } from '../../packages/sdk/src/schemas/parseRecord.js';
 
-const TABLE = jsonShapeTable();
 const checked = new Set<string>();
 
-/** Asserts `doc` matches the table's row `command`, and records the row as checked. */
-function assertShape(command: string, doc: unknown): void {
-  const shape = TABLE.get(command);
-  assert.ok(shape !== undefined, `docs/cli.md's --json table has a row "${command}"`);
+/** Asserts `doc` parses by the schema of `command`'s document, and records the document as checked. */
+function assertShape(command: CliDocumentName, doc: unknown): void {
   assert.ok(doc !== undefined, `${command} printed a JSON document`);
-  const problems = checkShape(shape, doc);
-  assert.deepEqual(problems, [], `${command} --json differs from docs/cli.md:\n${JSON.stringify(doc, null, 2)}`);
+  const result = CLI_DOCUMENTS[command].safeParse(doc);
+  assert.ok(
+    result.success,
+    `${command} --json differs from its schema (docs/cli.md): ${result.error?.issues
+      .map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`)
+      .join('; ')}\n${JSON.stringify(doc, null, 2)}`,
+  );
   checked.add(command);
 }
 
@@ -71,28 +75,24 @@ async function project(t: TestContext, load: boolean): Promise<EngineSandbox & {
   return { ...box, workflowPath };
 }
 
-test('the shape check names every difference: missing, unexpected and mistyped keys', () => {
-  const shape = parseShape(
-    '{ a: integer, b?: "x" | "y", c: { [name]: string | null }, d: { k: boolean, … }[], e: (string | number)[] }',
-  );
-  const good = { a: 1, c: { one: 'v', constructor: null }, d: [{ k: true, more: 1 }], e: ['s', 2] };
-  assert.deepEqual(checkShape(shape, good), []);
-  const cases: Array<[unknown, string[]]> = [
-    [{ ...good, a: 1.5 }, ['$.a: expected integer, got 1.5']],
-    [{ ...good, b: 'z' }, ['$.b: expected "x" | "y", got "z"']],
-    [{ c: {}, d: [], e: [] }, ['$: missing key "a"']],
-    [{ ...good, z: 0 }, ['$: unexpected key "z" (not in the table of docs/cli.md)']],
-    [{ ...good, c: { n: 3 } }, ['$.c["n"]: expected string | null, got 3']],
-    [{ ...good, d: [{ more: 1 }] }, ['$.d[0]: missing key "k"']],
-    [{ ...good, e: [true] }, ['$.e[0]: expected string | number, got true']],
-    [[], ['$: expected an object, got []']],
+test('the document schemas are strict: a missing, unexpected or mistyped key is named', () => {
+  const good = { ok: false, errors: [{ code: 'invalid_workflow', path: '$.agents', message: 'm' }] };
+  const schema = CLI_DOCUMENTS.validate;
+  assert.equal(recordProblem(schema, good), undefined);
+  const cases: Array<[unknown, string]> = [
+    [{ errors: [] }, 'field "ok" is missing'],
+    [{ ...good, extra: 1 }, 'the document has unexpected keys "extra"'],
+    [{ ...good, ok: 'yes' }, 'field "ok" is not a boolean'],
+    [{ ...good, errors: [{ code: 'c', path: 'p' }] }, 'field "errors.0.message" is missing'],
+    [[], 'the document is not an object'],
   ];
-  for (const [value, problems] of cases) assert.deepEqual(checkShape(shape, value), problems, JSON.stringify(value));
+  for (const [value, problem] of cases) assert.equal(recordProblem(schema, value), problem, JSON.stringify(value));
   // A key named like an Object.prototype property is not taken as present.
-  assert.deepEqual(checkShape(parseShape('{ toString: string }'), {}), ['$: missing key "toString"']);
-  assert.equal(describe(parseShape('(string | null)[]')), '(string | null)[]');
-  assert.throws(() => parseShape('{ a: strin }'), /unknown type "strin"/);
-  assert.throws(() => parseShape('{ a: string'), /expected/);
+  assert.equal(recordProblem(CLI_DOCUMENTS.version, {}), 'field "version" is missing');
+  assert.equal(
+    recordProblem(CLI_DOCUMENTS.version, JSON.parse('{"version": "1", "constructor": 1}')),
+    'the document has unexpected keys "constructor"',
+  );
 });
 
 test('validate --json, valid and invalid; --version --json', async (t) => {
@@ -402,6 +402,6 @@ test('worker --json: how it stopped, after a drain', async (t) => {
   assertShape('worker', JSON.parse(worker.stdout()));
 });
 
-test('every row of the --json table was checked against a real run', () => {
-  assert.deepEqual([...checked].sort(), [...TABLE.keys()].sort());
+test('every --json document was checked against a real run', () => {
+  assert.deepEqual([...checked].sort(), Object.keys(CLI_DOCUMENTS).sort());
 });

@@ -282,12 +282,21 @@ describe('damaged records in status and resume', () => {
     const paths = await twoVersions(t);
     const dir = paths.runDir('run-inv');
     await mkdir(dir, { recursive: true });
+    // A whole record but for its one invocation entry, so the entry is what the reader names.
     const record = {
       format: 1,
       run: 'run-inv',
+      project: 'p',
       status: 'interrupted',
+      requirement: 'r',
+      workspace: '/w',
+      version: 1,
+      script: null,
       host: { pid: 1, start: '1' },
       startedAt: new Date().toISOString(),
+      finishedAt: null,
+      output: null,
+      error: null,
       resumes: 0,
       invocations: [null],
     };

@@ -7,12 +7,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Surface } from '../surface/surface.js';
+import type { z } from 'zod';
 import { SdkError } from '../errors.js';
+import type { ServicesProbeDocumentSchema } from '../schemas/cliDocuments.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
 import { type InvocationServices, processFacts, startInvocationServices } from '../invocation/invocation.js';
 import { toolFiltersOf } from '../invocation/plan.js';
-import type { CollectionMechanism, CollectionPreference } from '../processes/processGroup.js';
-import type { SandboxDecision } from '../processes/sandbox.js';
+import type { CollectionPreference } from '../processes/processGroup.js';
 import type { ServiceEvent } from '../sessions/serviceEvents.js';
 import { resolveProjectId } from '../store/projectId.js';
 import { type ProjectPaths, openProject } from '../store/projectStore.js';
@@ -55,43 +56,11 @@ export interface AgentServicesOptions {
   onEvent?: (event: ServiceEvent & { invocation: string; agent: string }) => void;
 }
 
-/** One service of a probe report (one per `mcpServers` name; aliases share pid and lists). */
-export interface ProbedService {
-  name: string;
-  /** The definition (project services) or `null` (remote). */
-  definition: string | null;
-  digest: string | null;
-  url?: string;
-  pid: number | null;
-  pgid: number | null;
-  state: 'ready' | 'failed';
-  tools: string[];
-  resources: string[];
-  resourceTemplates: string[];
-  prompts: string[];
-  /** List methods the service declares but answered "method not found" (counted as empty), e.g. `resources/templates/list`. */
-  missingLists: string[];
-  /**
-   * Whether the service runs sandboxed and why (`orchestration.sandbox`): `reason` is a `SandboxReason`,
-   * `detail` what made the sandbox unavailable or a note. `null` for a remote service, and for one whose
-   * start failed before this was decided (`sandbox_unavailable` among them).
-   */
-  sandbox: SandboxDecision | null;
-  error: { code: string; message: string; log: string | null } | null;
-}
-
+// The report is the `services probe --json` document: its types are the schema's (`schemas/cliDocuments.ts`).
 /** The `services probe --json` document. */
-export interface ProbeReport {
-  project: string;
-  invocation: string;
-  runtimePath: string;
-  /**
-   * What collects the services' processes on this host: `cgroup-v2` or `cgroup-v1` (a control group per
-   * service: nothing escapes, `pids.max` holds), or `process-group` (process group and marker sweep only).
-   */
-  collection: CollectionMechanism;
-  services: ProbedService[];
-}
+export type ProbeReport = z.infer<typeof ServicesProbeDocumentSchema>;
+/** One service of a probe report (one per `mcpServers` name; aliases share pid and lists). */
+export type ProbedService = ProbeReport['services'][number];
 
 interface Prepared {
   paths: ProjectPaths;

@@ -3,24 +3,15 @@
  * `runs/<runId>/checkpoints/<invocationId>.json` beside the run's record. A retried attempt and a resumed
  * invocation continue from it, so tool calls whose results were recorded are not run again.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SdkError } from '../errors.js';
-import { readJsonFile, writeFileAtomic } from '../store/atomicFile.js';
+import { type CheckpointFile, CheckpointFileSchema } from '../schemas/checkpoints.js';
+import { type RecordSource, notJsonError, parseRecord, recordError } from '../schemas/parseRecord.js';
+import { writeFileAtomic } from '../store/atomicFile.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
-/** The file as stored: the harness's state wrapped with what it belongs to. */
-export interface CheckpointFile {
-  format: 1;
-  run: string;
-  invocation: string;
-  agent: string;
-  /** The attempt that saved it. */
-  attempt: number;
-  /** ISO 8601. */
-  savedAt: string;
-  /** The harness's own state (JSON), handed back to it as `HarnessInput.checkpoint`. */
-  state: unknown;
-}
+export type { CheckpointFile } from '../schemas/checkpoints.js';
 
 /** `runs/<runId>/checkpoints/<invocationId>.json`. */
 export function checkpointPath(paths: ProjectPaths, runId: string, invocationId: string): string {
@@ -93,38 +84,55 @@ function notJson(invocation: string, cause: unknown): SdkError {
 
 /**
  * The invocation's last checkpoint state, or undefined when it never saved one. A file that is not a
- * checkpoint of this invocation is an error (`invalid_checkpoint`), never silently ignored.
+ * checkpoint of this invocation is an error (`invalid_checkpoint` naming the file and the field), never
+ * silently ignored.
  */
 export async function readCheckpoint(
   paths: ProjectPaths,
   runId: string,
   invocationId: string,
 ): Promise<{ state: unknown } | undefined> {
-  const path = checkpointPath(paths, runId, invocationId);
-  let file: unknown;
-  try {
-    file = await readJsonFile<unknown>(path);
-  } catch (error) {
-    throw damaged(path, invocationId, error);
-  }
-  if (file === undefined) return undefined;
-  const valid =
-    typeof file === 'object' &&
-    file !== null &&
-    !Array.isArray(file) &&
-    (file as Partial<CheckpointFile>).format === 1 &&
-    (file as Partial<CheckpointFile>).invocation === invocationId &&
-    (file as Partial<CheckpointFile>).run === runId &&
-    Object.hasOwn(file, 'state');
-  if (!valid) throw damaged(path, invocationId, undefined);
-  return { state: (file as CheckpointFile).state };
+  const file = await readCheckpointFile(paths, runId, invocationId);
+  return file === undefined ? undefined : { state: file.state };
 }
 
-function damaged(path: string, invocation: string, cause: unknown): SdkError {
-  return new SdkError('invalid_checkpoint', `the checkpoint ${path} of invocation ${invocation} is damaged`, {
+/**
+ * The invocation's checkpoint file, checked (`CheckpointFileSchema`, and its run and invocation), or
+ * undefined when it never saved one; `invalid_checkpoint` naming the file and the field otherwise. For a
+ * reader that hands the whole file on (a queue job carries it to a worker).
+ */
+export async function readCheckpointFile(
+  paths: ProjectPaths,
+  runId: string,
+  invocationId: string,
+): Promise<CheckpointFile | undefined> {
+  const path = checkpointPath(paths, runId, invocationId);
+  const source: RecordSource = {
+    file: path,
+    code: 'invalid_checkpoint',
+    what: `a checkpoint of invocation ${invocationId}`,
+    subject: `the checkpoint ${path}`,
     remedy:
       'remove the file to continue the invocation from its start (its recorded tool calls then run again), or restore it',
-    data: { path, invocation },
-    cause,
-  });
+    data: { invocation: invocationId },
+  };
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw recordError(source, `it could not be read (${(error as Error).message})`, error);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw notJsonError(source, (error as Error).message, error);
+  }
+  const file = parseRecord(CheckpointFileSchema, value, source);
+  if (file.run !== runId) throw recordError(source, 'field "run" names another run');
+  if (file.invocation !== invocationId) throw recordError(source, 'field "invocation" names another invocation');
+  // A state of `undefined` would read as "no checkpoint": the key must be there (JSON has no undefined).
+  if (!Object.hasOwn(value as object, 'state')) throw recordError(source, 'field "state" is missing');
+  return file;
 }

@@ -11,6 +11,7 @@
  */
 import { SdkError } from '../errors.js';
 import type { RunEventOf, RunEventType } from '../events/runEvents.js';
+import { InvocationStateSchema } from '../schemas/states.js';
 import type { ServiceEvent } from '../sessions/serviceEvents.js';
 
 /** The event types a worker's attempt writes. */
@@ -96,7 +97,8 @@ function isPlain(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 }
 
-const STATES = ['starting', 'running', 'succeeded', 'failed', 'interrupted'] as const;
+/** The invocation states: the one list, the schema's. */
+const STATES = InvocationStateSchema.options;
 const LISTS = listOf(oneOf('tools', 'resources', 'prompts'));
 const names = shape({
   tools: listOf(str),

@@ -13,11 +13,12 @@ import { mainProposedDigests } from '../invocation/sandboxPolicy.js';
 import { SdkError, toSdkError } from '../errors.js';
 import type { InvocationState, RunEventInput, UsageTotals } from '../events/runEvents.js';
 import { emptyUsage } from '../events/runEvents.js';
+import { InvocationStateSchema } from '../schemas/states.js';
 import type { QueueClient } from '../queue/queueClient.js';
-import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
+import { writeJsonAtomic } from '../store/atomicFile.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import type { AttemptHost, AttemptResult } from './attempt.js';
-import { type CheckpointFile, checkpointPath, readCheckpoint } from './checkpoints.js';
+import { type CheckpointFile, checkpointPath, readCheckpointFile } from './checkpoints.js';
 import { type JournaledStepsJson, journaledJson } from './journaledSteps.js';
 import { checkJobEvents } from './jobEvents.js';
 import { fetchRoleBranch, runGitRemote } from './remoteWorktrees.js';
@@ -130,13 +131,10 @@ export async function runQueuedAttempt(
   let journaled: JournaledStepsJson = { responses: [], calls: [] };
   let unreadable: unknown;
   try {
-    // Read (and checked) as a local attempt reads it; the worker gets the file as it is, with what the
-    // coordinator journaled of the invocation to check it against.
-    if ((await readCheckpoint(host.paths, host.record.run, invocation.id)) !== undefined) {
-      checkpoint =
-        (await readJsonFile<CheckpointFile>(checkpointPath(host.paths, host.record.run, invocation.id))) ?? null;
-      journaled = journaledJson(await host.journaled(invocation.id));
-    }
+    // Read and checked as a local attempt reads it (one read); the worker gets the checked file, with what
+    // the coordinator journaled of the invocation to check its state against.
+    checkpoint = (await readCheckpointFile(host.paths, host.record.run, invocation.id)) ?? null;
+    if (checkpoint !== null) journaled = journaledJson(await host.journaled(invocation.id));
   } catch (error) {
     unreadable = error;
   }
@@ -309,8 +307,8 @@ async function takers(host: QueuedAttemptHost, job: string): Promise<string[]> {
   }
 }
 
-/** The states an invocation can be in (a result naming another is refused). */
-const INVOCATION_STATES = ['starting', 'running', 'succeeded', 'failed', 'interrupted'] as const;
+/** The states an invocation can be in (a result naming another is refused): the one list, the schema's. */
+const INVOCATION_STATES = InvocationStateSchema.options;
 
 /**
  * The job's result, checked: anything in Redis may have been written by something else. Its events are

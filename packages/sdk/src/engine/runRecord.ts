@@ -9,94 +9,17 @@ import { join } from 'node:path';
 import { isHostAlive } from '@scienceevolve/supervisor/protocol';
 import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError, toSdkError } from '../errors.js';
+import { type RecordSource, notJsonError, parseRecord, recordError } from '../schemas/parseRecord.js';
+import { type CorruptRun, type RunRecord, RunRecordSchema } from '../schemas/runRecord.js';
+import type { RunStatus } from '../schemas/states.js';
 import { writeFileAtomic } from '../store/atomicFile.js';
-import type { ErrorRecord, InvocationState, RunStatus, UsageTotals } from '../events/runEvents.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
-export type { ErrorRecord, InvocationState, RunStatus, UsageTotals } from '../events/runEvents.js';
-
-/** One attempt of an invocation: its own services, its own runtime directory. */
-export interface AttemptRecord {
-  /** 1, 2, … across retries and resumes. */
-  attempt: number;
-  /** The id its services run under (the invocation id for the first attempt, `<id>-<n>` after). */
-  servicesId: string;
-  /** `runs/<runId>/invocations/<servicesId>`: the copies of the services and their stderr logs. */
-  runtimePath: string;
-  /** The accepted workflow version the attempt started. */
-  version: number;
-  /** True for an attempt started by `resume`. */
-  restarted: boolean;
-  startedAt: string;
-  finishedAt: string | null;
-  outcome: 'succeeded' | 'failed' | 'interrupted' | null;
-  error: ErrorRecord | null;
-  /** True when the attempt continued from the invocation's checkpoint. */
-  fromCheckpoint?: boolean;
-  /** Tool calls that reached the attempt's surface, as the engine counted them. */
-  toolCalls?: number;
-  /** Tool calls that reached the surface as the harness reported them (agent CLIs), or null when it did not say. */
-  toolCallsReached?: number | null;
-  /** Milliseconds the attempt's longest-waiting service start queued at the admission gate (absent: none). */
-  startQueuedMs?: number;
-  /**
-   * Queue backend (`--queue`): the attempt's job and the queue workers that took it, in order (more than
-   * one when a worker died and another took the job over). Absent for an attempt run in the host.
-   */
-  queue?: { job: string; workers: string[] };
-}
-
-/** One invocation (an agent working one task). */
-export interface InvocationRecord {
-  id: string;
-  agent: string;
-  /** The invocation that delegated this one (Main's), or null for Main's own. */
-  parent: string | null;
-  task: string;
-  state: InvocationState;
-  /** True when `resume` continued it (from its checkpoint when it had one, else from its start). */
-  restarted: boolean;
-  /** The directory it worked in (the shared workspace, or its role's worktree when Git-on). */
-  workspace: string;
-  /** Git-on: the role's branch and the commit made at the end of the invocation (null: nothing changed). */
-  git: { branch: string; commit: string | null } | null;
-  attempts: AttemptRecord[];
-  startedAt: string;
-  finishedAt: string | null;
-  output: string | null;
-  error: ErrorRecord | null;
-  /** Usage of the invocation's model calls, across its attempts. */
-  usage?: UsageTotals;
-  /** `runs/<run>/checkpoints/<id>.json` once the harness saved a checkpoint, else null. */
-  checkpoint?: string | null;
-}
-
-/** `run.json`. */
-export interface RunRecord {
-  format: 1;
-  run: string;
-  project: string;
-  status: RunStatus;
-  requirement: string;
-  /** The absolute workspace. */
-  workspace: string;
-  /** The accepted version when the run started. */
-  version: number;
-  /** The run's copy of its script (`runs/<runId>/script.json`), or null. */
-  script: string | null;
-  /** The host working the run now (the last one for a finished run). */
-  host: { pid: number; start: string };
-  startedAt: string;
-  finishedAt: string | null;
-  /** Main's final answer. */
-  output: string | null;
-  error: ErrorRecord | null;
-  /** How many times `resume` continued the run. */
-  resumes: number;
-  /** Usage of every model call of the run. */
-  usage?: UsageTotals;
-  invocations: InvocationRecord[];
-}
+// The record's types are its schema's (`schemas/runRecord.ts`): one source for the writer, the reader and
+// the documentation.
+export type { AttemptRecord, CorruptRun, InvocationRecord, RunRecord } from '../schemas/runRecord.js';
+export type { ErrorRecord, UsageTotals } from '../schemas/records.js';
+export type { InvocationState, RunStatus } from '../schemas/states.js';
 
 /** A new run id: time-ordered and unique. */
 export function newRunId(): string {
@@ -113,22 +36,10 @@ export function runEventsPath(paths: ProjectPaths, runId: string): string {
   return join(paths.runDir(runId), 'events.jsonl');
 }
 
-/** A run whose `run.json` could not be read or is not a run record: `status` reports it, never skips it. */
-export interface CorruptRun {
-  /** The run id (its directory's name). */
-  run: string;
-  /** The damaged `run.json`. */
-  path: string;
-  /** What is wrong with it. */
-  message: string;
-}
-
-const STATUSES: readonly string[] = ['running', 'succeeded', 'failed', 'cancelled', 'interrupted'];
-
 /**
  * Reads one run's record; undefined when there is none. A file that is not JSON (a truncated write by
- * anything but the SDK, whose writes are atomic) or not a run record of this run throws `store_tampered`
- * naming the run and the file.
+ * anything but the SDK, whose writes are atomic) or not a run record of this run (checked against
+ * `RunRecordSchema`) throws `store_tampered` naming the run, the file and the field.
  */
 export async function readRunRecord(paths: ProjectPaths, runId: string): Promise<RunRecord | undefined> {
   const path = runRecordPath(paths, runId);
@@ -143,59 +54,37 @@ export async function readRunRecord(paths: ProjectPaths, runId: string): Promise
       cause: error,
     });
   }
-  let record: unknown;
+  let value: unknown;
   try {
-    record = JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
-    throw damaged(path, runId, `is not valid JSON (${(error as Error).message}; ${text.length} characters)`);
+    throw notJsonError(runSource(path, runId, undefined), `${(error as Error).message}; ${text.length} characters`);
   }
-  const r = record as Partial<RunRecord>;
-  const valid =
-    typeof record === 'object' &&
-    record !== null &&
-    r.format === 1 &&
-    r.run === runId &&
-    typeof r.status === 'string' &&
-    STATUSES.includes(r.status) &&
-    Array.isArray(r.invocations) &&
-    typeof r.host === 'object' &&
-    r.host !== null &&
-    typeof r.host.pid === 'number' &&
-    typeof r.startedAt === 'string' &&
-    typeof r.resumes === 'number';
-  if (!valid) throw damaged(path, runId, `is not the record of run ${runId}`);
-  // What status and resume read of each invocation: a damaged entry is reported here, not met as a crash.
-  const invocations = r.invocations as unknown[];
-  const bad = invocations.findIndex((i) => !validInvocation(i));
-  if (bad >= 0)
-    throw damaged(
-      path,
-      runId,
-      `is damaged: invocation ${bad + 1} of ${invocations.length} is not an invocation record`,
-    );
-  return record as RunRecord;
+  const source = runSource(path, runId, value);
+  const record = parseRecord(RunRecordSchema, value, source);
+  if (record.run !== runId) throw recordError(source, `field "run" names another run`);
+  return record;
 }
 
-const INVOCATION_STATES: readonly string[] = ['starting', 'running', 'succeeded', 'failed', 'interrupted'];
-
-function validInvocation(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const i = value as Partial<InvocationRecord>;
-  return (
-    typeof i.id === 'string' &&
-    typeof i.agent === 'string' &&
-    typeof i.state === 'string' &&
-    INVOCATION_STATES.includes(i.state) &&
-    Array.isArray(i.attempts) &&
-    i.attempts.every((a) => typeof a === 'object' && a !== null)
-  );
-}
-
-function damaged(path: string, runId: string, what: string): SdkError {
-  return new SdkError('store_tampered', `run ${runId}: ${path} ${what}`, {
+/** Where a run record is read from, and its damage as `store_tampered`. */
+function runSource(path: string, runId: string, value: unknown): RecordSource {
+  const invocations = (value as { invocations?: unknown } | null)?.invocations;
+  const of = Array.isArray(invocations) ? ` of ${invocations.length}` : '';
+  return {
+    file: path,
+    code: 'store_tampered',
+    what: `the record of run ${runId}`,
+    subject: `run ${runId}: ${path}`,
     remedy: 'restore the file from a backup, or remove the run directory if the run is not needed',
-    data: { path, run: runId },
-  });
+    data: { run: runId },
+    // An invocation entry is named by its place too: `invocation 2 of 3 (field "invocations.1.state")`.
+    field: (at) =>
+      at[0] === 'invocations' && typeof at[1] === 'number'
+        ? `invocation ${at[1] + 1}${of} (field "${at.map(String).join('.')}")`
+        : at.length === 0
+          ? 'the document'
+          : `field "${at.map(String).join('.')}"`,
+  };
 }
 
 /** Every run of a project, oldest first, and the runs whose `run.json` is damaged. */

@@ -7,106 +7,32 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isHostAlive, parseMarker } from '@scienceevolve/supervisor/protocol';
 import { scanMarkedProcesses } from '@scienceevolve/supervisor/procfs';
+import type { z } from 'zod';
 import { SdkError, toSdkError } from '../errors.js';
 import { checkDataDir } from '../store/dataDir.js';
 import { ProjectPaths } from '../store/projectStore.js';
 import { type WorkflowVersion, readAccepted } from '../store/workflowVersions.js';
 import { readEvents } from '../events/journal.js';
-import { type RunEventOf, type UsageTotals, emptyUsage } from '../events/runEvents.js';
-import { type CorruptRun, type InvocationState, type RunStatus, effectiveStatus, listRunRecords } from './runRecord.js';
+import { emptyUsage } from '../events/runEvents.js';
+import type { StatusDocumentSchema } from '../schemas/cliDocuments.js';
+import { RunEventSchemas } from '../schemas/runEvents.js';
+import { effectiveStatus, listRunRecords } from './runRecord.js';
 
-/** One invocation as `status` shows it. */
-export interface InvocationStatus {
-  id: string;
-  agent: string;
-  parent: string | null;
-  state: InvocationState;
-  attempts: number;
-  restarted: boolean;
-  /** Usage of the invocation's model calls (zeros for a harness without a model, or a record from before usage was kept). */
-  usage: UsageTotals;
-  /** Tool calls that reached the surface, summed over the attempts. */
-  toolCalls: number;
-  /** Milliseconds the invocation's service starts waited at the admission gate, summed over the attempts. */
-  startQueuedMs: number;
-}
-
-/** One run as `status` shows it. */
-export interface RunStatusReport {
-  run: string;
-  /** `running` only while its host is alive; a dead host's run shows `interrupted`; `cancelled` after SIGINT/SIGTERM. */
-  status: RunStatus;
-  startedAt: string;
-  finishedAt: string | null;
-  hostPid: number;
-  resumes: number;
-  output: string | null;
-  /** Usage of every model call of the run, across resumes. */
-  usage: UsageTotals;
-  invocations: InvocationStatus[];
-  /**
-   * Warm starts waiting for an invocation (services started ahead for an agent's next `delegate`), read from
-   * the run's journal: ready, not taken by an invocation, not collected. Only a `running` run has any.
-   */
-  prestarted: PrestartedSet[];
-}
-
-/** A prestarted set of services waiting for the next invocation of its agent. */
-export interface PrestartedSet {
-  /** The id the invocation that takes it will carry. */
-  invocation: string;
-  /** The agent (role) whose next invocation it waits for. */
-  agent: string;
-  /** When it was ready, ISO 8601. */
-  since: string;
-  /** Its service names (empty for a journal written before they were recorded). */
-  services: string[];
-  /** Its services' process ids. */
-  pids: number[];
-  /** When it is collected if nobody takes it, ISO 8601; null for a journal written before it was recorded. */
-  idleDeadline: string | null;
-}
-
-/** A live service process of the project (it carries one of the project's markers). */
-export interface LiveService {
-  pid: number;
-  pgid: number;
-  /** The services id of the invocation attempt it belongs to. */
-  invocation: string;
-  hostPid: number;
-  /** False for a stray of a dead host (the next `run` or `resume` sweeps it). */
-  hostAlive: boolean;
-}
-
-/** One project as `status` shows it. */
-export interface ProjectStatus {
-  project: string;
-  /** The accepted version, or null when none was accepted or the store is damaged (see `acceptedError`). */
-  acceptedVersion: number | null;
-  /**
-   * Why the accepted version could not be read (`store_tampered`: `accepted.json` or its version file was
-   * changed outside the SDK), or null. A damaged store is reported, never shown as "no accepted version".
-   */
-  acceptedError: DamagedStore | null;
-  runs: RunStatusReport[];
-  /** Runs whose `run.json` is damaged (not JSON, or not this run's record): reported, never skipped. */
-  corruptRuns: CorruptRun[];
-  liveServices: LiveService[];
-}
-
-/** A store read that failed: the code, the message and the file it names. */
-export interface DamagedStore {
-  code: string;
-  message: string;
-  /** The file named by the error, or null. */
-  path: string | null;
-}
-
+// The report is the `status --json` document: its types are the schema's (`schemas/cliDocuments.ts`).
 /** The `status --json` document. */
-export interface StatusReport {
-  dataDir: string;
-  projects: ProjectStatus[];
-}
+export type StatusReport = z.infer<typeof StatusDocumentSchema>;
+/** One project as `status` shows it. */
+export type ProjectStatus = StatusReport['projects'][number];
+/** One run as `status` shows it. */
+export type RunStatusReport = ProjectStatus['runs'][number];
+/** One invocation as `status` shows it. */
+export type InvocationStatus = RunStatusReport['invocations'][number];
+/** A prestarted set of services waiting for the next invocation of its agent. */
+export type PrestartedSet = RunStatusReport['prestarted'][number];
+/** A live service process of the project (it carries one of the project's markers). */
+export type LiveService = ProjectStatus['liveServices'][number];
+/** A store read that failed: the code, the message and the file it names. */
+export type DamagedStore = NonNullable<ProjectStatus['acceptedError']>;
 
 /** Options of {@link runStatus}. */
 export interface StatusOptions {
@@ -220,20 +146,10 @@ async function waitingSets(paths: ProjectPaths, runId: string): Promise<Prestart
   return [...sets.values()];
 }
 
-/** A `prestart.ready` line as status shows it, or undefined when a field is missing or of another kind. */
-function prestartedSet(event: RunEventOf<'prestart.ready'>): PrestartedSet | undefined {
-  const { agent, time, pids, services, idleDeadline } = event as unknown as Partial<Record<string, unknown>>;
-  if (typeof agent !== 'string' || typeof time !== 'string') return undefined;
-  if (!Array.isArray(pids) || !pids.every((pid) => Number.isSafeInteger(pid) && pid > 0)) return undefined;
-  if (services !== undefined && !(Array.isArray(services) && services.every((name) => typeof name === 'string')))
-    return undefined;
-  if (idleDeadline !== undefined && typeof idleDeadline !== 'string') return undefined;
-  return {
-    invocation: event.invocation,
-    agent,
-    since: time,
-    services: (services as string[] | undefined) ?? [],
-    pids: pids as number[],
-    idleDeadline: idleDeadline ?? null,
-  };
+/** A `prestart.ready` line as status shows it (checked by its event schema), or undefined when it does not match. */
+function prestartedSet(event: unknown): PrestartedSet | undefined {
+  const parsed = RunEventSchemas['prestart.ready'].safeParse(event);
+  if (!parsed.success) return undefined;
+  const { invocation, agent, time, pids, services, idleDeadline } = parsed.data;
+  return { invocation, agent, since: time, services: services ?? [], pids, idleDeadline: idleDeadline ?? null };
 }

@@ -8,6 +8,8 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { SdkError, toSdkError } from '../errors.js';
+import { type ScriptCheckpoint, ScriptCheckpointSchema } from '../schemas/checkpoints.js';
+import { recordProblem } from '../schemas/parseRecord.js';
 import { type AgentHarness, type HarnessInput, type HarnessOutput, resultText } from './harness.js';
 
 /** One call step: a tool of the agent's surface (`<service>__<tool>`) and its arguments. */
@@ -76,21 +78,6 @@ export async function readScriptFile(path: string): Promise<Script> {
 
 /** Where each agent is in its step list: agent → index of its next step. */
 export type ScriptPositions = Record<string, number>;
-
-/**
- * The scripted harness's checkpoint of one invocation: where its agent is in its list, the results it
- * recorded (for `{{N}}`), and every agent's position when it was saved (Main's restore puts its workers
- * back where they were, so a worker Main delegated and recorded is not delegated again).
- */
-const ScriptCheckpointSchema = z.strictObject({
-  harness: z.literal('scripted'),
-  /** The index of the agent's next step. */
-  position: z.int().min(0),
-  /** The text of each call result of this invocation so far. */
-  results: z.array(z.string()),
-  positions: z.record(z.string(), z.int().min(0)),
-});
-type ScriptCheckpoint = z.infer<typeof ScriptCheckpointSchema>;
 
 /**
  * The scripted harness of one run. It keeps each agent's position, shared by the agent's invocations. It
@@ -175,7 +162,7 @@ export class ScriptedHarness implements AgentHarness {
     if (!parsed.success) {
       throw new SdkError(
         'invalid_checkpoint',
-        `the checkpoint of invocation ${input.invocationId} (agent "${input.agent}") is not a scripted harness's checkpoint`,
+        `the checkpoint of invocation ${input.invocationId} (agent "${input.agent}") is not a scripted harness's checkpoint: ${recordProblem(ScriptCheckpointSchema, input.checkpoint, (at) => (at.length === 0 ? 'its state' : `field "state.${at.map(String).join('.')}"`))}`,
         {
           remedy:
             "the agent's harness changed since the checkpoint was saved, or the file was edited: remove the checkpoint file (the invocation then restarts from its start) or restore the harness",

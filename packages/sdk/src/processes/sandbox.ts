@@ -22,15 +22,9 @@ export const BWRAP_ENV = 'SCIENCEEVOLVE_BWRAP';
 /** `orchestration.sandbox`: where services run sandboxed. Absent means `auto`. */
 export type SandboxPolicy = 'off' | 'auto' | 'required';
 
-/**
- * Why a service runs sandboxed or not:
- * - `policy_off`: `orchestration.sandbox` is `off`: unsandboxed;
- * - `auto`: `orchestration.sandbox` is `auto` (the default) and a working sandbox is available: sandboxed;
- * - `opted_out`: `auto`, and the operator's definition says `"sandbox": false`: unsandboxed;
- * - `unavailable`: `auto`, but no working sandbox is available: unsandboxed (`detail` says why);
- * - `required`: `orchestration.sandbox` is `required`: sandboxed.
- */
-export type SandboxReason = 'policy_off' | 'auto' | 'opted_out' | 'unavailable' | 'required';
+// Why a service runs sandboxed or not: one list, the schemas' (the journal and `services probe --json` carry it).
+export type { SandboxReason } from '../schemas/states.js';
+import type { SandboxReason } from '../schemas/states.js';
 
 /** Whether one project service runs sandboxed, and why. */
 export interface SandboxDecision {

@@ -6,6 +6,7 @@
  * caller's ({@link EraMemory}; the invocation keeps it in `projects/<p>/cache/eras/<digest>.json`).
  */
 import type { Client } from '@modelcontextprotocol/client';
+import { ERA_RECORD_FORMAT, EraRecordSchema, type ListedCounts } from '../schemas/eraCache.js';
 
 /** A remembered verdict, as `Client.connect({ prior })` takes it. */
 export type EraVerdict = { kind: 'legacy' } | { kind: 'modern'; discover: Record<string, unknown> };
@@ -14,12 +15,7 @@ export type EraVerdict = { kind: 'legacy' } | { kind: 'modern'; discover: Record
  * How many tools, resources, resource templates and prompts a start listed. The record keeps the counts of
  * the digest's last negotiated start: a start from the record that lists fewer did not believe it.
  */
-export interface ListedCounts {
-  tools: number;
-  resources: number;
-  resourceTemplates: number;
-  prompts: number;
-}
+export type { ListedCounts } from '../schemas/eraCache.js';
 
 /**
  * What reading the memory found: a verdict with the counts its negotiated start listed, nothing, or a
@@ -41,8 +37,7 @@ export interface EraMemory {
   forget(): Promise<void>;
 }
 
-/** The format of a remembered record (2: with the counts listed; a format-1 record is read as damaged). */
-export const ERA_RECORD_FORMAT = 2;
+export { ERA_RECORD_FORMAT } from '../schemas/eraCache.js';
 
 /** Counts of nothing listed (a verdict learned before any list, e.g. a service that exited at the probe). */
 export const NOTHING_LISTED: Readonly<ListedCounts> = Object.freeze({
@@ -68,29 +63,21 @@ export function eraRecord(digest: string, verdict: EraVerdict, listed: ListedCou
   };
 }
 
-/** The verdict and counts a record of `digest` holds, or `undefined` when it is malformed or of another digest. */
+/**
+ * The verdict and counts a record of `digest` holds (checked by `EraRecordSchema`), or `undefined` when it
+ * is malformed or of another digest.
+ */
 export function parseEraRecord(
   raw: unknown,
   digest: string,
 ): { verdict: EraVerdict; listed: ListedCounts } | undefined {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
-  const record = raw as Record<string, unknown>;
-  if (!Object.hasOwn(record, 'format') || record.format !== ERA_RECORD_FORMAT) return undefined;
-  if (!Object.hasOwn(record, 'digest') || record.digest !== digest) return undefined;
-  const listed = Object.hasOwn(record, 'listed') ? parseCounts(record.listed) : undefined;
-  if (listed === undefined) return undefined;
-  if (record.era === 'legacy') return { verdict: { kind: 'legacy' }, listed };
-  if (record.era !== 'modern' || !Object.hasOwn(record, 'discover')) return undefined;
-  const discover = record.discover;
-  if (typeof discover !== 'object' || discover === null || Array.isArray(discover)) return undefined;
-  const fields = discover as Record<string, unknown>;
-  const versions = Object.hasOwn(fields, 'supportedVersions') ? fields.supportedVersions : undefined;
-  if (!Array.isArray(versions) || versions.length === 0 || !versions.every((v) => typeof v === 'string')) {
-    return undefined;
-  }
-  const capabilities = Object.hasOwn(fields, 'capabilities') ? fields.capabilities : undefined;
-  if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) return undefined;
-  return { verdict: { kind: 'modern', discover: fields }, listed };
+  const parsed = EraRecordSchema.safeParse(raw);
+  if (!parsed.success || parsed.data.digest !== digest) return undefined;
+  const record = parsed.data;
+  const listed = { ...record.listed };
+  return record.era === 'legacy'
+    ? { verdict: { kind: 'legacy' }, listed }
+    : { verdict: { kind: 'modern', discover: record.discover }, listed };
 }
 
 /** Whether `listed` has fewer of any kind than `baseline` (a start that did not believe its record). */
@@ -101,18 +88,6 @@ export function listedLess(listed: ListedCounts, baseline: ListedCounts): boolea
     listed.resourceTemplates < baseline.resourceTemplates ||
     listed.prompts < baseline.prompts
   );
-}
-
-function parseCounts(value: unknown): ListedCounts | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const fields = value as Record<string, unknown>;
-  const counts: Partial<ListedCounts> = {};
-  for (const key of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) {
-    const n = Object.hasOwn(fields, key) ? fields[key] : undefined;
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return undefined;
-    counts[key] = n;
-  }
-  return counts as ListedCounts;
 }
 
 /** The verdict a connected `client` reached, to remember; `undefined` before it connected. */

@@ -7,6 +7,8 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { makePrivateDir, tightenDir } from '../fileModes.js';
 import { SdkError } from '../errors.js';
+import { type RecordSource, parseRecord, recordError } from '../schemas/parseRecord.js';
+import { type FormatFile, FormatFileSchema } from '../schemas/store.js';
 import { readJsonFile, writeJsonAtomic } from './atomicFile.js';
 
 /**
@@ -20,11 +22,7 @@ export function defaultDataDir(): string {
   return join(homedir(), '.scienceevolve', 'data');
 }
 
-/** `<dataDir>/format.json`. */
-export interface FormatFile {
-  format: number;
-  createdBy?: string;
-}
+export type { FormatFile } from '../schemas/store.js';
 
 /**
  * Opens a data dir for use: creates it (and `format.json`) when new; refuses one of a newer format
@@ -67,17 +65,24 @@ export async function checkDataDir(dataDir: string): Promise<string> {
   return root;
 }
 
-/** Reads `format.json`; `undefined` when it does not exist; a file that is not JSON is `io_error`. */
+/**
+ * Reads `format.json`; `undefined` when it does not exist; a file that is not JSON or not a format record
+ * (`FormatFileSchema`) is `io_error` naming the file and the field.
+ */
 export async function readFormatFile(path: string): Promise<FormatFile | undefined> {
+  const source: RecordSource = {
+    file: path,
+    code: 'io_error',
+    what: 'a data dir format record {"format": <number>}',
+    remedy: `if this is a ScienceEvolve data dir, write {"format": ${DATA_DIR_FORMAT}} into it; otherwise pass another --data-dir`,
+  };
+  let value: unknown;
   try {
-    return await readJsonFile<FormatFile>(path);
+    value = await readJsonFile<unknown>(path);
   } catch (error) {
-    throw new SdkError('io_error', `${path} is damaged: ${(error as Error).message}`, {
-      remedy: `if this is a ScienceEvolve data dir, write {"format": ${DATA_DIR_FORMAT}} into it; otherwise pass another --data-dir`,
-      data: { path },
-      cause: error,
-    });
+    throw recordError(source, `it is damaged (${(error as Error).message})`, error);
   }
+  return value === undefined ? undefined : parseRecord(FormatFileSchema, value, source);
 }
 
 async function hasProjects(root: string): Promise<boolean> {
@@ -90,12 +95,6 @@ async function hasProjects(root: string): Promise<boolean> {
 
 /** Throws unless `found` is this SDK's format. */
 export function checkFormat(found: FormatFile, path: string): void {
-  if (typeof found !== 'object' || found === null || typeof found.format !== 'number') {
-    throw new SdkError('io_error', `${path} has no format number`, {
-      remedy: 'this directory is not a ScienceEvolve data dir; pass another --data-dir',
-      data: { path },
-    });
-  }
   if (found.format > DATA_DIR_FORMAT) {
     throw new SdkError(
       'data_dir_too_new',

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PRIVATE_FILE_MODE } from '../fileModes.js';
 import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError } from '../errors.js';
+import { LockHolderSchema } from '../schemas/store.js';
 
 /** Options of {@link withFileLock}. */
 export interface FileLockOptions {
@@ -105,14 +106,16 @@ async function holderIsGone(path: string): Promise<boolean> {
   } catch {
     return false; // removed meanwhile: try to take it again
   }
-  let holder: { pid?: number; start?: string };
+  let value: unknown;
   try {
-    holder = JSON.parse(text) as { pid?: number; start?: string };
+    value = JSON.parse(text);
   } catch {
     // Locks are created with their content in one step, so this is not ours to understand: a damaged file.
     return true;
   }
-  if (typeof holder.pid !== 'number') return true;
+  const parsed = LockHolderSchema.safeParse(value);
+  if (!parsed.success) return true;
+  const holder = parsed.data;
   const start = processStartTime(holder.pid);
   return start === undefined || (holder.start !== undefined && holder.start !== '' && start !== holder.start);
 }

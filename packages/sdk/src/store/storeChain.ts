@@ -11,55 +11,24 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import stableStringify from 'fast-json-stable-stringify';
+import type { z } from 'zod';
 import { SdkError, toSdkError } from '../errors.js';
+import { type RecordSource, parseRecord } from '../schemas/parseRecord.js';
+import { type AcceptedPointer, AcceptedPointerSchema, WorkflowVersionRecordSchema } from '../schemas/store.js';
 import { definitionDigest } from '../workflow/digest.js';
 import { validateWorkflow } from '../workflow/validate.js';
 import type { Workflow } from '../workflow/workflowSchema.js';
 import type { ProjectPaths } from './projectStore.js';
 
-/** Who accepted a version. */
-export type AcceptedBy = 'operator' | 'main';
+// The records' schemas are in `schemas/store.ts` (one source for the reader, the types and the docs).
+export type { AcceptedBy } from '../schemas/states.js';
+export type { AcceptedPointer } from '../schemas/store.js';
 
-/** One accepted version as stored. */
-export interface WorkflowVersion {
-  /** 1, 2, … */
-  version: number;
-  /** ISO 8601 time of acceptance. */
-  acceptedAt: string;
-  by: AcceptedBy;
-  /** Definition name → digest. */
-  digests: Record<string, string>;
-  /** What changed against the previous version. */
-  changedMcps: string[];
-  changedAgents: string[];
-  /** The digest of the previous version's record (sha256 hex of its canonical JSON); null for version 1. */
-  previous: string | null;
-  /** The sha256 hex of the canonical JSON of `workflow`. */
-  workflowDigest: string;
+/** One accepted version as stored (`WorkflowVersionRecordSchema`, its workflow typed as the workflow it is). */
+export type WorkflowVersion = Omit<z.infer<typeof WorkflowVersionRecordSchema>, 'workflow'> & {
   /** The complete workflow, defaults filled. */
   workflow: Workflow;
-}
-
-/** `workflow/accepted.json`: the version in force and the digest of its file. */
-export interface AcceptedPointer {
-  version: number;
-  /** sha256 hex of the canonical JSON of the record in `workflow/versions/<version>.json`. */
-  digest: string;
-}
-
-const HEX64 = /^[0-9a-f]{64}$/;
-const VERSION_KEYS = [
-  'acceptedAt',
-  'by',
-  'changedAgents',
-  'changedMcps',
-  'digests',
-  'previous',
-  'version',
-  'workflow',
-  'workflowDigest',
-];
-const POINTER_KEYS = ['digest', 'version'];
+};
 
 /** The text a record is stored as: `JSON.stringify(value, null, 2)` and a newline (one spelling per record). */
 export function storedText(value: unknown): string {
@@ -119,41 +88,26 @@ export async function readStored(paths: ProjectPaths | undefined, file: string):
   return value;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** Where a store file is read from, and its damage as `store_tampered` (see {@link tamperedError}). */
+function storeSource(paths: ProjectPaths | undefined, file: string, what: string): RecordSource {
+  const sample = tamperedError(paths, file, '');
+  return {
+    file,
+    code: 'store_tampered',
+    what,
+    subject: `${file} was changed outside ScienceEvolve: it`,
+    remedy: sample.remedy ?? '',
+    data: { ...sample.data },
+  };
 }
 
-function keysAre(value: Record<string, unknown>, keys: readonly string[]): string | undefined {
-  const found = Object.keys(value).sort();
-  const missing = keys.filter((k) => !Object.hasOwn(value, k));
-  const extra = found.filter((k) => !keys.includes(k));
-  if (missing.length === 0 && extra.length === 0) return undefined;
-  return [
-    missing.length > 0 ? `missing ${missing.map((k) => `"${k}"`).join(', ')}` : '',
-    extra.length > 0 ? `unexpected ${extra.map((k) => `"${k}"`).join(', ')}` : '',
-  ]
-    .filter(Boolean)
-    .join('; ');
-}
-
-function isVersionNumber(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
-}
-
-function isStringList(value: unknown): value is string[] {
-  return Array.isArray(value) && value.every((v) => typeof v === 'string');
-}
-
-/** Checks `accepted.json`'s record against its schema; throws `store_tampered` naming what did not match. */
+/** Checks `accepted.json`'s record against `AcceptedPointerSchema`; throws `store_tampered` naming the field. */
 export function checkPointer(paths: ProjectPaths | undefined, file: string, value: unknown): AcceptedPointer {
-  if (!isObject(value)) throw tamperedError(paths, file, 'it is not a JSON object');
-  const keys = keysAre(value, POINTER_KEYS);
-  if (keys !== undefined) throw tamperedError(paths, file, `its keys do not match {"version", "digest"}: ${keys}`);
-  if (!isVersionNumber(value.version)) throw tamperedError(paths, file, '"version" is not a positive integer');
-  if (typeof value.digest !== 'string' || !HEX64.test(value.digest)) {
-    throw tamperedError(paths, file, '"digest" is not a sha256 hex digest');
-  }
-  return { version: value.version, digest: value.digest };
+  return parseRecord(
+    AcceptedPointerSchema,
+    value,
+    storeSource(paths, file, 'an accepted pointer {"version", "digest"}'),
+  );
 }
 
 /**
@@ -167,35 +121,22 @@ export function checkVersionRecord(
   value: unknown,
   expected: number,
 ): WorkflowVersion {
-  if (!isObject(value)) throw tamperedError(paths, file, 'it is not a JSON object');
-  const keys = keysAre(value, VERSION_KEYS);
-  if (keys !== undefined) throw tamperedError(paths, file, `its keys are not those of a version record: ${keys}`);
-  if (value.version !== expected) {
-    throw tamperedError(paths, file, `"version" is ${JSON.stringify(value.version)}, the file name says ${expected}`);
+  // The record's own fields by its schema; the value itself is returned (its bytes are what the digests cover).
+  parseRecord(WorkflowVersionRecordSchema, value, storeSource(paths, file, 'a version record'));
+  const record = value as z.infer<typeof WorkflowVersionRecordSchema>;
+  if (record.version !== expected) {
+    throw tamperedError(paths, file, `"version" is ${record.version}, the file name says ${expected}`);
   }
-  if (typeof value.acceptedAt !== 'string' || Number.isNaN(Date.parse(value.acceptedAt))) {
-    throw tamperedError(paths, file, '"acceptedAt" is not an ISO 8601 time');
-  }
-  if (value.by !== 'operator' && value.by !== 'main') {
-    throw tamperedError(paths, file, '"by" is neither "operator" nor "main"');
-  }
-  if (!isStringList(value.changedMcps)) throw tamperedError(paths, file, '"changedMcps" is not a list of names');
-  if (!isStringList(value.changedAgents)) throw tamperedError(paths, file, '"changedAgents" is not a list of names');
-  const previousOk =
-    expected === 1 ? value.previous === null : typeof value.previous === 'string' && HEX64.test(value.previous);
-  if (!previousOk) {
+  if ((expected === 1) !== (record.previous === null)) {
     throw tamperedError(
       paths,
       file,
-      expected === 1 ? '"previous" of version 1 is not null' : '"previous" is not a sha256 hex digest',
+      expected === 1 ? '"previous" of version 1 is not null' : `"previous" of version ${expected} is null`,
     );
-  }
-  if (typeof value.workflowDigest !== 'string' || !HEX64.test(value.workflowDigest)) {
-    throw tamperedError(paths, file, '"workflowDigest" is not a sha256 hex digest');
   }
   let result: ReturnType<typeof validateWorkflow>;
   try {
-    result = validateWorkflow(value.workflow);
+    result = validateWorkflow(record.workflow);
   } catch (error) {
     throw tamperedError(paths, file, `its workflow could not be checked (${toSdkError(error).message})`);
   }
@@ -210,22 +151,21 @@ export function checkVersionRecord(
       `its workflow no longer validates (${result.errors.length} error${result.errors.length === 1 ? '' : 's'}: ${first})`,
     );
   }
-  const actualWorkflowDigest = recordDigest(value.workflow);
-  if (actualWorkflowDigest !== value.workflowDigest) {
+  const actualWorkflowDigest = recordDigest(record.workflow);
+  if (actualWorkflowDigest !== record.workflowDigest) {
     throw tamperedError(
       paths,
       file,
-      `the workflow's digest is ${actualWorkflowDigest}, the record names ${value.workflowDigest}`,
+      `the workflow's digest is ${actualWorkflowDigest}, the record names ${record.workflowDigest}`,
     );
   }
-  if (!isObject(value.digests)) throw tamperedError(paths, file, '"digests" is not an object');
   const definitions = result.workflow.mcpDefinitions;
-  const digests = value.digests;
+  const digests = record.digests;
   const names = new Set([...Object.keys(definitions), ...Object.keys(digests)]);
   for (const name of [...names].sort()) {
     const definition = Object.hasOwn(definitions, name) ? definitions[name] : undefined;
     const named = Object.hasOwn(digests, name) ? digests[name] : undefined;
-    if (definition === undefined || typeof named !== 'string') {
+    if (definition === undefined || named === undefined) {
       throw tamperedError(paths, file, `"digests" and the workflow's definitions differ at ${JSON.stringify(name)}`);
     }
     const actual = definitionDigest(definition);
@@ -237,7 +177,7 @@ export function checkVersionRecord(
       );
     }
   }
-  return value as unknown as WorkflowVersion;
+  return value as WorkflowVersion;
 }
 
 /** Reads `accepted.json`; `undefined` when the project has none. */

@@ -5,7 +5,9 @@
  */
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { z } from 'zod';
 import { SdkError, toSdkError } from '../errors.js';
+import type { WorkflowVerifyDocumentSchema } from '../schemas/cliDocuments.js';
 import { definitionDigest } from '../workflow/digest.js';
 import { NAME_PATTERN } from '../workflow/limits.js';
 import { checkDataDir } from './dataDir.js';
@@ -14,41 +16,13 @@ import { ProjectPaths } from './projectStore.js';
 import { readSourceFiles, sourceDifferences } from './sourceStore.js';
 import { type WorkflowVersion, readPointer, readVersionFile } from './storeChain.js';
 
-/** One problem: the file (or directory) and what did not match. */
-export interface VerifyProblem {
-  /** The absolute path of the file or directory. */
-  file: string;
-  /** The error code a read would meet (`store_tampered`, `unsafe_path` or `io_error`). */
-  code: string;
-  message: string;
-}
-
+// The report is the `workflow verify --json` document: its types are the schema's (`schemas/cliDocuments.ts`).
+/** The result of {@link verifyProjects}: the `workflow verify --json` document. */
+export type VerifyReport = z.infer<typeof WorkflowVerifyDocumentSchema>;
 /** One project's verification. */
-export interface ProjectVerification {
-  project: string;
-  /** True when no problem was found. */
-  ok: boolean;
-  /** The version `accepted.json` names, or null (none, or unreadable). */
-  acceptedVersion: number | null;
-  /** How many version files were checked. */
-  versions: number;
-  /** How many persistent sources were recomputed against their digests. */
-  sources: number;
-  problems: VerifyProblem[];
-  /**
-   * What is there but is no problem: a version file above the accepted one (an accept interrupted before
-   * the pointer moved; the next accept replaces it), a source no version names (an accept interrupted
-   * after storing it).
-   */
-  notes: string[];
-}
-
-/** The result of {@link verifyProjects}: the shape of `workflow verify --json`. */
-export interface VerifyReport {
-  dataDir: string;
-  ok: boolean;
-  projects: ProjectVerification[];
-}
+export type ProjectVerification = VerifyReport['projects'][number];
+/** One problem: the file (or directory) and what did not match. */
+export type VerifyProblem = ProjectVerification['problems'][number];
 
 /** Options of {@link verifyProjects}. */
 export interface VerifyOptions {

@@ -10,20 +10,10 @@ import { jsonFileText, LAUNCH_FILE, SERVICES_DIR, WORKFLOW_YAML, workflowYamlTex
 import { prepareEmpty } from './unpackFolder.js';
 import { workflowJsonSchemaText } from './workflowJsonSchema.js';
 import type { Harness } from './workflowSchema.js';
+import { InitHarnessSchema } from '../schemas/states.js';
 
 /** The harness choices of `init`: the built-in harness types and the agent CLI presets (`gemini-cli` is the Gemini CLI). */
-export const INIT_HARNESSES = [
-  'scripted',
-  'openai',
-  'anthropic',
-  'gemini',
-  'claude',
-  'codex',
-  'gemini-cli',
-  'opencode',
-  'pi',
-  'command',
-] as const;
+export const INIT_HARNESSES = InitHarnessSchema.options;
 /** One of {@link INIT_HARNESSES}. */
 export type InitHarness = (typeof INIT_HARNESSES)[number];
 

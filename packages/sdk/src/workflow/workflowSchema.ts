@@ -166,8 +166,9 @@ function hasUserInfo(url: string): boolean {
 /** One entry of an agent's `mcpServers`. */
 export type McpServerEntry = z.infer<typeof McpServerEntrySchema>;
 
-/** The external agent CLIs the SDK has presets (and `harness-config` formats) for. */
-export const HarnessFormatSchema = z.enum(['claude', 'codex', 'gemini', 'opencode', 'pi']);
+// The external agent CLIs the SDK has presets (and `harness-config` formats) for: the one list, in schemas/.
+export { HarnessFormatSchema } from '../schemas/states.js';
+import { HarnessFormatSchema } from '../schemas/states.js';
 /** One agent CLI preset name. */
 export type HarnessPreset = z.infer<typeof HarnessFormatSchema>;
 
