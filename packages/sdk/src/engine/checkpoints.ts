@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { SdkError } from '../errors.js';
-import { readJsonFile, writeFileAtomic } from '../store/atomicFile.js';
+import { writeFileAtomic } from '../store/atomicFile.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
 /** The file as stored: the harness's state wrapped with what it belongs to. */
@@ -38,6 +38,8 @@ export class CheckpointWriter {
   private queue: Promise<void> = Promise.resolve();
   /** The write queued behind the one in progress, not started yet, and the text it will write. */
   private next: { write: Promise<void>; text: string } | undefined;
+  /** The text of the last state handed to {@link save}. */
+  private last: string | undefined;
 
   constructor(
     readonly path: string,
@@ -64,6 +66,7 @@ export class CheckpointWriter {
     };
     // The state's JSON is spliced in as serialized: one serialization per save, however long the state.
     const file = `${JSON.stringify(head).slice(0, -1)},"state":${text}}\n`;
+    this.last = file;
     if (this.next !== undefined) {
       this.next.text = file;
       return this.next.write;
@@ -76,6 +79,11 @@ export class CheckpointWriter {
     this.next = next;
     this.queue = next.write.catch(() => {});
     return next.write;
+  }
+
+  /** The file the last {@link CheckpointWriter.save} wrote (or is writing), or undefined before the first save. */
+  latest(): CheckpointFile | undefined {
+    return this.last === undefined ? undefined : (JSON.parse(this.last) as CheckpointFile);
   }
 }
 
@@ -92,35 +100,30 @@ function notJson(invocation: string, cause: unknown): SdkError {
 }
 
 /**
- * The invocation's last checkpoint state, or undefined when it never saved one. A file that is not a
- * checkpoint of this invocation is an error (`invalid_checkpoint`), never silently ignored.
+ * The harness state a checkpoint file holds (`file` as read from `path`, or null when the invocation never
+ * saved one: undefined). A file that is not a checkpoint of this run's invocation is an error
+ * (`invalid_checkpoint`), never silently ignored.
  */
-export async function readCheckpoint(
-  paths: ProjectPaths,
+export function checkpointState(
+  file: unknown,
   runId: string,
   invocationId: string,
-): Promise<{ state: unknown } | undefined> {
-  const path = checkpointPath(paths, runId, invocationId);
-  let file: unknown;
-  try {
-    file = await readJsonFile<unknown>(path);
-  } catch (error) {
-    throw damaged(path, invocationId, error);
-  }
-  if (file === undefined) return undefined;
+  path: string,
+): { state: unknown } | undefined {
+  if (file === null || file === undefined) return undefined;
   const valid =
     typeof file === 'object' &&
-    file !== null &&
     !Array.isArray(file) &&
     (file as Partial<CheckpointFile>).format === 1 &&
     (file as Partial<CheckpointFile>).invocation === invocationId &&
     (file as Partial<CheckpointFile>).run === runId &&
     Object.hasOwn(file, 'state');
-  if (!valid) throw damaged(path, invocationId, undefined);
+  if (!valid) throw damagedCheckpoint(path, invocationId, undefined);
   return { state: (file as CheckpointFile).state };
 }
 
-function damaged(path: string, invocation: string, cause: unknown): SdkError {
+/** `invalid_checkpoint` for the checkpoint file `path` of `invocation`. */
+export function damagedCheckpoint(path: string, invocation: string, cause: unknown): SdkError {
   return new SdkError('invalid_checkpoint', `the checkpoint ${path} of invocation ${invocation} is damaged`, {
     remedy:
       'remove the file to continue the invocation from its start (its recorded tool calls then run again), or restore it',

@@ -109,6 +109,14 @@ export class RunHarnesses implements HarnessRunContext {
     for (const [agent, config] of Object.entries(agents)) harnessFor(agent, config.harness, this, this.overrides);
   }
 
+  /**
+   * What an invocation's checkpoint tells the run's harnesses once the invocation succeeded wherever it
+   * ran (this host or a queue worker): the scripted harness takes the agent's position from it.
+   */
+  settle(agent: string, checkpointState: unknown): void {
+    this.scripted?.settle(agent, checkpointState);
+  }
+
   /** The harness of one invocation of `agent`. */
   forAgent(agent: string, config: Harness): AgentHarness {
     return harnessFor(agent, config, this, this.overrides);

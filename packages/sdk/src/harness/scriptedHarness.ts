@@ -117,6 +117,17 @@ export class ScriptedHarness implements AgentHarness {
     this.positions[agent] = Object.hasOwn(positions, agent) ? positions[agent]! : 0;
   }
 
+  /**
+   * The agent's position after an invocation that succeeded from `checkpointState` (its last checkpoint):
+   * the step after the one it checkpointed, which was its final step. A state that is not this harness's
+   * checkpoint changes nothing. This is how a run learns where an agent is when the invocation ran
+   * elsewhere (a queue worker): the position is in the checkpoint, like any harness's state.
+   */
+  settle(agent: string, checkpointState: unknown): void {
+    const parsed = ScriptCheckpointSchema.safeParse(checkpointState);
+    if (parsed.success) this.positions[agent] = parsed.data.position + 1;
+  }
+
   async run(input: HarnessInput): Promise<HarnessOutput> {
     const steps = Object.hasOwn(this.script.agents, input.agent) ? this.script.agents[input.agent]! : [];
     const results = await this.begin(input);
