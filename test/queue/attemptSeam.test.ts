@@ -1,7 +1,8 @@
 /**
  * The attempt seam (docs/decisions/attempt-seam.md): one attempt spec, run once in this process (a function
- * call, as the host runs a local attempt) and once by a real `scienceevolve worker` through a real
- * redis-server (a BullMQ job), gives the same outcome, compared field by field. Only what must differ
+ * call with its events delivered as they happen, as the host runs a local attempt) and once by a real
+ * `scienceevolve worker` through a real redis-server (a BullMQ job, its events in the result), gives the
+ * same outcome, compared field by field. Only what must differ
  * between two runs on two data dirs is left out of the comparison, each named in `comparable` below.
  */
 import assert from 'node:assert/strict';
@@ -131,10 +132,12 @@ test('one attempt spec run in this process and by a queue worker through redis-s
     git: null,
   };
 
-  // In this process: the runner the host builds for a local attempt, over this data dir.
+  // In this process: a runner as the host builds one for a local attempt, over this data dir, its events
+  // delivered as they happen (the host journals them at once).
   const harnesses = await RunHarnesses.load({ script });
   harnesses.scripted?.restore(spec.positions ?? {});
-  const local = await runAttempt(structuredClone(spec), {
+  const streamed: unknown[] = [];
+  const ran = await runAttempt(structuredClone(spec), {
     id: `local:${process.pid}`,
     paths,
     version,
@@ -143,7 +146,10 @@ test('one attempt spec run in this process and by a queue worker through redis-s
     worktrees: new RoleWorktrees(paths, box.workspace),
     signal: new AbortController().signal,
     registry: () => hostSupervisor(paths, { graceMs: 500 }),
+    onEvent: (event) => streamed.push(event),
   });
+  assert.deepEqual(ran.events, [], 'delivered as they happened, not kept');
+  const local: AttemptOutcome = { ...ran, events: streamed };
   await assertNothingLeft(box.project, local.events as RunEvent[]);
   // The counting service's log in the workspace is put back as it was: the worker counts from zero too.
   await rm(join(box.workspace, 'calls.log'), { force: true });

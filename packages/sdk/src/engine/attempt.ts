@@ -8,16 +8,9 @@
  * it (docs/decisions/attempt-seam.md).
  */
 import { type GateEvent, gateEventFields } from '../surface/serviceGate.js';
-import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 import { type ErrorCode, SdkError, toSdkError } from '../errors.js';
-import { type RunEventInput, type UsageTotals, addUsage, emptyUsage } from '../events/runEvents.js';
-import {
-  type AgentHarness,
-  type HarnessInput,
-  type HarnessOutput,
-  type HarnessReport,
-  nothingJournaled,
-} from '../harness/harness.js';
+import { type RunEventInput, emptyUsage } from '../events/runEvents.js';
+import { type AgentHarness, type HarnessOutput, nothingJournaled } from '../harness/harness.js';
 import type { RunHarnesses } from '../harness/harnessFor.js';
 import { type InvocationServices, startInvocation } from '../invocation/invocation.js';
 import { toolFiltersOf } from '../invocation/plan.js';
@@ -31,9 +24,9 @@ import { agentSurface } from './agentSurface.js';
 import { type CheckpointFile, CheckpointWriter, checkpointPath, checkpointState } from './checkpoints.js';
 import type { Prestarts } from './prestart.js';
 import { type EngineOptions, startGateFor } from './engineOptions.js';
-import { delegateTool, fixedCatalog } from './fixedCatalog.js';
 import { setInvocationState } from './invocationState.js';
 import { fromJournaledJson } from './journaledSteps.js';
+import { type AttemptState, harnessInput, mainCatalog, serviceEvent, workspaceFor } from './attemptParts.js';
 import { type AttemptRecord, type InvocationRecord, now } from './runRecord.js';
 import { observeSurface } from './toolJournal.js';
 import { type RoleWorktrees, roleBranch } from './worktrees.js';
@@ -69,8 +62,9 @@ export interface AttemptRunner {
   /** This machine's process registry (its supervisor started on first use). */
   registry(): Promise<ProcessRegistry>;
   /**
-   * Receives each event of the attempt as it happens, with its time (every one is in the outcome too): the
-   * host that owns the run journals them at once; a queue worker has no one to tell before the result.
+   * Receives each event of the attempt as it happens, with its time; the outcome's `events` is then empty
+   * (delivered already). The host that owns the run journals them at once; a queue worker has no one to
+   * tell before the result, so it gives no listener and its outcome carries them.
    */
   onEvent?(event: RunEventInput): void;
   /** The run's warm starts (engine/prestart.ts); absent: every attempt starts its services cold. */
@@ -122,18 +116,6 @@ export function servicesIdOf(invocation: string, number: number): string {
   return number === 1 ? invocation : `${invocation}-${number}`;
 }
 
-/** The state an attempt works on: its own copy of the invocation, its events, its usage, its checkpoint. */
-interface AttemptState {
-  readonly spec: AttemptSpec;
-  readonly runner: AttemptRunner;
-  /** The attempt's copy of the invocation: the coordinator's record changes only by applying the outcome. */
-  readonly invocation: InvocationRecord;
-  readonly attempt: AttemptRecord;
-  readonly events: RunEventInput[];
-  readonly usage: UsageTotals;
-  emit(event: RunEventInput): void;
-}
-
 /**
  * One attempt (SPEC §10.2, §10.3) from its spec, on the runner's machine: checkpoint, services, surface,
  * harness, collection, commit. It never throws for what happens in the attempt: every failure is the
@@ -148,9 +130,13 @@ export async function runAttempt(spec: AttemptSpec, runner: AttemptRunner): Prom
   const events: RunEventInput[] = [];
   const emit = (event: RunEventInput) => {
     const timed = { ...event, time: event.time ?? now() } as RunEventInput;
-    events.push(timed);
+    // Delivered as they happen, or kept for the outcome: never both (a long attempt keeps nothing in memory).
+    if (runner.onEvent === undefined) {
+      events.push(timed);
+      return;
+    }
     try {
-      runner.onEvent?.(timed);
+      runner.onEvent(timed);
     } catch {
       // A listener's failure never breaks the attempt.
     }
@@ -362,105 +348,6 @@ function outcomeOf(state: AttemptState, retryable: boolean, checkpoint: Checkpoi
     // A checkpoint file (engine/checkpoints.ts) as the outcome's passthrough object.
     checkpoint: checkpoint as AttemptOutcome['checkpoint'],
   };
-}
-
-/** Main's fixed tools: the workflow tools and `delegate`, through the host's {@link MainCapabilities}. */
-function mainCatalog(state: AttemptState) {
-  const { runner, invocation } = state;
-  const main = runner.main;
-  if (main === undefined) {
-    throw new SdkError('usage', `Main's invocation ${invocation.id} can only run in the host that owns the run`, {
-      remedy: 'run Main in the coordinator (a queue worker runs worker invocations only)',
-      data: { invocation: invocation.id },
-    });
-  }
-  return fixedCatalog({
-    paths: runner.paths,
-    allowReconfiguration: runner.version.workflow.orchestration.allowMainReconfiguration,
-    onReconfigured: (r) => {
-      void runner.prestarts?.reconfigured();
-      main.reconfigured(invocation.id, r);
-    },
-    delegate: delegateTool({
-      workers: () => main.workers(),
-      run: (worker, task) => main.delegate(worker, task, invocation.id),
-    }),
-  });
-}
-
-/** What the harness of one attempt receives: the surface, and the checkpoint and report channels. */
-function harnessInput(
-  state: AttemptState,
-  writer: CheckpointWriter,
-  given: Pick<HarnessInput, 'instructions' | 'surface' | 'workspace' | 'checkpoint' | 'journaled' | 'registry'>,
-): HarnessInput {
-  const { runner, invocation, attempt } = state;
-  return {
-    ...given,
-    agent: invocation.agent,
-    task: invocation.task,
-    signal: runner.signal,
-    invocationId: invocation.id,
-    runtimePath: attempt.runtimePath,
-    hostEnv: runner.options.hostEnv ?? process.env,
-    graceMs: runner.options.graceMs ?? DEFAULT_GRACE_MS,
-    saveCheckpoint: async (checkpoint) => {
-      // Once the run is cancelled, what the harness learns (a call cut short, a worker's cancellation)
-      // is not a result to keep: `resume` continues from the checkpoint before it.
-      if (runner.signal.aborted) return;
-      await writer.save(attempt.attempt, checkpoint);
-      invocation.checkpoint = writer.path;
-    },
-    report: (report) => {
-      try {
-        onReport(state, report, writer.path);
-      } catch {
-        // Reporting never breaks a harness.
-      }
-    },
-  };
-}
-
-/** A harness's report as an event of the attempt; model usage is added to the attempt's and the copy's totals. */
-function onReport(state: AttemptState, report: HarnessReport, checkpoint: string): void {
-  const { invocation } = state;
-  const base = { invocation: invocation.id, agent: invocation.agent };
-  switch (report.kind) {
-    case 'model.called': {
-      invocation.usage ??= emptyUsage();
-      addUsage(invocation.usage, report.usage);
-      addUsage(state.usage, report.usage);
-      const { kind: _kind, ...rest } = report;
-      state.emit({ type: 'model.called', ...base, ...rest });
-      return;
-    }
-    case 'model.retry': {
-      const { kind: _kind, ...rest } = report;
-      state.emit({ type: 'model.retry', ...base, ...rest });
-      return;
-    }
-    case 'checkpoint':
-      state.emit({ type: 'invocation.checkpoint', ...base, step: report.step, path: checkpoint });
-      return;
-  }
-}
-
-async function workspaceFor(state: AttemptState): Promise<string> {
-  const { runner, invocation, spec } = state;
-  if (!runner.version.workflow.orchestration.git) return spec.workspace;
-  const dir = await runner.worktrees.worktree(invocation.agent);
-  invocation.workspace = dir;
-  invocation.git ??= { branch: roleBranch(runner.paths, invocation.agent), commit: null };
-  return dir;
-}
-
-/**
- * Publishes a service's events (ready, failed, exited, protocol pollution, catalog changed or its refresh
- * failed) under the invocation's id; state transitions stay in the service's own log.
- */
-function serviceEvent(state: AttemptState, servicesId: string, event: ServiceEvent): void {
-  if (event.type === 'service.state') return;
-  state.emit({ ...event, invocation: state.invocation.id, agent: state.invocation.agent, servicesId });
 }
 
 function cancelled(): SdkError {
