@@ -122,7 +122,7 @@ export function servicesIdOf(invocation: string, number: number): string {
  * outcome's (its attempt record's `error`).
  */
 export async function runAttempt(spec: AttemptSpec, runner: AttemptRunner): Promise<AttemptOutcome> {
-  const invocation = structuredClone(spec.invocation) as InvocationRecord;
+  const invocation: InvocationRecord = structuredClone(spec.invocation);
   const agent = invocation.agent;
   const number = invocation.attempts.length + 1;
   const servicesId = servicesIdOf(invocation.id, number);
@@ -203,7 +203,10 @@ export async function runAttempt(spec: AttemptSpec, runner: AttemptRunner): Prom
       error === undefined ? null : toSdkError(error, harnessFailure ? 'harness_failed' : 'internal').toJSON();
     const final =
       outcome === 'failed' && harnessFailure && NOT_RETRIED_HARNESS_CODES.has(attempt.error?.code as ErrorCode);
-    return outcomeOf(state, !final, writer?.latest() ?? (spec.checkpoint as CheckpointFile | null));
+    // The checkpoint after the attempt: the last one its harness saved, else the one it started from (a file
+    // that was not this invocation's checkpoint is not passed on: the coordinator keeps its own).
+    const checkpoint = writer?.latest() ?? (saved === undefined ? null : (spec.checkpoint as CheckpointFile));
+    return outcomeOf(state, !final, checkpoint);
   };
 
   if (runner.signal.aborted) return finish('interrupted', cancelled());

@@ -21,6 +21,26 @@ import { journaledJson } from './journaledSteps.js';
 import { runGitRemote } from './remoteWorktrees.js';
 import { type AttemptRecord, type InvocationRecord, type RunFile, type RunRecord, now } from './runRecord.js';
 
+/** Whether two object types are the same: the same keys, each assignable to the other. */
+type Same<A, B> = [A] extends [B]
+  ? [B] extends [A]
+    ? [keyof A] extends [keyof B]
+      ? [keyof B] extends [keyof A]
+        ? true
+        : false
+      : false
+    : false
+  : false;
+/**
+ * The invocation and attempt records an attempt spec and outcome carry are the run record's own
+ * (engine/runRecord.ts): a field added to one and not the other fails to compile here.
+ */
+const recordsMatch: [
+  Same<AttemptSpec['invocation'], InvocationRecord>,
+  Same<AttemptSpec['invocation']['attempts'][number], AttemptRecord>,
+] = [true, true];
+void recordsMatch;
+
 /** What building a spec and applying an outcome need of the engine of the run. */
 export interface AttemptCoordinator {
   readonly paths: ProjectPaths;
