@@ -36,7 +36,14 @@ import type { EngineOptions, RunResult } from './engineOptions.js';
 import { setInvocationState } from './invocationState.js';
 import { type QueuedAttemptHost, runQueuedAttempt } from './queuedAttempt.js';
 import { Prestarts } from './prestart.js';
-import { type InvocationRecord, type RunFile, type RunRecord, now, runEventsPath } from './runRecord.js';
+import {
+  type AttemptRecord,
+  type InvocationRecord,
+  type RunFile,
+  type RunRecord,
+  now,
+  runEventsPath,
+} from './runRecord.js';
 import { journaledSteps } from './journaledSteps.js';
 import { RoleWorktrees } from './worktrees.js';
 
@@ -323,7 +330,13 @@ export class RunEngine implements AttemptCoordinator, QueuedAttemptHost {
    */
   private async localAttempt(invocation: InvocationRecord, restarted: boolean): Promise<AttemptResult> {
     const built = await buildAttemptSpec(this, invocation, restarted);
-    const started = startedAttempt(invocation, built.version, restarted, '');
+    const started: AttemptRecord = {
+      ...startedAttempt(invocation, built.version, restarted, ''),
+      // As the runner starts it (its outcome's record replaces this one): what `resume` finds after a crash.
+      fromCheckpoint: built.spec?.checkpoint != null,
+      toolCalls: 0,
+      toolCallsReached: null,
+    };
     started.runtimePath = this.paths.invocationDir(this.record.run, started.servicesId);
     invocation.attempts.push(started);
     await this.file.save();

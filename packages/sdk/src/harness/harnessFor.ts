@@ -8,7 +8,7 @@ import type { Harness } from '../workflow/workflowSchema.js';
 import { createCommandHarness } from './commandHarness.js';
 import type { AgentHarness } from './harness.js';
 import { createModelLoopHarness } from './modelLoop.js';
-import { type Script, ScriptedHarness, parseScript, readScriptFile } from './scriptedHarness.js';
+import { type Script, ScriptedHarness, parseScript, readScriptFile, scriptPositionAfter } from './scriptedHarness.js';
 
 /** One harness type's configuration. */
 export type HarnessConfigOf<T extends Harness['type']> = Extract<Harness, { type: T }>;
@@ -114,7 +114,8 @@ export class RunHarnesses implements HarnessRunContext {
    * ran (this host or a queue worker): the scripted harness takes the agent's position from it.
    */
   settle(agent: string, checkpointState: unknown): void {
-    this.scripted?.settle(agent, checkpointState);
+    const position = scriptPositionAfter(checkpointState);
+    if (position !== undefined) this.scripted?.restoreAgent(agent, { [agent]: position });
   }
 
   /** The harness of one invocation of `agent`. */

@@ -93,6 +93,17 @@ const ScriptCheckpointSchema = z.strictObject({
 type ScriptCheckpoint = z.infer<typeof ScriptCheckpointSchema>;
 
 /**
+ * An agent's position after an invocation that succeeded from `checkpointState` (its last checkpoint): the
+ * step after the one it checkpointed, which was its final step; undefined for a state that is not this
+ * harness's checkpoint. This is how a run learns where an agent is when the invocation ran elsewhere (a
+ * queue worker): the position is in the checkpoint, like any harness's state.
+ */
+export function scriptPositionAfter(checkpointState: unknown): number | undefined {
+  const parsed = ScriptCheckpointSchema.safeParse(checkpointState);
+  return parsed.success ? parsed.data.position + 1 : undefined;
+}
+
+/**
  * The scripted harness of one run. It keeps each agent's position, shared by the agent's invocations. It
  * checkpoints each invocation when it starts and after every call, so a retried or resumed invocation
  * continues after its last recorded call instead of calling its tools again.
@@ -115,17 +126,6 @@ export class ScriptedHarness implements AgentHarness {
   /** Puts one agent back where a {@link snapshot} found it, leaving the others where they are. */
   restoreAgent(agent: string, positions: ScriptPositions): void {
     this.positions[agent] = Object.hasOwn(positions, agent) ? positions[agent]! : 0;
-  }
-
-  /**
-   * The agent's position after an invocation that succeeded from `checkpointState` (its last checkpoint):
-   * the step after the one it checkpointed, which was its final step. A state that is not this harness's
-   * checkpoint changes nothing. This is how a run learns where an agent is when the invocation ran
-   * elsewhere (a queue worker): the position is in the checkpoint, like any harness's state.
-   */
-  settle(agent: string, checkpointState: unknown): void {
-    const parsed = ScriptCheckpointSchema.safeParse(checkpointState);
-    if (parsed.success) this.positions[agent] = parsed.data.position + 1;
   }
 
   async run(input: HarnessInput): Promise<HarnessOutput> {
