@@ -67,6 +67,12 @@ export interface AttemptRunner {
    * tell before the result, so it gives no listener and its outcome carries them.
    */
   onEvent?(event: RunEventInput): void;
+  /**
+   * Called once each checkpoint the harness saved is durable, before the harness goes on: the host that
+   * owns the run has `run.json` name it (with the usage so far) before the checkpoint is reported, so a
+   * crash after the report finds both. A queue worker has no record to keep.
+   */
+  onCheckpoint?(): Promise<void>;
   /** The run's warm starts (engine/prestart.ts); absent: every attempt starts its services cold. */
   readonly prestarts?: Prestarts;
   /** Main's capabilities: only the host that owns the run has them, so Main's attempts run there. */

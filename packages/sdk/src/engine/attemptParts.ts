@@ -73,6 +73,8 @@ export function harnessInput(
       if (runner.signal.aborted) return;
       await writer.save(attempt.attempt, checkpoint);
       invocation.checkpoint = writer.path;
+      // The host that owns the run records it durably before the harness goes on (and reports it).
+      await runner.onCheckpoint?.();
     },
     report: (report) => {
       try {

@@ -35,6 +35,7 @@ import {
 import type { EngineOptions, RunResult } from './engineOptions.js';
 import { setInvocationState } from './invocationState.js';
 import { type QueuedAttemptHost, runQueuedAttempt } from './queuedAttempt.js';
+import { checkpointPath } from './checkpoints.js';
 import { Prestarts } from './prestart.js';
 import {
   type AttemptRecord,
@@ -352,6 +353,12 @@ export class RunEngine implements AttemptCoordinator, QueuedAttemptHost {
       registry: () => this.registry(),
       onEvent: (event) => {
         if (replayAttemptEvent(this, invocation, event)) this.file.save().catch(() => {});
+      },
+      onCheckpoint: async () => {
+        const path = checkpointPath(this.paths, this.record.run, invocation.id);
+        if (invocation.checkpoint === path) return;
+        invocation.checkpoint = path;
+        await this.file.save();
       },
       prestarts: this.prestarts,
       main: this.main,
