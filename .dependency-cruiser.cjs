@@ -6,7 +6,7 @@
 //                             ├→ reconfigure ────────────────┼→ store → workflow → errors
 //                             └→ queue, events ──────────────┘
 //   Beside them: gateway (supergateway supervised, http→stdio) → faces, sessions, processes.
-//   Scale-out: sdk/index → worker (the queue worker) → engine; engine → queue (BullMQ transport) → errors.
+//   Scale-out: sdk/index → worker (the queue worker) → engine/attemptSeam.ts only; engine → queue (BullMQ transport) → errors.
 //
 // Rules are written by folder, never by file, so a new file in a folder gets its folder's rule.
 // Paths are relative to the working directory: run it from the repository root (npm run lint does).
@@ -37,10 +37,12 @@ const HEAVY_CORE = '^(child_process|http|https|http2|node:child_process|node:htt
  * (a layer is a folder, or `errors.ts`). Everything not listed is above it, or beside it and kept apart.
  */
 const LAYERS = {
-  // The queue worker runs the engine's attempts for jobs taken from the queue: above the engine.
+  // The queue worker runs the engine's attempts for jobs taken from the queue: above the engine, through
+  // the attempt seam alone (rule worker-through-attempt-seam).
   worker: [
     'engine',
     'queue',
+    'schemas',
     'harness',
     'invocation',
     'events',
@@ -167,6 +169,16 @@ module.exports = {
       severity: 'error',
       from: { path: SDK, pathNot: [...Object.keys(LAYERS).map(layerPath), ENTRIES] },
       to: {},
+    },
+    {
+      name: 'worker-through-attempt-seam',
+      comment:
+        'the queue worker (packages/sdk/src/worker/) reaches the engine only through the attempt seam, ' +
+        'packages/sdk/src/engine/attemptSeam.ts: it runs an attempt spec and returns its outcome, nothing of ' +
+        'the run record, the run loop or the coordinator (docs/decisions/attempt-seam.md)',
+      severity: 'error',
+      from: { path: `${SDK}worker/` },
+      to: { path: `${SDK}engine/`, pathNot: `${SDK}engine/attemptSeam\\.ts$` },
     },
     {
       name: 'supervisor-sub-paths-only',

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { JOB_FORMAT, type InvocationJob } from '../../packages/sdk/src/engine/queuedAttempt.js';
+import { ATTEMPT_FORMAT, type AttemptSpec } from '../../packages/sdk/src/schemas/attempt.js';
 import { QueueClient } from '../../packages/sdk/src/queue/queueClient.js';
 import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
 import { definitionDigest } from '../../packages/sdk/src/workflow/digest.js';
@@ -20,12 +20,12 @@ import { startRedis, startWorker, stopWorker } from './helpers.js';
 function jobFor(
   box: { project: string; workspace: string },
   name: string,
-  workflow: InvocationJob['version']['workflow'],
+  workflow: AttemptSpec['version']['workflow'],
   digest: string,
-  options: InvocationJob['options'],
-): InvocationJob {
+  options: AttemptSpec['options'],
+): AttemptSpec {
   return {
-    format: JOB_FORMAT,
+    format: ATTEMPT_FORMAT,
     run: `run-${name}-test`,
     project: box.project,
     workspace: box.workspace,

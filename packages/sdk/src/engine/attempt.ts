@@ -1,69 +1,82 @@
 /**
- * One attempt of an invocation (SPEC §10.2, §10.3): its checkpoint is read, its agent's services start,
- * its surface is built and observed, its harness runs (from the checkpoint when there is one) with channels
- * for checkpoints and reports, its services are collected whatever happens, and Git-on commits its work.
+ * One attempt of an invocation (SPEC §10.2, §10.3), run from its {@link AttemptSpec} by an
+ * {@link AttemptRunner} (the host that owns the run, or a queue worker): its checkpoint is checked, its
+ * agent's services start, its surface is built and observed, its harness runs (from the checkpoint when
+ * there is one) with channels for checkpoints and reports, its services are collected whatever happens,
+ * and Git-on commits its work. It works on its own copy of the invocation and returns one
+ * {@link AttemptOutcome}, which the coordinator applies (engine/attemptApply.ts) — the same way whoever ran
+ * it (docs/decisions/attempt-seam.md).
  */
 import { type GateEvent, gateEventFields } from '../surface/serviceGate.js';
-import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 import { type ErrorCode, SdkError, toSdkError } from '../errors.js';
-import { type InvocationState, type RunEventInput, addUsage, emptyUsage } from '../events/runEvents.js';
-import {
-  type AgentHarness,
-  type HarnessInput,
-  type HarnessOutput,
-  type HarnessReport,
-  type JournaledSteps,
-  nothingJournaled,
-} from '../harness/harness.js';
+import { type RunEventInput, emptyUsage } from '../events/runEvents.js';
+import { type AgentHarness, type HarnessOutput, nothingJournaled } from '../harness/harness.js';
 import type { RunHarnesses } from '../harness/harnessFor.js';
 import { type InvocationServices, startInvocation } from '../invocation/invocation.js';
 import { toolFiltersOf } from '../invocation/plan.js';
 import { collectionMechanism } from '../processes/processGroup.js';
 import type { ProcessRegistry } from '../processes/processRegistry.js';
+import { ATTEMPT_FORMAT, type AttemptOutcome, type AttemptSpec } from '../schemas/attempt.js';
 import type { ServiceEvent } from '../sessions/serviceEvents.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { agentSurface } from './agentSurface.js';
-import { CheckpointWriter, checkpointPath, readCheckpoint } from './checkpoints.js';
+import { type CheckpointFile, CheckpointWriter, checkpointPath, checkpointState } from './checkpoints.js';
 import type { Prestarts } from './prestart.js';
 import { type EngineOptions, startGateFor } from './engineOptions.js';
-import { delegateTool, fixedCatalog } from './fixedCatalog.js';
-import { type AttemptRecord, type InvocationRecord, type RunFile, type RunRecord, now } from './runRecord.js';
+import { setInvocationState } from './invocationState.js';
+import { fromJournaledJson } from './journaledSteps.js';
+import { type AttemptState, harnessInput, mainCatalog, serviceEvent, workspaceFor } from './attemptParts.js';
+import { type AttemptRecord, type InvocationRecord, now } from './runRecord.js';
 import { observeSurface } from './toolJournal.js';
 import { type RoleWorktrees, roleBranch } from './worktrees.js';
 
-/** What an attempt needs of the engine of its run. */
-export interface AttemptHost {
-  readonly paths: ProjectPaths;
-  readonly file: RunFile;
-  readonly record: RunRecord;
-  readonly harnesses: RunHarnesses;
-  readonly options: EngineOptions;
-  readonly worktrees: RoleWorktrees;
-  /** Aborts when the run is cancelled. */
-  readonly signal: AbortSignal;
-  /** Journals an event of the run. */
-  emit(event: RunEventInput): void;
-  /**
-   * What the host journaled of the invocation's steps so far (model responses, completed tool calls), for
-   * the harness to check a checkpoint against. Read only when there is a checkpoint.
-   */
-  journaled(invocation: string): Promise<JournaledSteps>;
-  /** Changes an invocation's state, journaling the transition. */
-  setState(invocation: InvocationRecord, to: InvocationState): void;
-  /** The workflow version in force. */
-  currentVersion(): Promise<WorkflowVersion>;
-  /**
-   * The digests Main proposed, when this host has no history of its own to read them from (a queue
-   * worker: the job carries them). Absent: read from the project's versions.
-   */
-  mainProposed?: ReadonlySet<string>;
-  /** The host's process registry (its supervisor started on first use). */
-  registry(): Promise<ProcessRegistry>;
+/** What Main's attempt needs of the host that owns the run: delegation and reconfiguration. */
+export interface MainCapabilities {
+  /** The worker agents of the version in force now (Main may reconfigure during its attempt). */
+  workers(): Promise<string[]>;
   /** Main's delegation of `task` to worker `agent`. */
-  delegateTo(agent: string, task: string, parent: string): Promise<InvocationRecord>;
+  delegate(agent: string, task: string, parent: string): Promise<InvocationRecord>;
+  /** Main accepted a new version (journaled by the host: `workflow.reconfigured`). */
+  reconfigured(invocation: string, result: { version: number; changedMcps: string[]; changedAgents: string[] }): void;
+}
+
+/**
+ * What runs an attempt: the capabilities of the machine it runs on, never data about the attempt (that is
+ * the {@link AttemptSpec}). The host that owns the run is one runner; a queue worker is another.
+ */
+export interface AttemptRunner {
+  /** `<hostname>:<pid>`: who ran the attempt (the outcome's `worker`). */
+  readonly id: string;
+  /** This machine's project store: the attempt's runtime copies and its checkpoint are written here. */
+  readonly paths: ProjectPaths;
+  /** The spec's version as this machine holds it (its definitions stored and their digests checked). */
+  readonly version: WorkflowVersion;
+  readonly harnesses: RunHarnesses;
+  /** Engine options: the spec's, with this machine's `hostEnv` and `signal`. */
+  readonly options: EngineOptions;
+  /** Where Git-on roles get their worktrees on this machine. */
+  readonly worktrees: RoleWorktrees;
+  /** Aborts when the attempt is cancelled. */
+  readonly signal: AbortSignal;
+  /** This machine's process registry (its supervisor started on first use). */
+  registry(): Promise<ProcessRegistry>;
+  /**
+   * Receives each event of the attempt as it happens, with its time; the outcome's `events` is then empty
+   * (delivered already). The host that owns the run journals them at once; a queue worker has no one to
+   * tell before the result, so it gives no listener and its outcome carries them.
+   */
+  onEvent?(event: RunEventInput): void;
+  /**
+   * Called once each checkpoint the harness saved is durable, before the harness goes on: the host that
+   * owns the run has `run.json` name it (with the usage so far) before the checkpoint is reported, so a
+   * crash after the report finds both. A queue worker has no record to keep.
+   */
+  onCheckpoint?(): Promise<void>;
   /** The run's warm starts (engine/prestart.ts); absent: every attempt starts its services cold. */
   readonly prestarts?: Prestarts;
+  /** Main's capabilities: only the host that owns the run has them, so Main's attempts run there. */
+  readonly main?: MainCapabilities;
 }
 
 /**
@@ -104,24 +117,49 @@ export interface AttemptResult {
   retryable: boolean;
 }
 
-/** One attempt: checkpoint, services, surface, harness, collection, commit. */
-export async function runAttempt(
-  host: AttemptHost,
-  invocation: InvocationRecord,
-  restarted: boolean,
-): Promise<AttemptResult> {
+/** The id the services of attempt `number` of `invocation` run under. */
+export function servicesIdOf(invocation: string, number: number): string {
+  return number === 1 ? invocation : `${invocation}-${number}`;
+}
+
+/**
+ * One attempt (SPEC §10.2, §10.3) from its spec, on the runner's machine: checkpoint, services, surface,
+ * harness, collection, commit. It never throws for what happens in the attempt: every failure is the
+ * outcome's (its attempt record's `error`).
+ */
+export async function runAttempt(spec: AttemptSpec, runner: AttemptRunner): Promise<AttemptOutcome> {
+  const invocation: InvocationRecord = structuredClone(spec.invocation);
   const agent = invocation.agent;
   const number = invocation.attempts.length + 1;
-  const servicesId = number === 1 ? invocation.id : `${invocation.id}-${number}`;
-  const version = await host.currentVersion();
+  const servicesId = servicesIdOf(invocation.id, number);
+  const version = runner.version;
+  const events: RunEventInput[] = [];
+  const emit = (event: RunEventInput) => {
+    const timed = { ...event, time: event.time ?? now() } as RunEventInput;
+    // Delivered as they happen, or kept for the outcome: never both (a long attempt keeps nothing in memory).
+    if (runner.onEvent === undefined) {
+      events.push(timed);
+      return;
+    }
+    try {
+      runner.onEvent(timed);
+    } catch {
+      // A listener's failure never breaks the attempt.
+    }
+  };
   let failure: unknown;
   let saved: { state: unknown } | undefined;
   // A checkpoint that cannot be read is the harness's failure: the next attempt would read the same file.
   let checkpointFailure = false;
   let journaled = nothingJournaled();
   try {
-    saved = await readCheckpoint(host.paths, host.record.run, invocation.id);
-    if (saved !== undefined) journaled = await host.journaled(invocation.id);
+    saved = checkpointState(
+      spec.checkpoint,
+      spec.run,
+      invocation.id,
+      checkpointPath(runner.paths, spec.run, invocation.id),
+    );
+    if (saved !== undefined) journaled = fromJournaledJson(spec.journaled ?? { responses: [], calls: [] });
   } catch (error) {
     failure = error;
     checkpointFailure = true;
@@ -129,9 +167,9 @@ export async function runAttempt(
   const attempt: AttemptRecord = {
     attempt: number,
     servicesId,
-    runtimePath: host.paths.invocationDir(host.record.run, servicesId),
+    runtimePath: runner.paths.invocationDir(spec.run, servicesId),
     version: version.version,
-    restarted,
+    restarted: spec.restarted,
     startedAt: now(),
     finishedAt: null,
     outcome: null,
@@ -141,17 +179,17 @@ export async function runAttempt(
     toolCallsReached: null,
   };
   invocation.attempts.push(attempt);
-  host.setState(invocation, 'starting');
-  await host.file.save();
+  const state: AttemptState = { spec, runner, invocation, attempt, events, usage: emptyUsage(), emit };
+  setInvocationState(invocation, 'starting', emit);
   const config = Object.hasOwn(version.workflow.agents, agent) ? version.workflow.agents[agent] : undefined;
-  host.emit({
+  emit({
     type: 'invocation.started',
     invocation: invocation.id,
     agent,
     attempt: number,
     parent: invocation.parent,
     version: version.version,
-    restarted,
+    restarted: spec.restarted,
     fromCheckpoint: saved !== undefined,
     services: config?.mcpServers.map((s) => s.name) ?? [],
     runtimePath: attempt.runtimePath,
@@ -161,20 +199,23 @@ export async function runAttempt(
 
   // Set when the failure came from building or running the harness (not from the services or Git).
   let harnessFailure = false;
-  const finish = async (outcome: 'succeeded' | 'failed' | 'interrupted', error?: unknown): Promise<AttemptResult> => {
+  let writer: CheckpointWriter | undefined;
+  const finish = (outcome: 'succeeded' | 'failed' | 'interrupted', error?: unknown): AttemptOutcome => {
     attempt.outcome = outcome;
     attempt.finishedAt = now();
     // A harness that throws something uncoded (an embedder's own harness, a bug in a provider library)
     // crashed: `harness_failed`, retried like any crash, never `internal`.
     attempt.error =
       error === undefined ? null : toSdkError(error, harnessFailure ? 'harness_failed' : 'internal').toJSON();
-    await host.file.save();
     const final =
       outcome === 'failed' && harnessFailure && NOT_RETRIED_HARNESS_CODES.has(attempt.error?.code as ErrorCode);
-    return { attempt, retryable: !final };
+    // The checkpoint after the attempt: the last one its harness saved, else the one it started from (a file
+    // that was not this invocation's checkpoint is not passed on: the coordinator keeps its own).
+    const checkpoint = writer?.latest() ?? (saved === undefined ? null : (spec.checkpoint as CheckpointFile));
+    return outcomeOf(state, !final, checkpoint);
   };
 
-  if (host.signal.aborted) return finish('interrupted', cancelled());
+  if (runner.signal.aborted) return finish('interrupted', cancelled());
   if (failure !== undefined) {
     harnessFailure = checkpointFailure;
     return finish('failed', failure);
@@ -191,90 +232,66 @@ export async function runAttempt(
     }
     let harness: AgentHarness;
     try {
-      harness = host.harnesses.forAgent(agent, config.harness);
+      harness = runner.harnesses.forAgent(agent, config.harness);
     } catch (error) {
       harnessFailure = true;
       throw error;
     }
-    const workspace = await workspaceFor(host, invocation);
-    const registry = await host.registry();
+    const workspace = await workspaceFor(state);
+    const registry = await runner.registry();
     const onServiceEvent = (event: ServiceEvent) => {
       // The attempt's wait at the admission gate: its longest-waiting service's (saved with the state below).
       // A prestarted service's wait was the prestart's, not this attempt's.
       if (event.type === 'service.ready' && !('prestarted' in event) && (event.queuedMs ?? 0) > 0) {
         attempt.startQueuedMs = Math.max(attempt.startQueuedMs ?? 0, event.queuedMs ?? 0);
       }
-      serviceEvent(host, invocation, servicesId, event);
+      serviceEvent(state, servicesId, event);
     };
     // A first attempt takes the set prestarted under its id when it still fits; otherwise it starts cold.
     services =
-      (number === 1 ? await host.prestarts?.take(servicesId, version, workspace, onServiceEvent) : undefined) ??
+      (number === 1 ? await runner.prestarts?.take(servicesId, version, workspace, onServiceEvent) : undefined) ??
       (await startInvocation({
-        paths: host.paths,
+        paths: runner.paths,
         version,
         agent,
-        runId: host.record.run,
+        runId: spec.run,
         invocationId: servicesId,
         workspace,
         registry,
-        startupBudgetMs: host.options.startupBudgetMs,
-        startGate: startGateFor(host.options),
-        ...(host.mainProposed === undefined ? {} : { mainProposed: host.mainProposed }),
-        startQueueLimitMs: host.options.startQueueLimitMs,
-        graceMs: host.options.graceMs,
-        hostEnv: host.options.hostEnv,
+        startupBudgetMs: runner.options.startupBudgetMs,
+        startGate: startGateFor(runner.options),
+        mainProposed: new Set(spec.mainProposed),
+        startQueueLimitMs: runner.options.startQueueLimitMs,
+        graceMs: runner.options.graceMs,
+        hostEnv: runner.options.hostEnv,
         onEvent: onServiceEvent,
-        signal: host.signal,
+        signal: runner.signal,
       }));
-    host.prestarts?.prepare(agent, version, workspace, registry);
-    host.setState(invocation, 'running');
-    await host.file.save();
-    const entries =
-      agent === 'main'
-        ? [
-            ...services.sessions,
-            fixedCatalog({
-              paths: host.paths,
-              allowReconfiguration: version.workflow.orchestration.allowMainReconfiguration,
-              onReconfigured: (r) => {
-                void host.prestarts?.reconfigured();
-                host.emit({
-                  type: 'workflow.reconfigured',
-                  invocation: invocation.id,
-                  agent,
-                  version: r.version,
-                  changedMcps: r.changedMcps,
-                  changedAgents: r.changedAgents,
-                });
-              },
-              delegate: delegateTool({
-                workers: async () =>
-                  Object.keys((await host.currentVersion()).workflow.agents).filter((a) => a !== 'main'),
-                run: (worker, task) => host.delegateTo(worker, task, invocation.id),
-              }),
-            }),
-          ]
-        : services.sessions;
+    runner.prestarts?.prepare(agent, version, workspace, registry);
+    setInvocationState(invocation, 'running', emit);
+    const entries = agent === 'main' ? [...services.sessions, mainCatalog(state)] : services.sessions;
     // The surface owns the forwarding limits; a service's rests and recoveries go into the journal.
     const gateEvent = (event: GateEvent) =>
-      host.emit({ ...gateEventFields(event), invocation: invocation.id, agent } as RunEventInput);
+      emit({ ...gateEventFields(event), invocation: invocation.id, agent } as RunEventInput);
     const live = agentSurface(entries, {
-      forwardTimeoutMs: host.options.forwardTimeoutMs,
+      forwardTimeoutMs: runner.options.forwardTimeoutMs,
       onGateEvent: gateEvent,
       toolFilters: toolFiltersOf(services.outcomes.map((o) => o.planned)),
     });
     const surface = observeSurface(live, {
       invocation: invocation.id,
       agent,
-      emit: (event) => host.emit(event),
+      emit,
       onCall: () => {
         attempt.toolCalls = (attempt.toolCalls ?? 0) + 1;
       },
     });
+    const path = checkpointPath(runner.paths, spec.run, invocation.id);
+    writer = new CheckpointWriter(path, { run: spec.run, invocation: invocation.id, agent });
     let result: HarnessOutput;
     try {
       result = await harness.run(
-        harnessInput(host, invocation, attempt, {
+        harnessInput(state, writer, {
           registry,
           instructions: config.instructions,
           surface,
@@ -299,11 +316,11 @@ export async function runAttempt(
       failure ??= error;
     }
   }
-  if (host.signal.aborted) return finish('interrupted', cancelled());
+  if (runner.signal.aborted) return finish('interrupted', cancelled());
   if (failure === undefined && version.workflow.orchestration.git) {
     try {
-      const commit = await host.worktrees.commit(agent, invocation.id, invocation.task);
-      invocation.git = { branch: roleBranch(host.paths, agent), commit };
+      const commit = await runner.worktrees.commit(agent, invocation.id, invocation.task);
+      invocation.git = { branch: roleBranch(runner.paths, agent), commit };
     } catch (error) {
       // A coded cause (a queue worker's refused push) keeps its remedy and facts (branch, commit).
       const cause = toSdkError(error);
@@ -323,90 +340,23 @@ export async function runAttempt(
   return finish('succeeded');
 }
 
-/** What the harness of one attempt receives: the surface, and the checkpoint and report channels. */
-function harnessInput(
-  host: AttemptHost,
-  invocation: InvocationRecord,
-  attempt: AttemptRecord,
-  given: Pick<HarnessInput, 'instructions' | 'surface' | 'workspace' | 'checkpoint' | 'journaled' | 'registry'>,
-): HarnessInput {
-  const path = checkpointPath(host.paths, host.record.run, invocation.id);
-  const writer = new CheckpointWriter(path, {
-    run: host.record.run,
-    invocation: invocation.id,
-    agent: invocation.agent,
-  });
+/** The outcome of an ended attempt. */
+function outcomeOf(state: AttemptState, retryable: boolean, checkpoint: CheckpointFile | null): AttemptOutcome {
+  const { invocation, attempt } = state;
   return {
-    ...given,
-    agent: invocation.agent,
-    task: invocation.task,
-    signal: host.signal,
-    invocationId: invocation.id,
-    runtimePath: attempt.runtimePath,
-    hostEnv: host.options.hostEnv ?? process.env,
-    graceMs: host.options.graceMs ?? DEFAULT_GRACE_MS,
-    saveCheckpoint: async (state) => {
-      // Once the run is cancelled, what the harness learns (a call cut short, a worker's cancellation)
-      // is not a result to keep: `resume` continues from the checkpoint before it.
-      if (host.signal.aborted) return;
-      await writer.save(attempt.attempt, state);
-      if (invocation.checkpoint !== path) {
-        invocation.checkpoint = path;
-        await host.file.save();
-      }
-    },
-    report: (report) => {
-      try {
-        onReport(host, invocation, report, path);
-      } catch {
-        // Reporting never breaks a harness.
-      }
-    },
+    format: ATTEMPT_FORMAT,
+    worker: state.runner.id,
+    attempt: attempt as AttemptOutcome['attempt'],
+    retryable,
+    events: state.events,
+    state: invocation.state,
+    output: attempt.outcome === 'succeeded' ? invocation.output : null,
+    git: invocation.git,
+    workspace: invocation.workspace,
+    usage: state.usage,
+    // A checkpoint file (engine/checkpoints.ts) as the outcome's passthrough object.
+    checkpoint: checkpoint as AttemptOutcome['checkpoint'],
   };
-}
-
-/** A harness's report as a journal event; model usage is added to the invocation's and the run's totals. */
-function onReport(host: AttemptHost, invocation: InvocationRecord, report: HarnessReport, checkpoint: string): void {
-  const base = { invocation: invocation.id, agent: invocation.agent };
-  switch (report.kind) {
-    case 'model.called': {
-      invocation.usage ??= emptyUsage();
-      host.record.usage ??= emptyUsage();
-      addUsage(invocation.usage, report.usage);
-      addUsage(host.record.usage, report.usage);
-      // Totals reach run.json with the next save at the latest; a failed write here is retried by it.
-      host.file.save().catch(() => {});
-      const { kind: _kind, ...rest } = report;
-      host.emit({ type: 'model.called', ...base, ...rest });
-      return;
-    }
-    case 'model.retry': {
-      const { kind: _kind, ...rest } = report;
-      host.emit({ type: 'model.retry', ...base, ...rest });
-      return;
-    }
-    case 'checkpoint':
-      host.emit({ type: 'invocation.checkpoint', ...base, step: report.step, path: checkpoint });
-      return;
-  }
-}
-
-async function workspaceFor(host: AttemptHost, invocation: InvocationRecord): Promise<string> {
-  const version = await host.currentVersion();
-  if (!version.workflow.orchestration.git) return host.record.workspace;
-  const dir = await host.worktrees.worktree(invocation.agent);
-  invocation.workspace = dir;
-  invocation.git ??= { branch: roleBranch(host.paths, invocation.agent), commit: null };
-  return dir;
-}
-
-/**
- * Publishes a service's events (ready, failed, exited, protocol pollution, catalog changed or its refresh
- * failed) under the invocation's id; state transitions stay in the service's own log.
- */
-function serviceEvent(host: AttemptHost, invocation: InvocationRecord, servicesId: string, event: ServiceEvent): void {
-  if (event.type === 'service.state') return;
-  host.emit({ ...event, invocation: invocation.id, agent: invocation.agent, servicesId });
 }
 
 function cancelled(): SdkError {

@@ -3,11 +3,10 @@
  * `runs/<runId>/checkpoints/<invocationId>.json` beside the run's record. A retried attempt and a resumed
  * invocation continue from it, so tool calls whose results were recorded are not run again.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SdkError } from '../errors.js';
 import { type CheckpointFile, CheckpointFileSchema } from '../schemas/checkpoints.js';
-import { type RecordSource, notJsonError, parseRecord, recordError } from '../schemas/parseRecord.js';
+import { type RecordSource, parseRecord, recordError } from '../schemas/parseRecord.js';
 import { writeFileAtomic } from '../store/atomicFile.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
@@ -29,6 +28,8 @@ export class CheckpointWriter {
   private queue: Promise<void> = Promise.resolve();
   /** The write queued behind the one in progress, not started yet, and the text it will write. */
   private next: { write: Promise<void>; text: string } | undefined;
+  /** The text of the last state handed to {@link save}. */
+  private last: string | undefined;
 
   constructor(
     readonly path: string,
@@ -55,6 +56,7 @@ export class CheckpointWriter {
     };
     // The state's JSON is spliced in as serialized: one serialization per save, however long the state.
     const file = `${JSON.stringify(head).slice(0, -1)},"state":${text}}\n`;
+    this.last = file;
     if (this.next !== undefined) {
       this.next.text = file;
       return this.next.write;
@@ -67,6 +69,11 @@ export class CheckpointWriter {
     this.next = next;
     this.queue = next.write.catch(() => {});
     return next.write;
+  }
+
+  /** The file the last {@link CheckpointWriter.save} wrote (or is writing), or undefined before the first save. */
+  latest(): CheckpointFile | undefined {
+    return this.last === undefined ? undefined : (JSON.parse(this.last) as CheckpointFile);
   }
 }
 
@@ -82,32 +89,9 @@ function notJson(invocation: string, cause: unknown): SdkError {
   );
 }
 
-/**
- * The invocation's last checkpoint state, or undefined when it never saved one. A file that is not a
- * checkpoint of this invocation is an error (`invalid_checkpoint` naming the file and the field), never
- * silently ignored.
- */
-export async function readCheckpoint(
-  paths: ProjectPaths,
-  runId: string,
-  invocationId: string,
-): Promise<{ state: unknown } | undefined> {
-  const file = await readCheckpointFile(paths, runId, invocationId);
-  return file === undefined ? undefined : { state: file.state };
-}
-
-/**
- * The invocation's checkpoint file, checked (`CheckpointFileSchema`, and its run and invocation), or
- * undefined when it never saved one; `invalid_checkpoint` naming the file and the field otherwise. For a
- * reader that hands the whole file on (a queue job carries it to a worker).
- */
-export async function readCheckpointFile(
-  paths: ProjectPaths,
-  runId: string,
-  invocationId: string,
-): Promise<CheckpointFile | undefined> {
-  const path = checkpointPath(paths, runId, invocationId);
-  const source: RecordSource = {
+/** Where a checkpoint file came from, for its errors. */
+function checkpointSource(path: string, invocationId: string): RecordSource {
+  return {
     file: path,
     code: 'invalid_checkpoint',
     what: `a checkpoint of invocation ${invocationId}`,
@@ -116,23 +100,34 @@ export async function readCheckpointFile(
       'remove the file to continue the invocation from its start (its recorded tool calls then run again), or restore it',
     data: { invocation: invocationId },
   };
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw recordError(source, `it could not be read (${(error as Error).message})`, error);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw notJsonError(source, (error as Error).message, error);
-  }
-  const file = parseRecord(CheckpointFileSchema, value, source);
-  if (file.run !== runId) throw recordError(source, 'field "run" names another run');
-  if (file.invocation !== invocationId) throw recordError(source, 'field "invocation" names another invocation');
+}
+
+/**
+ * The harness state a checkpoint file holds (`file` as read from `path`, or null when the invocation never
+ * saved one: undefined). A file that is not a checkpoint of this run's invocation is an error
+ * (`invalid_checkpoint` naming the file and the field, `CheckpointFileSchema`), never silently ignored.
+ */
+export function checkpointState(
+  file: unknown,
+  runId: string,
+  invocationId: string,
+  path: string,
+): { state: unknown } | undefined {
+  if (file === null || file === undefined) return undefined;
+  const source = checkpointSource(path, invocationId);
+  const parsed = parseRecord(CheckpointFileSchema, file, source);
+  if (parsed.run !== runId) throw recordError(source, 'field "run" names another run');
+  if (parsed.invocation !== invocationId) throw recordError(source, 'field "invocation" names another invocation');
   // A state of `undefined` would read as "no checkpoint": the key must be there (JSON has no undefined).
-  if (!Object.hasOwn(value as object, 'state')) throw recordError(source, 'field "state" is missing');
-  return file;
+  if (!Object.hasOwn(file as object, 'state')) throw recordError(source, 'field "state" is missing');
+  return { state: parsed.state };
+}
+
+/** `invalid_checkpoint` for the checkpoint file `path` of `invocation` that could not be read or is not JSON. */
+export function damagedCheckpoint(path: string, invocation: string, cause: unknown): SdkError {
+  return recordError(
+    checkpointSource(path, invocation),
+    `it could not be read (${cause instanceof Error ? cause.message : String(cause)})`,
+    cause,
+  );
 }

@@ -22,19 +22,36 @@ import type { ProcessRegistry } from '../processes/processRegistry.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import { type WorkflowVersion, requireAccepted } from '../store/workflowVersions.js';
 import type { SdkError } from '../errors.js';
-import { type AttemptHost, type AttemptResult, runAttempt } from './attempt.js';
+import { hostname } from 'node:os';
+import { type AttemptResult, type MainCapabilities, runAttempt } from './attempt.js';
+import {
+  type AttemptCoordinator,
+  applyAttemptOutcome,
+  buildAttemptSpec,
+  failUnreadable,
+  replayAttemptEvent,
+  startedAttempt,
+} from './attemptApply.js';
 import type { EngineOptions, RunResult } from './engineOptions.js';
 import { setInvocationState } from './invocationState.js';
 import { type QueuedAttemptHost, runQueuedAttempt } from './queuedAttempt.js';
+import { checkpointPath } from './checkpoints.js';
 import { Prestarts } from './prestart.js';
-import { type InvocationRecord, type RunFile, type RunRecord, now, runEventsPath } from './runRecord.js';
+import {
+  type AttemptRecord,
+  type InvocationRecord,
+  type RunFile,
+  type RunRecord,
+  now,
+  runEventsPath,
+} from './runRecord.js';
 import { journaledSteps } from './journaledSteps.js';
 import { RoleWorktrees } from './worktrees.js';
 
 export type { EngineOptions, RunResult } from './engineOptions.js';
 
 /** The engine of one run in one host. */
-export class RunEngine implements AttemptHost, QueuedAttemptHost {
+export class RunEngine implements AttemptCoordinator, QueuedAttemptHost {
   private supervisor: Promise<ProcessRegistry> | undefined;
   readonly worktrees: RoleWorktrees;
   private readonly journal: EventJournal;
@@ -197,6 +214,21 @@ export class RunEngine implements AttemptHost, QueuedAttemptHost {
     return requireAccepted(this.paths);
   }
 
+  /** What Main's attempts (always run in this host) may ask of the run: delegation and reconfiguration. */
+  private readonly main: MainCapabilities = {
+    workers: async () => Object.keys((await this.currentVersion()).workflow.agents).filter((a) => a !== 'main'),
+    delegate: (agent, task, parent) => this.delegateTo(agent, task, parent),
+    reconfigured: (invocation, r) =>
+      this.emit({
+        type: 'workflow.reconfigured',
+        invocation,
+        agent: 'main',
+        version: r.version,
+        changedMcps: r.changedMcps,
+        changedAgents: r.changedAgents,
+      }),
+  };
+
   /** Changes an invocation's state through the one function that journals it. */
   setState(invocation: InvocationRecord, to: InvocationState): void {
     setInvocationState(invocation, to, (event) => this.emit(event));
@@ -290,7 +322,48 @@ export class RunEngine implements AttemptHost, QueuedAttemptHost {
     if (this.queueClient !== undefined && invocation.agent !== 'main') {
       return runQueuedAttempt(this, invocation, restarted);
     }
-    return runAttempt(this, invocation, restarted);
+    return this.localAttempt(invocation, restarted);
+  }
+
+  /**
+   * One attempt in this host: the same spec a queue job carries, run by a function call, its events
+   * replayed into the run as they happen, its outcome applied as a queue worker's is.
+   */
+  private async localAttempt(invocation: InvocationRecord, restarted: boolean): Promise<AttemptResult> {
+    const built = await buildAttemptSpec(this, invocation, restarted);
+    const started: AttemptRecord = {
+      ...startedAttempt(invocation, built.version, restarted, ''),
+      // As the runner starts it (its outcome's record replaces this one): what `resume` finds after a crash.
+      fromCheckpoint: built.spec?.checkpoint != null,
+      toolCalls: 0,
+      toolCallsReached: null,
+    };
+    started.runtimePath = this.paths.invocationDir(this.record.run, started.servicesId);
+    invocation.attempts.push(started);
+    await this.file.save();
+    if (built.spec === undefined) return failUnreadable(this, started, built.unreadable);
+    const outcome = await runAttempt(built.spec, {
+      id: `${hostname()}:${process.pid}`,
+      paths: this.paths,
+      version: built.version,
+      harnesses: this.harnesses,
+      options: { ...this.options, signal: this.signal },
+      worktrees: this.worktrees,
+      signal: this.signal,
+      registry: () => this.registry(),
+      onEvent: (event) => {
+        if (replayAttemptEvent(this, invocation, event)) this.file.save().catch(() => {});
+      },
+      onCheckpoint: async () => {
+        const path = checkpointPath(this.paths, this.record.run, invocation.id);
+        if (invocation.checkpoint === path) return;
+        invocation.checkpoint = path;
+        await this.file.save();
+      },
+      prestarts: this.prestarts,
+      main: this.main,
+    });
+    return applyAttemptOutcome(this, invocation, started, outcome, true);
   }
 }
 

@@ -8,7 +8,7 @@ import type { Harness } from '../workflow/workflowSchema.js';
 import { createCommandHarness } from './commandHarness.js';
 import type { AgentHarness } from './harness.js';
 import { createModelLoopHarness } from './modelLoop.js';
-import { type Script, ScriptedHarness, parseScript, readScriptFile } from './scriptedHarness.js';
+import { type Script, ScriptedHarness, parseScript, readScriptFile, scriptPositionAfter } from './scriptedHarness.js';
 
 /** One harness type's configuration. */
 export type HarnessConfigOf<T extends Harness['type']> = Extract<Harness, { type: T }>;
@@ -107,6 +107,15 @@ export class RunHarnesses implements HarnessRunContext {
   /** Throws for the first agent whose harness cannot be built (before the run accepts anything). */
   check(agents: Readonly<Record<string, { harness: Harness }>>): void {
     for (const [agent, config] of Object.entries(agents)) harnessFor(agent, config.harness, this, this.overrides);
+  }
+
+  /**
+   * What an invocation's checkpoint tells the run's harnesses once the invocation succeeded wherever it
+   * ran (this host or a queue worker): the scripted harness takes the agent's position from it.
+   */
+  settle(agent: string, checkpointState: unknown): void {
+    const position = scriptPositionAfter(checkpointState);
+    if (position !== undefined) this.scripted?.restoreAgent(agent, { [agent]: position });
   }
 
   /** The harness of one invocation of `agent`. */

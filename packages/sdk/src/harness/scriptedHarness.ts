@@ -80,6 +80,17 @@ export async function readScriptFile(path: string): Promise<Script> {
 export type ScriptPositions = Record<string, number>;
 
 /**
+ * An agent's position after an invocation that succeeded from `checkpointState` (its last checkpoint): the
+ * step after the one it checkpointed, which was its final step; undefined for a state that is not this
+ * harness's checkpoint. This is how a run learns where an agent is when the invocation ran elsewhere (a
+ * queue worker): the position is in the checkpoint, like any harness's state.
+ */
+export function scriptPositionAfter(checkpointState: unknown): number | undefined {
+  const parsed = ScriptCheckpointSchema.safeParse(checkpointState);
+  return parsed.success ? parsed.data.position + 1 : undefined;
+}
+
+/**
  * The scripted harness of one run. It keeps each agent's position, shared by the agent's invocations. It
  * checkpoints each invocation when it starts and after every call, so a retried or resumed invocation
  * continues after its last recorded call instead of calling its tools again.

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ErrorRecordSchema, UsageTotalsSchema, count } from './records.js';
-import { AttemptOutcomeSchema, InvocationStateSchema, RunStatusSchema } from './states.js';
+import { AttemptEndSchema, InvocationStateSchema, RunStatusSchema } from './states.js';
 
 /** One attempt of an invocation: its own services, its own runtime directory. */
 export const AttemptRecordSchema = z.object({
@@ -24,7 +24,7 @@ export const AttemptRecordSchema = z.object({
   /** ISO 8601, or null while it runs. */
   finishedAt: z.string().nullable(),
   /** How it ended, or null while it runs. */
-  outcome: AttemptOutcomeSchema.nullable(),
+  outcome: AttemptEndSchema.nullable(),
   error: ErrorRecordSchema.nullable(),
   /** True when the attempt continued from the invocation's checkpoint. */
   fromCheckpoint: z.boolean().optional(),

@@ -40,7 +40,7 @@ export const InvocationStateSchema = z.enum(['starting', 'running', 'succeeded',
 export type InvocationState = z.infer<typeof InvocationStateSchema>;
 
 /** How one attempt of an invocation ended (null in the record while it runs). */
-export const AttemptOutcomeSchema = InvocationStateSchema.extract(['succeeded', 'failed', 'interrupted']);
+export const AttemptEndSchema = InvocationStateSchema.extract(['succeeded', 'failed', 'interrupted']);
 
 /** Who accepted a workflow version: the operator (`workflow load`, `run --workflow`) or Main (`apply_workflow`). */
 export const AcceptedBySchema = z.enum(['operator', 'main']);

@@ -6,34 +6,20 @@
  * and the same attempt as a local one runs — services under this process's own supervisor, the agent's
  * harness, collection whatever happens. Strays of an earlier, dead worker are swept at start.
  */
-import { workflowDigest } from '../store/storeChain.js';
 import { hostname } from 'node:os';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SdkError, isSdkError, toSdkError } from '../errors.js';
-import { type RunEventInput, emptyUsage } from '../events/runEvents.js';
 import { RunHarnesses } from '../harness/harnessFor.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
-import { type AttemptHost, runAttempt } from '../engine/attempt.js';
-import { type EngineOptions, checkEngineDurations } from '../engine/engineOptions.js';
-import { setInvocationState } from '../engine/invocationState.js';
-import {
-  type InvocationJob,
-  type InvocationJobResult,
-  JOB_FORMAT,
-  type JobEngineOptions,
-} from '../engine/queuedAttempt.js';
-import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
-import { type CheckpointFile, checkpointPath } from '../engine/checkpoints.js';
-import { fromJournaledJson, isJournaledJson } from '../engine/journaledSteps.js';
-import { RunFile, type RunRecord, now, thisHost } from '../engine/runRecord.js';
-import { RemoteRoleWorktrees } from '../engine/remoteWorktrees.js';
-import { RoleWorktrees } from '../engine/worktrees.js';
+import { runAttempt, servicesIdOf, specEngineOptions, specWorktrees } from '../engine/attemptSeam.js';
 import { JobRefusal } from '../queue/jobRefusal.js';
 import { type ConsumedJob, type ConsumerSettings, JobHandBack, startQueueConsumer } from '../queue/queueConsumer.js';
+import { ATTEMPT_FORMAT, type AttemptOutcome, type AttemptSpec, AttemptSpecSchema } from '../schemas/attempt.js';
 import { ProjectPaths, openProject } from '../store/projectStore.js';
 import { checkProjectId } from '../store/projectId.js';
 import { storeSource } from '../store/sourceStore.js';
+import { workflowDigest } from '../store/storeChain.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { definitionDigest } from '../workflow/digest.js';
 import { parseWorkflow } from '../workflow/validate.js';
@@ -70,7 +56,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   const consumer = await startQueueConsumer({ ...options, onLog: log, workerId: id }, async (job) => {
     await job.log(`taken by ${id}`);
     log(`job ${job.id} taken`);
-    let result: InvocationJobResult;
+    let result: AttemptOutcome;
     try {
       result = await runJob(job, id, options, abort.signal);
     } catch (error) {
@@ -117,179 +103,84 @@ async function sweepDataDir(dataDir: string): Promise<void> {
  * One job: checked, stored, run. A job this worker refuses (its shape, options, definitions' digests, the
  * workspace — an {@link SdkError} before the attempt starts) would be refused by every worker: it fails at
  * once with its coded error ({@link JobRefusal}), never retried. Coded failures of the attempt itself are
- * the attempt's, returned as a result.
+ * the attempt's, returned in its outcome.
  */
 async function runJob(
   job: ConsumedJob,
   worker: string,
   options: QueueWorkerOptions,
   signal: AbortSignal,
-): Promise<InvocationJobResult> {
-  let data: InvocationJob;
+): Promise<AttemptOutcome> {
+  let spec: AttemptSpec;
   let paths: ProjectPaths;
   let version: WorkflowVersion;
+  let harnesses: RunHarnesses;
+  let engineOptions: ReturnType<typeof specEngineOptions>;
   try {
-    data = checkJob(job);
-    paths = await openProject(options.dataDir, data.project);
-    version = await storeDefinitions(paths, data);
+    spec = checkJob(job);
+    engineOptions = specEngineOptions(spec.options, job.id);
+    paths = await openProject(options.dataDir, spec.project);
+    version = await storeDefinitions(paths, spec);
     // Git-on works in a clone of the run's remote; Git-off needs the run's workspace at the same path.
-    if (data.git === null) await checkWorkspace(data.workspace);
+    if (spec.git === null) await checkWorkspace(spec.workspace);
+    harnesses = await RunHarnesses.load({
+      script: spec.script === null ? undefined : (spec.script as Record<string, unknown>),
+    });
   } catch (error) {
     if (isSdkError(error)) throw new JobRefusal(toSdkError(error));
     throw error;
   }
-  const invocation = data.invocation;
-  const events: RunEventInput[] = [];
-  const emit = (event: RunEventInput) => events.push({ ...event, time: event.time ?? now() });
-  const record: RunRecord = {
-    format: 1,
-    run: data.run,
-    project: data.project,
-    status: 'running',
-    requirement: '',
-    workspace: data.workspace,
-    version: version.version,
-    script: null,
-    host: thisHost(),
-    startedAt: now(),
-    finishedAt: null,
-    output: null,
-    error: null,
-    resumes: 0,
-    usage: emptyUsage(),
-    invocations: [invocation],
-  };
-  const number = invocation.attempts.length + 1;
-  const servicesId = number === 1 ? invocation.id : `${invocation.id}-${number}`;
+  // The run's positions in its script when the attempt starts (the agent's own is in its checkpoint).
+  if (spec.positions !== null) harnesses.scripted?.restore(spec.positions);
   // A job taken again after its worker died may find that worker's copy here (same data dir): start clean.
-  await rm(paths.invocationDir(data.run, servicesId), { recursive: true, force: true });
-  const cpPath = checkpointPath(paths, data.run, invocation.id);
-  if (data.checkpoint !== null) await writeJsonAtomic(cpPath, data.checkpoint);
-  else await rm(cpPath, { force: true });
-  const harnesses = await RunHarnesses.load({
-    script: data.script === null ? undefined : (data.script as Record<string, unknown>),
-  });
-  if (data.positions !== null) harnesses.scripted?.restore(data.positions);
-  const engineOptions: EngineOptions = {
-    ...jobOptions(data.options),
-    hostEnv: options.hostEnv ?? process.env,
-    signal,
-  };
-  const fixed = version;
-  const host: AttemptHost = {
+  const servicesId = servicesIdOf(spec.invocation.id, spec.invocation.attempts.length + 1);
+  await rm(paths.invocationDir(spec.run, servicesId), { recursive: true, force: true });
+  const graceMs = engineOptions.graceMs;
+  return runAttempt(spec, {
+    id: worker,
     paths,
-    // The worker's own record of the attempt, beside its copies: `invocations/<servicesId>/attempt.json`.
-    file: new RunFile(join(paths.invocationDir(data.run, servicesId), 'attempt.json'), record),
-    record,
+    version,
     harnesses,
-    options: engineOptions,
-    worktrees:
-      data.git === null ? new RoleWorktrees(paths, data.workspace) : new RemoteRoleWorktrees(paths, data.git.remote),
+    options: { ...engineOptions, hostEnv: options.hostEnv ?? process.env, signal },
+    worktrees: specWorktrees(spec, paths),
     signal,
-    emit,
-    // What the coordinator journaled of the invocation: the worker's own journal starts empty.
-    journaled: async () => fromJournaledJson(data.journaled ?? { responses: [], calls: [] }),
-    setState: (inv, to) => setInvocationState(inv, to, emit),
-    currentVersion: async () => fixed,
-    // The worker has no version history: who proposed each definition comes with the job.
-    mainProposed: new Set(Array.isArray(data.mainProposed) ? data.mainProposed : []),
-    registry: () => hostSupervisor(paths, { graceMs: engineOptions.graceMs }),
-    delegateTo: async () => {
-      throw new SdkError('usage', 'a worker invocation cannot delegate', { remedy: 'only Main delegates' });
-    },
-  };
-  const { attempt, retryable } = await runAttempt(host, invocation, data.restarted);
-  const checkpoint = (await readJsonFile<CheckpointFile>(cpPath)) ?? null;
-  const positions = harnesses.scripted?.snapshot();
-  return {
-    format: JOB_FORMAT,
-    worker,
-    attempt,
-    retryable,
-    events,
-    state: invocation.state,
-    output: invocation.output,
-    git: invocation.git,
-    workspace: invocation.workspace,
-    usage: record.usage ?? emptyUsage(),
-    checkpoint,
-    position:
-      positions !== undefined && Object.hasOwn(positions, invocation.agent) ? positions[invocation.agent]! : null,
-  };
-}
-
-/** The job's shape, checked before anything is written (anything may put a job on the queue). */
-function checkJob(job: ConsumedJob): InvocationJob {
-  const d = job.data as Partial<InvocationJob> | null;
-  const inv = d?.invocation;
-  const valid =
-    typeof d === 'object' &&
-    d !== null &&
-    d.format === JOB_FORMAT &&
-    typeof d.run === 'string' &&
-    /^[A-Za-z0-9._-]{1,100}$/.test(d.run) &&
-    typeof d.project === 'string' &&
-    typeof d.workspace === 'string' &&
-    typeof d.restarted === 'boolean' &&
-    typeof inv === 'object' &&
-    inv !== null &&
-    typeof inv.id === 'string' &&
-    /^[A-Za-z0-9._-]{1,100}$/.test(inv.id) &&
-    typeof inv.agent === 'string' &&
-    typeof inv.task === 'string' &&
-    Array.isArray(inv.attempts) &&
-    typeof d.version === 'object' &&
-    d.version !== null &&
-    typeof d.version.version === 'number' &&
-    typeof d.version.digests === 'object' &&
-    d.version.digests !== null &&
-    typeof d.options === 'object' &&
-    d.options !== null &&
-    (d.checkpoint === null || (typeof d.checkpoint === 'object' && d.checkpoint !== undefined)) &&
-    (d.journaled === undefined || isJournaledJson(d.journaled)) &&
-    (d.positions === null || (typeof d.positions === 'object' && d.positions !== undefined)) &&
-    (d.git === null || (typeof d.git === 'object' && d.git !== undefined && typeof d.git.remote === 'string'));
-  if (!valid) {
-    throw new SdkError('invalid_job', `job ${job.id} is not an invocation job of this version (format ${JOB_FORMAT})`, {
-      remedy: 'run workers of the same ScienceEvolve version as the coordinator, and keep other writers off the queue',
-      data: { job: job.id },
-    });
-  }
-  checkProjectId(d.project as string);
-  jobOptions(d.options as Record<string, unknown>, job.id);
-  return d as InvocationJob;
+    registry: () => hostSupervisor(paths, { graceMs }),
+  });
 }
 
 /**
- * The engine options a job may carry, and only those, checked as `run` checks them
- * ({@link checkEngineDurations}: whole milliseconds from the option's floor to 2^31 − 1). Anything else the
- * job's `options` holds is not spread into this worker's engine options.
+ * The job's spec, parsed before anything is written (anything may put a job on the queue).
  *
- * @throws SdkError `invalid_job` for a value out of range or not a number.
+ * @throws SdkError `invalid_job` for a job that is not an attempt spec of this version.
  */
-function jobOptions(options: JobEngineOptions | Record<string, unknown>, jobId = '?'): JobEngineOptions {
-  const out: Record<string, unknown> = {};
-  for (const key of ['startupBudgetMs', 'graceMs', 'forwardTimeoutMs'] as const) {
-    if (Object.hasOwn(options, key)) out[key] = (options as Record<string, unknown>)[key];
+function checkJob(job: ConsumedJob): AttemptSpec {
+  const parsed = AttemptSpecSchema.safeParse(job.data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new SdkError(
+      'invalid_job',
+      `job ${job.id} is not an invocation job of this version (format ${ATTEMPT_FORMAT}): ${issue?.path.join('.') || 'the job'}: ${issue?.message ?? 'bad shape'}`.slice(
+        0,
+        400,
+      ),
+      {
+        remedy:
+          'run workers of the same ScienceEvolve version as the coordinator, and keep other writers off the queue',
+        data: { job: job.id },
+      },
+    );
   }
-  try {
-    checkEngineDurations(out as EngineOptions);
-  } catch (error) {
-    throw new SdkError('invalid_job', `job ${jobId} has bad options: ${(error as Error).message}`, {
-      remedy: 'run workers of the same ScienceEvolve version as the coordinator, and keep other writers off the queue',
-      data: { job: jobId },
-    });
-  }
-  return out as JobEngineOptions;
+  checkProjectId(parsed.data.project);
+  return parsed.data;
 }
 
 /**
  * Validates the job's workflow and stores every definition under its digest, recomputed here: a definition
  * whose content does not give the digest the job names is refused with `digest_mismatch`.
  */
-async function storeDefinitions(paths: ProjectPaths, data: InvocationJob): Promise<WorkflowVersion> {
+async function storeDefinitions(paths: ProjectPaths, data: AttemptSpec): Promise<WorkflowVersion> {
   const workflow = parseWorkflow(data.version.workflow);
-  const digests = data.version.digests as Record<string, unknown>;
+  const digests: Record<string, unknown> = data.version.digests;
   const checked: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [name, definition] of Object.entries(workflow.mcpDefinitions)) {
     const named = Object.hasOwn(digests, name) ? digests[name] : undefined;
@@ -310,7 +201,7 @@ async function storeDefinitions(paths: ProjectPaths, data: InvocationJob): Promi
   }
   return {
     version: data.version.version,
-    acceptedAt: now(),
+    acceptedAt: new Date().toISOString(),
     by: 'operator',
     digests: { ...checked },
     changedMcps: [],
