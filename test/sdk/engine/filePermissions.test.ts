@@ -11,6 +11,7 @@ import {
   lstatSync,
   mkdirSync,
   readdirSync,
+  realpathSync,
   readFileSync,
   statSync,
   symlinkSync,
@@ -57,7 +58,16 @@ test('after a run, every file under the data dir is 0600 and every directory 070
     assert.ok(kinds.has(name), `the walk saw ${name}`);
   }
   assert.equal(statSync(box.dataDir).mode & 0o777, 0o700, 'the data dir itself');
-  const wrong = entries.filter((e) => (e.kind === 'dir' ? e.mode !== 0o700 : e.kind !== 'file' || e.mode !== 0o600));
+  // The only links: an invocation's `node_modules/<package>` links to the SDK's own packages (for services'
+  // `import`), which point outside the data dir (a link's own mode bits mean nothing on Linux).
+  const isModuleLink = (e: { path: string; kind: string }) =>
+    e.kind === 'link' &&
+    /\/invocations\/[^/]+\/node_modules\/(@modelcontextprotocol\/[a-z]+|zod)$/.test(e.path) &&
+    !realpathSync(e.path).startsWith(box.dataDir);
+  const wrong = entries.filter((e) =>
+    e.kind === 'dir' ? e.mode !== 0o700 : !isModuleLink(e) && (e.kind !== 'file' || e.mode !== 0o600),
+  );
+  assert.ok(entries.some(isModuleLink), 'the walk saw the module links');
   assert.deepEqual(
     wrong.map((e) => `${e.kind} ${e.mode.toString(8)} ${e.path.slice(box.dataDir.length)}`),
     [],

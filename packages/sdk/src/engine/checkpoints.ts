@@ -6,8 +6,8 @@
 import { join } from 'node:path';
 import { SdkError } from '../errors.js';
 import { type CheckpointFile, CheckpointFileSchema } from '../schemas/checkpoints.js';
-import { type RecordSource, parseRecord, recordError } from '../schemas/parseRecord.js';
-import { writeFileAtomic } from '../store/atomicFile.js';
+import { type RecordSource, notJsonError, parseRecord, recordError } from '../schemas/parseRecord.js';
+import { readJsonFile, writeFileAtomic } from '../store/atomicFile.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
 export type { CheckpointFile } from '../schemas/checkpoints.js';
@@ -125,9 +125,28 @@ export function checkpointState(
 
 /** `invalid_checkpoint` for the checkpoint file `path` of `invocation` that could not be read or is not JSON. */
 export function damagedCheckpoint(path: string, invocation: string, cause: unknown): SdkError {
-  return recordError(
-    checkpointSource(path, invocation),
-    `it could not be read (${cause instanceof Error ? cause.message : String(cause)})`,
-    cause,
-  );
+  const source = checkpointSource(path, invocation);
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  const original = cause instanceof Error && cause.cause instanceof SyntaxError ? cause.cause : cause;
+  if (original instanceof SyntaxError) return notJsonError(source, original.message, cause);
+  return recordError(source, `it could not be read (${detail})`, cause);
+}
+
+/**
+ * The invocation's last checkpoint state read from its file, or undefined when it never saved one; a file
+ * that cannot be read, is not JSON or is not this invocation's checkpoint is `invalid_checkpoint`.
+ */
+export async function readCheckpoint(
+  paths: ProjectPaths,
+  runId: string,
+  invocationId: string,
+): Promise<{ state: unknown } | undefined> {
+  const path = checkpointPath(paths, runId, invocationId);
+  let file: unknown;
+  try {
+    file = await readJsonFile<unknown>(path);
+  } catch (error) {
+    throw damagedCheckpoint(path, invocationId, error);
+  }
+  return checkpointState(file, runId, invocationId, path);
 }
