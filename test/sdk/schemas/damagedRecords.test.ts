@@ -12,10 +12,10 @@ import { readRunRecord, runRecordPath } from '../../../packages/sdk/src/engine/r
 import { fileEraMemory } from '../../../packages/sdk/src/invocation/eraFile.js';
 import { eraRecord } from '../../../packages/sdk/src/sessions/eraCache.js';
 import { readFormatFile } from '../../../packages/sdk/src/store/dataDir.js';
-import { type ProjectPaths, openProject } from '../../../packages/sdk/src/store/projectStore.js';
-import { acceptWorkflow, readAccepted, readVersion } from '../../../packages/sdk/src/store/workflowVersions.js';
+import { openProject } from '../../../packages/sdk/src/store/projectStore.js';
+import { readAccepted, readVersion } from '../../../packages/sdk/src/store/workflowVersions.js';
 import { tempDir } from '../../fixtures/store/tempDir.js';
-import { changed, fullWorkflow } from '../../fixtures/workflows/documents.js';
+import { twoVersions } from '../../fixtures/store/twoVersions.js';
 
 const SECRET = 'sk-do-not-print-me';
 
@@ -36,17 +36,6 @@ function assertDamaged(error: unknown, code: string, file: string, field: RegExp
 
 function text(doc: unknown): string {
   return typeof doc === 'string' ? doc : `${JSON.stringify(doc, null, 2)}\n`;
-}
-
-async function twoVersions(t: Parameters<typeof tempDir>[0]): Promise<ProjectPaths> {
-  const paths = await openProject(join(await tempDir(t), 'data'), 'p');
-  await acceptWorkflow(paths, fullWorkflow());
-  await acceptWorkflow(
-    paths,
-    changed((d) => (d.agents.main.instructions = 'second')),
-    { by: 'main' },
-  );
-  return paths;
 }
 
 function runRecord(): Record<string, unknown> {

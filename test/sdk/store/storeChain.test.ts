@@ -21,8 +21,8 @@ import { listRunRecords, readRunRecord } from '../../../packages/sdk/src/engine/
 import type { ProjectPaths } from '../../../packages/sdk/src/store/projectStore.js';
 import { recordDigest, workflowDigest } from '../../../packages/sdk/src/store/storeChain.js';
 import { definitionDigest } from '../../../packages/sdk/src/workflow/digest.js';
-import { tempDir } from '../../fixtures/store/tempDir.js';
-import { changed, fullWorkflow } from '../../fixtures/workflows/documents.js';
+import { twoVersions } from '../../fixtures/store/twoVersions.js';
+import { changed } from '../../fixtures/workflows/documents.js';
 
 function withCode(code: string, mentions?: string) {
   return (error: unknown) => {
@@ -33,18 +33,6 @@ function withCode(code: string, mentions?: string) {
     assert.doesNotMatch(e.message ?? '', /undefined/);
     return true;
   };
-}
-
-/** A project with two versions: the smallest store with a link between versions. */
-async function twoVersions(t: Parameters<typeof tempDir>[0]): Promise<ProjectPaths> {
-  const paths = await openProject(join(await tempDir(t), 'data'), 'p');
-  await acceptWorkflow(paths, fullWorkflow());
-  await acceptWorkflow(
-    paths,
-    changed((d) => (d.agents.main.instructions = 'second')),
-    { by: 'main' },
-  );
-  return paths;
 }
 
 /** Writes `record` as the SDK would: a forger who knows the format. */
