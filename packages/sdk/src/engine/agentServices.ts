@@ -51,6 +51,10 @@ export interface AgentServicesOptions {
   pidsMax?: number;
   /** Where `envFrom` reads host variables. Default `process.env`. */
   hostEnv?: Readonly<Record<string, string | undefined>>;
+}
+
+/** Options of {@link probeServices}. */
+export interface ProbeOptions extends AgentServicesOptions {
   /** Receives service events. */
   onEvent?: (event: ServiceEvent & { invocation: string; agent: string }) => void;
 }
@@ -109,7 +113,7 @@ async function prepare(options: AgentServicesOptions): Promise<Prepared> {
   return { paths, version };
 }
 
-async function start(prepared: Prepared, options: AgentServicesOptions, runId: string): Promise<InvocationServices> {
+async function start(prepared: Prepared, options: ProbeOptions, runId: string): Promise<InvocationServices> {
   const workspace = resolve(options.workspace);
   await mkdir(workspace, { recursive: true });
   const registry = await hostSupervisor(prepared.paths, { graceMs: options.graceMs });
@@ -186,7 +190,7 @@ export interface HeldProbe {
  * Starts the agent's services as an invocation would, lists all they offer, and leaves them up until
  * `close()` (which the caller must call: `services probe` calls it at once, or after `--hold`).
  */
-export async function probeServices(options: AgentServicesOptions): Promise<HeldProbe> {
+export async function probeServices(options: ProbeOptions): Promise<HeldProbe> {
   const prepared = await prepare(options);
   const services = await start(prepared, options, newProbeRunId('probe'));
   return { report: report(prepared, services), ok: services.failures.length === 0, close: () => services.close() };

@@ -103,7 +103,7 @@ async function beginOpenRun(
   queue: Awaited<ReturnType<typeof openRunQueue>>,
 ): Promise<RunResult> {
   const loaded = await loadWorkflow({ dataDir: options.dataDir, project: options.project, workspace, workflow });
-  const paths = loaded.paths;
+  const paths = await openProject(options.dataDir, loaded.project);
   const version = await requireAccepted(paths);
   if (!workflow.orchestration.git) await mkdir(workspace, { recursive: true });
   await sweepProjectStrays(paths, { graceMs: options.graceMs });

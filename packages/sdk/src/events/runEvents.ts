@@ -71,7 +71,7 @@ export interface UsageTotals {
 }
 
 /** Fields of every event. */
-interface EventBase {
+export interface EventBase {
   /** ISO 8601 time. */
   time: string;
   /** The run id. */
@@ -79,7 +79,7 @@ interface EventBase {
 }
 
 /** Fields of every event about one invocation. */
-interface InvocationEventBase extends EventBase {
+export interface InvocationEventBase extends EventBase {
   /** The invocation id. */
   invocation: string;
   /** Its agent (role); `main` is Main. */
@@ -178,7 +178,7 @@ export interface InvocationCheckpointEvent extends InvocationEventBase {
 }
 
 /** Fields of the service events, as published under the invocation whose attempt started the service. */
-interface ServiceEventFields extends InvocationEventBase {
+export interface ServiceEventFields extends InvocationEventBase {
   /** The id the attempt's services run under (`<invocation>` or `<invocation>-<attempt>`). */
   servicesId: string;
   service: string;

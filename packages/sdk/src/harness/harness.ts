@@ -120,10 +120,34 @@ export interface HarnessOutput {
 }
 
 /**
+ * The version of the harness interface ({@link AgentHarness}, {@link HarnessInput}, {@link HarnessOutput},
+ * {@link HarnessReport}) this SDK speaks: 1.
+ *
+ * @remarks
+ * It changes only when a harness written for the old version would break or be misread: a member of
+ * `HarnessInput` removed or changing meaning, a new member a harness must act on, a new `HarnessReport`
+ * kind the engine requires, or a different contract for checkpoints. A member a harness may ignore is
+ * added without a change. A harness states the version it was written for in
+ * {@link AgentHarness.apiVersion}; the engine refuses a harness of another version (`usage`, naming both)
+ * before a run or resume starts anything.
+ *
+ * @public
+ */
+export const HARNESS_API_VERSION = 1;
+
+/**
  * A harness. `run` resolves with the final answer, or throws an `SdkError` when the harness failed (the
  * engine then retries the invocation with fresh services, SPEC §10.3).
+ *
+ * @public
  */
 export interface AgentHarness {
+  /**
+   * The {@link HARNESS_API_VERSION} this harness was written for. Absent means 1. The engine refuses a
+   * harness whose version is not the SDK's.
+   */
+  readonly apiVersion?: number;
+  /** Runs one invocation attempt to its final answer. */
   run(input: HarnessInput): Promise<HarnessOutput>;
 }
 

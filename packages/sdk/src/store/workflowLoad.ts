@@ -27,8 +27,6 @@ export interface LoadWorkflowResult {
   digests: Record<string, string>;
   changedMcps: string[];
   changedAgents: string[];
-  /** The project's paths. */
-  paths: ProjectPaths;
 }
 
 /**
@@ -66,6 +64,5 @@ export async function loadWorkflow(options: LoadWorkflowOptions): Promise<LoadWo
     digests: result.digests,
     changedMcps: result.changedMcps,
     changedAgents: result.changedAgents,
-    paths,
   };
 }

@@ -291,8 +291,13 @@ export const HarnessSchema = z.discriminatedUnion('type', [
       }
     }),
 ]);
-/** How an agent is run. */
-export type Harness = z.infer<typeof HarnessSchema>;
+/**
+ * How an agent is run: one of the harness configurations of {@link HarnessSchema} (written through
+ * {@link Workflow}, so the public API needs no second schema).
+ *
+ * @public
+ */
+export type Harness = Workflow['agents'][string]['harness'];
 
 /** One agent (SPEC §3.2). */
 export const AgentSchema = z.strictObject({
