@@ -11,6 +11,8 @@ import type { RunEventSchemas } from '../schemas/runEvents.js';
  * The life of a run. `running → succeeded | failed`; `running → cancelled` when its host was asked to stop
  * (SIGINT/SIGTERM, an aborted signal); a `running` run whose host died is shown as `interrupted`.
  * `interrupted → running` and `cancelled → running` by `resume`.
+ *
+ * @public
  */
 export type RunStatus =
   /** A host is taking the requirement through Main. */
@@ -29,6 +31,8 @@ export type RunStatus =
  * while retries remain, else to `failed`; `interrupted` when its host stopped, was cancelled or died
  * mid-way; `resume` takes an interrupted invocation back to `starting` and continues it from its
  * checkpoint. Every transition is journaled as an `invocation.state` event.
+ *
+ * @public
  */
 export type InvocationState =
   /** Its services are being started (the harness has not started). */
@@ -42,35 +46,65 @@ export type InvocationState =
   /** Its host stopped before it finished; `resume` continues it (Main's, and a worker Main delegates again). */
   | 'interrupted';
 
-/** An error as stored and published: `SdkError.toJSON()`. */
+/**
+ * An error as stored and published: `SdkError.toJSON()`.
+ *
+ * @public
+ */
 export interface ErrorRecord {
+  /** The error's code (see docs/errors.md). */
   code: string;
+  /** What failed, naming the service, file or option. */
   message: string;
+  /** What to do about it. */
   remedy?: string;
+  /** Structured facts of the failure (never a secret). */
   data?: Record<string, unknown>;
 }
 
-/** Token counts of one model call, as the provider reported them (missing counts are omitted). */
+/**
+ * Token counts of one model call, as the provider reported them (missing counts are omitted).
+ *
+ * @public
+ */
 export interface TokenCounts {
+  /** Input (prompt) tokens. */
   inputTokens?: number;
+  /** Output (completion) tokens. */
   outputTokens?: number;
+  /** Input tokens served from the provider's prompt cache. */
   cachedInputTokens?: number;
+  /** Reasoning tokens. */
   reasoningTokens?: number;
+  /** Input and output tokens together, as the provider counts them. */
   totalTokens?: number;
 }
 
-/** Usage summed over model calls (an invocation's or a run's); counts the provider never reported stay 0. */
+/**
+ * Usage summed over model calls (an invocation's or a run's); counts the provider never reported stay 0.
+ *
+ * @public
+ */
 export interface UsageTotals {
   /** Model calls that finished. */
   modelCalls: number;
+  /** Input (prompt) tokens. */
   inputTokens: number;
+  /** Output (completion) tokens. */
   outputTokens: number;
+  /** Input tokens served from the provider's prompt cache. */
   cachedInputTokens: number;
+  /** Reasoning tokens. */
   reasoningTokens: number;
+  /** Input and output tokens together, as the providers count them. */
   totalTokens: number;
 }
 
-/** Fields of every event. */
+/**
+ * Fields of every event.
+ *
+ * @public
+ */
 export interface EventBase {
   /** ISO 8601 time. */
   time: string;
@@ -78,7 +112,11 @@ export interface EventBase {
   run: string;
 }
 
-/** Fields of every event about one invocation. */
+/**
+ * Fields of every event about one invocation.
+ *
+ * @public
+ */
 export interface InvocationEventBase extends EventBase {
   /** The invocation id. */
   invocation: string;
@@ -86,20 +124,33 @@ export interface InvocationEventBase extends EventBase {
   agent: string;
 }
 
-/** The run was accepted and is starting Main. */
+/**
+ * The run was accepted and is starting Main.
+ *
+ * @public
+ */
 export interface RunStartedEvent extends EventBase {
+  /** The event type. */
   type: 'run.started';
+  /** The project id. */
   project: string;
   /** The accepted workflow version. */
   version: number;
+  /** The workspace the agents work in. */
   workspace: string;
   /** `runs/<runId>`. */
   runDir: string;
+  /** Whether the run is Git-on (`orchestration.git`): a worktree per role. */
   git: boolean;
 }
 
-/** `resume` took the run over. */
+/**
+ * `resume` took the run over.
+ *
+ * @public
+ */
 export interface RunResumedEvent extends EventBase {
+  /** The event type. */
   type: 'run.resumed';
   /** How many times the run was resumed, this one included. */
   resumes: number;
@@ -107,24 +158,41 @@ export interface RunResumedEvent extends EventBase {
   from: RunStatus;
   /** Invocations that were in flight and are continued (Main's now; a worker's when Main delegates it again). */
   interrupted: string[];
+  /** The accepted workflow version the run continues with. */
   version: number;
 }
 
-/** The run ended (or stopped: `cancelled`, `interrupted`). */
+/**
+ * The run ended (or stopped: `cancelled`, `interrupted`).
+ *
+ * @public
+ */
 export interface RunFinishedEvent extends EventBase {
+  /** The event type. */
   type: 'run.finished';
+  /** How the run ended (or stopped). */
   status: RunStatus;
+  /** Main's final answer, or null. */
   output: string | null;
+  /** Why the run failed or stopped, or null. */
   error?: ErrorRecord | null;
   /** Usage of every model call of the run, across resumes. */
   usage: UsageTotals;
 }
 
-/** An attempt of an invocation started (its services are starting). */
+/**
+ * An attempt of an invocation started (its services are starting).
+ *
+ * @public
+ */
 export interface InvocationStartedEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'invocation.started';
+  /** The attempt number, from 1. */
   attempt: number;
+  /** The invocation that delegated this one (null for Main's). */
   parent: string | null;
+  /** The workflow version the attempt runs. */
   version: number;
   /** True for an attempt started by `resume`. */
   restarted: boolean;
@@ -132,6 +200,7 @@ export interface InvocationStartedEvent extends InvocationEventBase {
   fromCheckpoint: boolean;
   /** The agent's service names. */
   services: string[];
+  /** The attempt's runtime directory (`runs/<run>/invocations/<servicesId>/`). */
   runtimePath: string;
   /**
    * What collects its services' processes on this host: `cgroup-v2` or `cgroup-v1` (a control group per
@@ -140,62 +209,111 @@ export interface InvocationStartedEvent extends InvocationEventBase {
   collection: 'cgroup-v2' | 'cgroup-v1' | 'process-group';
 }
 
-/** An invocation changed state. */
+/**
+ * An invocation changed state.
+ *
+ * @public
+ */
 export interface InvocationStateEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'invocation.state';
+  /** The state before (null for the first). */
   from: InvocationState | null;
+  /** The state now. */
   to: InvocationState;
   /** The attempt the change belongs to (0 before the first). */
   attempt: number;
 }
 
-/** An attempt failed; `willRetry` says whether another starts. */
+/**
+ * An attempt failed; `willRetry` says whether another starts.
+ *
+ * @public
+ */
 export interface InvocationAttemptFailedEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'invocation.attempt_failed';
+  /** The attempt that failed. */
   attempt: number;
+  /** Why it failed. */
   error: ErrorRecord | null;
+  /** Whether another attempt starts. */
   willRetry: boolean;
 }
 
-/** An invocation ended (or stopped). */
+/**
+ * An invocation ended (or stopped).
+ *
+ * @public
+ */
 export interface InvocationFinishedEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'invocation.finished';
+  /** The invocation's state at the end. */
   status: InvocationState;
+  /** How many attempts it took. */
   attempts: number;
+  /** True when `resume` continued it. */
   restarted?: boolean;
+  /** Git-on: the role's branch. */
   branch?: string;
+  /** Git-on: the commit of the role's work, or null when nothing changed. */
   commit?: string | null;
+  /** Why it failed, when it did. */
   error?: ErrorRecord;
+  /** Usage of its model calls. */
   usage?: UsageTotals;
 }
 
-/** The harness saved a checkpoint of the invocation (`runs/<run>/checkpoints/<invocation>.json`). */
+/**
+ * The harness saved a checkpoint of the invocation (`runs/<run>/checkpoints/<invocation>.json`).
+ *
+ * @public
+ */
 export interface InvocationCheckpointEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'invocation.checkpoint';
   /** The step the checkpoint holds (a model turn, a script step). */
   step: number;
+  /** The checkpoint file. */
   path: string;
 }
 
-/** Fields of the service events, as published under the invocation whose attempt started the service. */
+/**
+ * Fields of the service events, as published under the invocation whose attempt started the service.
+ *
+ * @public
+ */
 export interface ServiceEventFields extends InvocationEventBase {
   /** The id the attempt's services run under (`<invocation>` or `<invocation>-<attempt>`). */
   servicesId: string;
+  /** The service name (the first alias). */
   service: string;
+  /** A project service (a process the SDK runs) or a remote one (a URL). */
   kind: 'project' | 'remote';
+  /** The definition a project service runs. */
   definition?: string;
+  /** The definition's digest. */
   digest?: string;
+  /** The leader's pid (project services, once spawned). */
   pid?: number;
+  /** The process group id. */
   pgid?: number;
   /** The stderr log's path (never its content). */
   log?: string;
+  /** A remote service's endpoint, without credentials or query. */
   url?: string;
   /** Whether a project service runs sandboxed, and why (`orchestration.sandbox`). */
   sandbox?: { sandboxed: boolean; reason: string; network: boolean };
 }
 
-/** A service is listed and serving. */
+/**
+ * A service is listed and serving.
+ *
+ * @public
+ */
 export interface ServiceReadyEvent extends ServiceEventFields {
+  /** The event type. */
   type: 'service.ready';
   /** Milliseconds from the start (for a project service: from its admission) to ready. */
   startMs: number;
@@ -206,81 +324,148 @@ export interface ServiceReadyEvent extends ServiceEventFields {
    * those of the prestart, and the event is journaled when the invocation takes the set.
    */
   prestarted?: boolean;
+  /** How many tools it lists. */
   tools: number;
+  /** How many resources it lists. */
   resources: number;
+  /** How many resource templates it lists. */
   resourceTemplates: number;
+  /** How many prompts it lists. */
   prompts: number;
+  /** The MCP protocol version agreed with it. */
   protocolVersion?: string;
 }
 
-/** A service could not start, or died while ready. */
+/**
+ * A service could not start, or died while ready.
+ *
+ * @public
+ */
 export interface ServiceFailedEvent extends ServiceEventFields {
+  /** The event type. */
   type: 'service.failed';
+  /** The error's code and message (which names the log), and the stderr log's path; never its content. */
   error: { code: string; message: string; log?: string };
 }
 
-/** A service is gone. */
+/**
+ * A service is gone.
+ *
+ * @public
+ */
 export interface ServiceExitedEvent extends ServiceEventFields {
+  /** The event type. */
   type: 'service.exited';
+  /** False when the service exited, died or lost its connection on its own. */
   expected: boolean;
+  /** Its exit code, or null when a signal ended it. */
   exitCode: number | null;
+  /** The signal that ended it, or null. */
   signal: string | null;
+  /** True when SIGKILL was needed. */
   forced: boolean;
+  /** Pids of marked processes outside its group that were collected. */
   swept: number[];
+  /** Pids still alive after SIGKILL and the wait (normally empty). */
   survivors: number[];
+  /** Stdout lines skipped because they were not JSON-RPC. */
   pollutedLines: number;
+  /** Stdout lines that claimed JSON-RPC but were invalid. */
   invalidLines: number;
 }
 
-/** A service wrote lines on stdout that are not JSON-RPC. */
+/**
+ * A service wrote lines on stdout that are not JSON-RPC.
+ *
+ * @public
+ */
 export interface ServiceProtocolPollutionEvent extends ServiceEventFields {
+  /** The event type. */
   type: 'service.protocol_pollution';
+  /** `first`: at the first stray line of the connection; `close`: the final count. */
   phase: 'first' | 'close';
+  /** Stdout lines that were not JSON-RPC so far. */
   pollutedLines: number;
+  /** Stdout lines that claimed JSON-RPC but were invalid so far. */
   invalidLines: number;
 }
 
-/** Names per list of a service's catalog: tool and prompt names, resource URIs, template URI templates. */
+/**
+ * Names per list of a service's catalog: tool and prompt names, resource URIs, template URI templates.
+ *
+ * @public
+ */
 export interface CatalogNames {
+  /** Tool names. */
   tools: string[];
+  /** Resource URIs. */
   resources: string[];
+  /** Resource template URI templates. */
   resourceTemplates: string[];
+  /** Prompt names. */
   prompts: string[];
 }
 
 /**
  * A service announced a list change (`notifications/…/list_changed`), was listed again, and its catalog
  * changed: what was added, removed, or listed again with another definition (its own names).
+ *
+ * @public
  */
 export interface ServiceCatalogChangedEvent extends ServiceEventFields {
+  /** The event type. */
   type: 'service.catalog_changed';
   /** The lists the service said had changed. */
   lists: ('tools' | 'resources' | 'prompts')[];
+  /** Listed now and not before. */
   added: CatalogNames;
+  /** Listed before and not now. */
   removed: CatalogNames;
+  /** Listed under the same name with another definition. */
   changed: CatalogNames;
 }
 
-/** A service announced a list change but listing it again failed; its catalog as it was stays in use. */
+/**
+ * A service announced a list change but listing it again failed; its catalog as it was stays in use.
+ *
+ * @public
+ */
 export interface ServiceCatalogRefreshFailedEvent extends ServiceEventFields {
+  /** The event type. */
   type: 'service.catalog_refresh_failed';
+  /** The lists the service said had changed. */
   lists: ('tools' | 'resources' | 'prompts')[];
+  /** Why listing again failed. */
   error: { code: string; message: string };
 }
 
-/** A tool call reached the agent's surface. */
+/**
+ * A tool call reached the agent's surface.
+ *
+ * @public
+ */
 export interface ToolCallingEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'tool.calling';
+  /** The tool's surface name. */
   tool: string;
 }
 
-/** A tool call was answered. */
+/**
+ * A tool call was answered.
+ *
+ * @public
+ */
 export interface ToolCalledEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'tool.called';
+  /** The tool's surface name. */
   tool: string;
   /** The arguments, whole up to 4 KiB of JSON, else `{truncated, bytes, preview}`. */
   arguments: unknown;
+  /** False when the result was an error (the service's or a refusal of the bridge). */
   ok: boolean;
+  /** Milliseconds the call took. */
   durationMs: number;
   /** The first 1 KiB of the result's text. */
   summary: string;
@@ -296,22 +481,39 @@ export interface ToolCalledEvent extends InvocationEventBase {
   resultDigest?: string;
 }
 
-/** Main's `apply_workflow` accepted a new version. */
+/**
+ * Main's `apply_workflow` accepted a new version.
+ *
+ * @public
+ */
 export interface WorkflowReconfiguredEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'workflow.reconfigured';
+  /** The new accepted version. */
   version: number;
+  /** Definitions added or changed. */
   changedMcps: string[];
+  /** Agents whose services changed. */
   changedAgents: string[];
 }
 
-/** A model call of a model-loop harness finished. */
+/**
+ * A model call of a model-loop harness finished.
+ *
+ * @public
+ */
 export interface ModelCalledEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'model.called';
   /** The turn (1-based) within the invocation. */
   turn: number;
+  /** The model that answered. */
   model: string;
+  /** Its token counts. */
   usage: TokenCounts;
+  /** Milliseconds the call took. */
   durationMs: number;
+  /** Why the model stopped, as the provider said. */
   finishReason?: string;
   /**
    * sha256 (hex) of the canonical JSON of the assistant message the response appended to the conversation
@@ -325,19 +527,35 @@ export interface ModelCalledEvent extends InvocationEventBase {
   answered?: { callId: string; tool: string; resultDigest: string }[];
 }
 
-/** A model call is retried after a 429/5xx/network failure. */
+/**
+ * A model call is retried after a 429/5xx/network failure.
+ *
+ * @public
+ */
 export interface ModelRetryEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'model.retry';
+  /** The turn (1-based) whose call is retried. */
   turn: number;
+  /** The retry's number, from 1. */
   attempt: number;
+  /** Milliseconds waited before the retry. */
   delayMs: number;
+  /** The HTTP status of the failure, when there was one. */
   status?: number;
+  /** What failed. */
   message: string;
 }
 
-/** A service failed several forwarded calls in a row and is rested: calls are refused until `until`. */
+/**
+ * A service failed several forwarded calls in a row and is rested: calls are refused until `until`.
+ *
+ * @public
+ */
 export interface ServiceRestedEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'service.rested';
+  /** The service (alias) name. */
   service: string;
   /** Calls failed in a row. */
   failures: number;
@@ -345,18 +563,28 @@ export interface ServiceRestedEvent extends InvocationEventBase {
   until: string;
 }
 
-/** A call after a rest was answered: the service is used normally again. */
+/**
+ * A call after a rest was answered: the service is used normally again.
+ *
+ * @public
+ */
 export interface ServiceRecoveredEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'service.recovered';
+  /** The service (alias) name. */
   service: string;
 }
 
 /**
  * A warm start is ready: the services of `agent`'s next invocation, started ahead under the id
  * (`invocation`) that invocation will carry.
+ *
+ * @public
  */
 export interface PrestartReadyEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'prestart.ready';
+  /** The set's runtime directory. */
   runtimePath: string;
   /** The services' process ids. */
   pids: number[];
@@ -366,9 +594,15 @@ export interface PrestartReadyEvent extends InvocationEventBase {
   idleDeadline?: string;
 }
 
-/** A prestarted set was collected without serving an invocation, and why. */
+/**
+ * A prestarted set was collected without serving an invocation, and why.
+ *
+ * @public
+ */
 export interface PrestartCollectedEvent extends InvocationEventBase {
+  /** The event type. */
   type: 'prestart.collected';
+  /** Why: nobody took it in time, the workflow changed, a service exited, its start failed, or the run ended. */
   reason: 'idle' | 'workflow_changed' | 'service_exited' | 'start_failed' | 'run_end';
   /** The services' process ids (all gone when the event is journaled). */
   pids: number[];
@@ -376,7 +610,11 @@ export interface PrestartCollectedEvent extends InvocationEventBase {
   error?: { code: string; message: string };
 }
 
-/** Every public event of a run. */
+/**
+ * Every public event of a run.
+ *
+ * @public
+ */
 export type RunEvent =
   | RunStartedEvent
   | RunResumedEvent
@@ -402,10 +640,18 @@ export type RunEvent =
   | PrestartReadyEvent
   | PrestartCollectedEvent;
 
-/** The type names of {@link RunEvent}. */
+/**
+ * The type names of {@link RunEvent}.
+ *
+ * @public
+ */
 export type RunEventType = RunEvent['type'];
 
-/** The event of one type. */
+/**
+ * The event of one type.
+ *
+ * @public
+ */
 export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
 
 /**

@@ -9,6 +9,8 @@ import type { SandboxReason } from '../processes/sandbox.js';
  * `starting → initializing → listing → ready → stopping → exited`; a start that fails goes
  * `… → failed → stopping → exited`; a ready service that dies or loses its connection goes
  * `ready → failed → stopping → exited`. Remote services skip `starting`.
+ *
+ * @internal
  */
 export type ServiceState =
   /** Resolving the command, opening the stderr log, announcing the marker, spawning. */
@@ -26,7 +28,11 @@ export type ServiceState =
   /** Nothing of it is left (for a remote service: our client is closed). Final. */
   | 'exited';
 
-/** Fields every service event has. */
+/**
+ * Fields every service event has.
+ *
+ * @internal
+ */
 export interface ServiceEventBase {
   /** ISO 8601 time of the event. */
   time: string;
@@ -49,27 +55,44 @@ export interface ServiceEventBase {
   sandbox?: { sandboxed: boolean; reason: SandboxReason; network: boolean };
 }
 
-/** Names per list: tool and prompt names, resource URIs, template URI templates (the service's own). */
+/**
+ * Names per list: tool and prompt names, resource URIs, template URI templates (the service's own).
+ *
+ * @public
+ */
 export interface CatalogNames {
+  /** Tool names. */
   tools: string[];
+  /** Resource URIs. */
   resources: string[];
+  /** Resource template URI templates. */
   resourceTemplates: string[];
+  /** Prompt names. */
   prompts: string[];
 }
 
 /**
  * What one re-listing after `notifications/…/list_changed` changed in a service's catalog: what was
  * added, removed, or is listed under the same name with another definition (description, schema, …).
+ *
+ * @public
  */
 export interface CatalogChange {
   /** The lists the service said had changed (`tools`, `resources`, `prompts`), in the order heard. */
   lists: ('tools' | 'resources' | 'prompts')[];
+  /** Listed now and not before. */
   added: CatalogNames;
+  /** Listed before and not now. */
   removed: CatalogNames;
+  /** Listed under the same name with another definition (description, schema, …). */
   changed: CatalogNames;
 }
 
-/** One event of a service's life, given to `onEvent`. */
+/**
+ * One event of a service's life, given to `onEvent`.
+ *
+ * @internal
+ */
 export type ServiceEvent =
   | (ServiceEventBase & { type: 'service.state'; from: ServiceState | undefined; to: ServiceState })
   | (ServiceEventBase & {
