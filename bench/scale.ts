@@ -37,7 +37,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadWorkflow } from '../packages/sdk/dist/index.js';
-import { type ServiceEvent } from '../packages/sdk/dist/internal.js';
+import type { ServiceEvent } from '../packages/sdk/dist/internal.js';
 import { type InvocationServices, startInvocationServices } from '../packages/sdk/dist/invocation/invocation.js';
 import { type ProjectPaths, openProject } from '../packages/sdk/dist/store/projectStore.js';
 import type { ProcessRegistry } from '../packages/sdk/dist/processes/processRegistry.js';

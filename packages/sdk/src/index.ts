@@ -34,7 +34,6 @@ export type { LoadWorkflowOptions, LoadWorkflowResult } from './store/workflowLo
 // Agent services: one agent's services outside a run.
 export { serveAgentServices } from './engine/agentServices.js';
 export type { AgentServicesOptions, ServeAgentOptions, ServedAgent } from './engine/agentServices.js';
-export type { SandboxReason } from './processes/sandbox.js';
 export type { CollectionPreference } from './processes/processGroup.js';
 export type { CatalogChange, CatalogNames } from './sessions/serviceEvents.js';
 export type { ProcessRegistry } from './processes/processRegistry.js';

@@ -97,7 +97,7 @@ export type { ServeCommandOptions } from './harness/serveCommand.js';
 // Probing an agent's services, their process limits, the HTTP face's path (`@scienceevolve/sdk/agent-services`).
 export { probeServices } from './engine/agentServices.js';
 export type { HeldProbe, ProbeOptions, ProbeReport, ProbedService } from './engine/agentServices.js';
-export type { SandboxDecision } from './processes/sandbox.js';
+export type { SandboxDecision, SandboxReason } from './processes/sandbox.js';
 export type { CollectionMechanism } from './processes/processGroup.js';
 export type { ServiceEvent, ServiceEventBase, ServiceState } from './sessions/serviceEvents.js';
 export { DEFAULT_PIDS_MAX, MAX_PIDS_MAX, MIN_PIDS_MAX } from './processes/processGroup.js';

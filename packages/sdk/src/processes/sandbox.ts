@@ -30,7 +30,7 @@ export type SandboxPolicy = 'off' | 'auto' | 'required';
  * - `unavailable`: `auto`, but no working sandbox is available: unsandboxed (`detail` says why);
  * - `required`: `orchestration.sandbox` is `required`: sandboxed.
  *
- * @public
+ * @internal
  */
 export type SandboxReason = 'policy_off' | 'auto' | 'opted_out' | 'unavailable' | 'required';
 
