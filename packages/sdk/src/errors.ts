@@ -5,11 +5,7 @@
  * process tree (the CLI and the supervisor).
  */
 
-/**
- * The stable error codes. Adding one is an API change; renaming one is a breaking change.
- *
- * @public
- */
+/** The stable error codes. Adding one is an API change; renaming one is a breaking change. @public */
 export const ERROR_CODES = [
   'invalid_workflow',
   'invalid_json',
@@ -85,18 +81,10 @@ export const ERROR_CODES = [
   'insecure_file',
 ] as const;
 
-/**
- * One of {@link ERROR_CODES}.
- *
- * @public
- */
+/** One of {@link ERROR_CODES}. @public */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-/**
- * Options of {@link SdkError}.
- *
- * @public
- */
+/** Options of {@link SdkError}. @public */
 export interface SdkErrorOptions {
   /** What the user should do about it, as one sentence. */
   remedy?: string;
@@ -113,11 +101,7 @@ export interface SdkErrorOptions {
  */
 const SDK_ERROR_BRAND: unique symbol = Symbol.for('scienceevolve.SdkError') as never;
 
-/**
- * The one error class of the SDK.
- *
- * @public
- */
+/** The one error class of the SDK. @public */
 export class SdkError extends Error {
   /** The brand {@link isSdkError} checks. */
   readonly [SDK_ERROR_BRAND] = true;
@@ -151,7 +135,6 @@ export class SdkError extends Error {
 /**
  * True when `error` is an SDK error, whichever copy of the SDK made it: it carries the SDK's brand (a
  * global symbol), a string `code` and a `message`. A look-alike object with a `code` is not one.
- *
  * @public
  */
 export function isSdkError(error: unknown): error is SdkError {
@@ -164,11 +147,7 @@ export function isSdkError(error: unknown): error is SdkError {
   );
 }
 
-/**
- * Wraps anything thrown into an SdkError, keeping SDK errors as they are.
- *
- * @public
- */
+/** Wraps anything thrown into an SdkError, keeping SDK errors as they are. @public */
 export function toSdkError(error: unknown, fallback: ErrorCode = 'internal'): SdkError {
   if (error instanceof SdkError) return error;
   if (isSdkError(error)) {

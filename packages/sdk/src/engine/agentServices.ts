@@ -22,11 +22,7 @@ import { agentSurface } from './agentSurface.js';
 import { FIXED_CATALOG_SERVICE, fixedCatalog } from './fixedCatalog.js';
 import { redactUrl } from '../redact.js';
 
-/**
- * Options shared by probe and serve.
- *
- * @public
- */
+/** Options shared by probe and serve. @public */
 export interface AgentServicesOptions {
   /** The data directory (see docs/data-dir.md). */
   dataDir: string;
@@ -59,21 +55,13 @@ export interface AgentServicesOptions {
   hostEnv?: Readonly<Record<string, string | undefined>>;
 }
 
-/**
- * Options of {@link probeServices}.
- *
- * @internal
- */
+/** Options of {@link probeServices}. @internal */
 export interface ProbeOptions extends AgentServicesOptions {
   /** Receives service events. */
   onEvent?: (event: ServiceEvent & { invocation: string; agent: string }) => void;
 }
 
-/**
- * One service of a probe report (one per `mcpServers` name; aliases share pid and lists).
- *
- * @internal
- */
+/** One service of a probe report (one per `mcpServers` name; aliases share pid and lists). @internal */
 export interface ProbedService {
   name: string;
   /** The definition (project services) or `null` (remote). */
@@ -98,11 +86,7 @@ export interface ProbedService {
   error: { code: string; message: string; log: string | null } | null;
 }
 
-/**
- * The `services probe --json` document.
- *
- * @internal
- */
+/** The `services probe --json` document. @internal */
 export interface ProbeReport {
   project: string;
   invocation: string;
@@ -196,11 +180,7 @@ function newProbeRunId(kind: 'probe' | 'serve'): string {
   return `${kind}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
 
-/**
- * A probe whose services are still up (`--hold`); `close()` collects them.
- *
- * @internal
- */
+/** A probe whose services are still up (`--hold`); `close()` collects them. @internal */
 export interface HeldProbe {
   report: ProbeReport;
   /** True when every service is ready. */
@@ -211,7 +191,6 @@ export interface HeldProbe {
 /**
  * Starts the agent's services as an invocation would, lists all they offer, and leaves them up until
  * `close()` (which the caller must call: `services probe` calls it at once, or after `--hold`).
- *
  * @internal
  */
 export async function probeServices(options: ProbeOptions): Promise<HeldProbe> {
@@ -220,11 +199,7 @@ export async function probeServices(options: ProbeOptions): Promise<HeldProbe> {
   return { report: report(prepared, services), ok: services.failures.length === 0, close: () => services.close() };
 }
 
-/**
- * A served agent: its surface, with its services up until `close()`.
- *
- * @public
- */
+/** A served agent: its surface, with its services up until `close()`. @public */
 export interface ServedAgent {
   /** The project id. */
   project: string;
@@ -238,11 +213,7 @@ export interface ServedAgent {
   close(): Promise<void>;
 }
 
-/**
- * Options of {@link serveAgentServices}.
- *
- * @public
- */
+/** Options of {@link serveAgentServices}. @public */
 export interface ServeAgentOptions extends AgentServicesOptions {
   /** Keep the one service's own names (allowed only when the agent has exactly one service). */
   passthrough?: boolean;
@@ -252,7 +223,6 @@ export interface ServeAgentOptions extends AgentServicesOptions {
  * Starts the agent's services and builds its managed surface (for `main`, with the fixed catalog's
  * `get_workflow` and, when allowed, `apply_workflow`). Throws, with every service collected, when any
  * service fails to start.
- *
  * @public
  */
 export async function serveAgentServices(options: ServeAgentOptions): Promise<ServedAgent> {

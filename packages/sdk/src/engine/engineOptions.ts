@@ -6,11 +6,7 @@ import type { HarnessFactories } from '../harness/harnessFor.js';
 import { QueueClient, type QueueSettings } from '../queue/queueClient.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
-/**
- * Options shared by `startRun` and `resumeRuns`.
- *
- * @public
- */
+/** Options shared by `startRun` and `resumeRuns`. @public */
 export interface EngineOptions {
   /** Receives every public event as it is journaled. A throw in it is ignored. */
   onEvent?: (event: RunEvent) => void;
@@ -111,11 +107,7 @@ export function startGateFor(options: EngineOptions): StartGate | undefined {
   return gate;
 }
 
-/**
- * What a finished (or stopped) run reports: the shape of `run --json` plus where things are.
- *
- * @public
- */
+/** What a finished (or stopped) run reports: the shape of `run --json` plus where things are. @public */
 export interface RunResult {
   /** The run id. */
   run: string;

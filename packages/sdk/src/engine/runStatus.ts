@@ -15,11 +15,7 @@ import { readEvents } from '../events/journal.js';
 import { type RunEventOf, type UsageTotals, emptyUsage } from '../events/runEvents.js';
 import { type CorruptRun, type InvocationState, type RunStatus, effectiveStatus, listRunRecords } from './runRecord.js';
 
-/**
- * One invocation as `status` shows it.
- *
- * @internal
- */
+/** One invocation as `status` shows it. @internal */
 export interface InvocationStatus {
   id: string;
   agent: string;
@@ -35,11 +31,7 @@ export interface InvocationStatus {
   startQueuedMs: number;
 }
 
-/**
- * One run as `status` shows it.
- *
- * @internal
- */
+/** One run as `status` shows it. @internal */
 export interface RunStatusReport {
   run: string;
   /** `running` only while its host is alive; a dead host's run shows `interrupted`; `cancelled` after SIGINT/SIGTERM. */
@@ -59,11 +51,7 @@ export interface RunStatusReport {
   prestarted: PrestartedSet[];
 }
 
-/**
- * A prestarted set of services waiting for the next invocation of its agent.
- *
- * @internal
- */
+/** A prestarted set of services waiting for the next invocation of its agent. @internal */
 export interface PrestartedSet {
   /** The id the invocation that takes it will carry. */
   invocation: string;
@@ -79,11 +67,7 @@ export interface PrestartedSet {
   idleDeadline: string | null;
 }
 
-/**
- * A live service process of the project (it carries one of the project's markers).
- *
- * @internal
- */
+/** A live service process of the project (it carries one of the project's markers). @internal */
 export interface LiveService {
   pid: number;
   pgid: number;
@@ -94,11 +78,7 @@ export interface LiveService {
   hostAlive: boolean;
 }
 
-/**
- * One project as `status` shows it.
- *
- * @internal
- */
+/** One project as `status` shows it. @internal */
 export interface ProjectStatus {
   project: string;
   /** The accepted version, or null when none was accepted or the store is damaged (see `acceptedError`). */
@@ -114,11 +94,7 @@ export interface ProjectStatus {
   liveServices: LiveService[];
 }
 
-/**
- * A store read that failed: the code, the message and the file it names.
- *
- * @internal
- */
+/** A store read that failed: the code, the message and the file it names. @internal */
 export interface DamagedStore {
   code: string;
   message: string;
@@ -126,32 +102,20 @@ export interface DamagedStore {
   path: string | null;
 }
 
-/**
- * The `status --json` document.
- *
- * @internal
- */
+/** The `status --json` document. @internal */
 export interface StatusReport {
   dataDir: string;
   projects: ProjectStatus[];
 }
 
-/**
- * Options of {@link runStatus}.
- *
- * @internal
- */
+/** Options of {@link runStatus}. @internal */
 export interface StatusOptions {
   dataDir: string;
   /** One project; default: every project of the data dir. */
   project?: string | undefined;
 }
 
-/**
- * Reports runs, invocations, live services and the accepted version of one project or of all.
- *
- * @internal
- */
+/** Reports runs, invocations, live services and the accepted version of one project or of all. @internal */
 export async function runStatus(options: StatusOptions): Promise<StatusReport> {
   // A damaged, newer or older format.json is an error here as everywhere: nothing below could be trusted.
   const dataDir = await checkDataDir(options.dataDir);

@@ -36,11 +36,7 @@ import { checkGitWorkspace } from './worktrees.js';
 
 export type { EngineOptions, RunResult } from './runLoop.js';
 
-/**
- * Options of {@link startRun} and {@link runWorkflow}.
- *
- * @public
- */
+/** Options of {@link startRun} and {@link runWorkflow}. @public */
 export interface RunOptions extends EngineOptions {
   /** The data directory (see docs/data-dir.md). */
   dataDir: string;
@@ -56,11 +52,7 @@ export interface RunOptions extends EngineOptions {
   requirement: string;
 }
 
-/**
- * A run in progress.
- *
- * @public
- */
+/** A run in progress. @public */
 export interface RunHandle {
   /** The run id, known at once. */
   readonly runId: string;
@@ -70,11 +62,7 @@ export interface RunHandle {
   readonly result: Promise<RunResult>;
 }
 
-/**
- * Starts a run; see {@link RunHandle}.
- *
- * @public
- */
+/** Starts a run; see {@link RunHandle}. @public */
 export function startRun(options: RunOptions): RunHandle {
   const runId = newRunId();
   const stream = new EventStream();
@@ -84,11 +72,7 @@ export function startRun(options: RunOptions): RunHandle {
   return { runId, events: () => stream, result };
 }
 
-/**
- * Runs a requirement through Main to its end.
- *
- * @public
- */
+/** Runs a requirement through Main to its end. @public */
 export function runWorkflow(options: RunOptions): Promise<RunResult> {
   return startRun(options).result;
 }
@@ -165,11 +149,7 @@ async function beginOpenRun(
   return engine.driveMain();
 }
 
-/**
- * Options of {@link resumeRuns}.
- *
- * @public
- */
+/** Options of {@link resumeRuns}. @public */
 export interface ResumeOptions extends EngineOptions {
   /** The data directory. */
   dataDir: string;
@@ -193,7 +173,6 @@ function resumable(record: RunRecord): boolean {
  * same task again. A run named by `run` that already finished is returned as it is. A run whose
  * `run.json` is damaged is returned first, with status `failed` and error `store_tampered` naming the run
  * and the file (the file is left as it is); with `run` given, its damaged record throws `store_tampered`.
- *
  * @public
  */
 export async function resumeRuns(options: ResumeOptions): Promise<RunResult[]> {

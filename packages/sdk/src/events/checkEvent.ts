@@ -7,18 +7,13 @@
 import { checkEventLine } from '../schemas/runEvents.js';
 import type { RunEvent } from './runEvents.js';
 
-/**
- * What {@link checkRunEvent} says of one journal line.
- *
- * @internal
- */
+/** What {@link checkRunEvent} says of one journal line. @internal */
 export type RunEventCheck = { ok: true; event: RunEvent } | { ok: false; problem: string };
 
 /**
  * Checks a parsed journal line against its event's schema. On success `event` is the line as a
  * {@link RunEvent} (fields the schema does not know are dropped); else `problem` names the event type and
  * the first field that failed, never a value.
- *
  * @internal
  */
 export function checkRunEvent(value: unknown): RunEventCheck {

@@ -51,7 +51,6 @@ export class EventJournal {
  * Every event of a journal file, in order; a torn last line (a host killed mid-append) is skipped, and a
  * missing file, or one that is no plain file, is an empty journal. The lines are not checked against the
  * event types: the run's folder is writable by its services, so a reader checks the fields it uses.
- *
  * @public
  */
 export async function readEvents(path: string): Promise<RunEvent[]> {

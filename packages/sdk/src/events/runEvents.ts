@@ -11,7 +11,6 @@ import type { RunEventSchemas } from '../schemas/runEvents.js';
  * The life of a run. `running → succeeded | failed`; `running → cancelled` when its host was asked to stop
  * (SIGINT/SIGTERM, an aborted signal); a `running` run whose host died is shown as `interrupted`.
  * `interrupted → running` and `cancelled → running` by `resume`.
- *
  * @public
  */
 export type RunStatus =
@@ -31,7 +30,6 @@ export type RunStatus =
  * while retries remain, else to `failed`; `interrupted` when its host stopped, was cancelled or died
  * mid-way; `resume` takes an interrupted invocation back to `starting` and continues it from its
  * checkpoint. Every transition is journaled as an `invocation.state` event.
- *
  * @public
  */
 export type InvocationState =
@@ -46,11 +44,7 @@ export type InvocationState =
   /** Its host stopped before it finished; `resume` continues it (Main's, and a worker Main delegates again). */
   | 'interrupted';
 
-/**
- * An error as stored and published: `SdkError.toJSON()`.
- *
- * @public
- */
+/** An error as stored and published: `SdkError.toJSON()`. @public */
 export interface ErrorRecord {
   /** The error's code (see docs/errors.md). */
   code: string;
@@ -62,11 +56,7 @@ export interface ErrorRecord {
   data?: Record<string, unknown>;
 }
 
-/**
- * Token counts of one model call, as the provider reported them (missing counts are omitted).
- *
- * @public
- */
+/** Token counts of one model call, as the provider reported them (missing counts are omitted). @public */
 export interface TokenCounts {
   /** Input (prompt) tokens. */
   inputTokens?: number;
@@ -80,11 +70,7 @@ export interface TokenCounts {
   totalTokens?: number;
 }
 
-/**
- * Usage summed over model calls (an invocation's or a run's); counts the provider never reported stay 0.
- *
- * @public
- */
+/** Usage summed over model calls (an invocation's or a run's); counts the provider never reported stay 0. @public */
 export interface UsageTotals {
   /** Model calls that finished. */
   modelCalls: number;
@@ -100,11 +86,7 @@ export interface UsageTotals {
   totalTokens: number;
 }
 
-/**
- * Fields of every event.
- *
- * @public
- */
+/** Fields of every event. @public */
 export interface EventBase {
   /** ISO 8601 time. */
   time: string;
@@ -112,11 +94,7 @@ export interface EventBase {
   run: string;
 }
 
-/**
- * Fields of every event about one invocation.
- *
- * @public
- */
+/** Fields of every event about one invocation. @public */
 export interface InvocationEventBase extends EventBase {
   /** The invocation id. */
   invocation: string;
@@ -124,11 +102,7 @@ export interface InvocationEventBase extends EventBase {
   agent: string;
 }
 
-/**
- * The run was accepted and is starting Main.
- *
- * @public
- */
+/** The run was accepted and is starting Main. @public */
 export interface RunStartedEvent extends EventBase {
   /** The event type. */
   type: 'run.started';
@@ -144,11 +118,7 @@ export interface RunStartedEvent extends EventBase {
   git: boolean;
 }
 
-/**
- * `resume` took the run over.
- *
- * @public
- */
+/** `resume` took the run over. @public */
 export interface RunResumedEvent extends EventBase {
   /** The event type. */
   type: 'run.resumed';
@@ -162,11 +132,7 @@ export interface RunResumedEvent extends EventBase {
   version: number;
 }
 
-/**
- * The run ended (or stopped: `cancelled`, `interrupted`).
- *
- * @public
- */
+/** The run ended (or stopped: `cancelled`, `interrupted`). @public */
 export interface RunFinishedEvent extends EventBase {
   /** The event type. */
   type: 'run.finished';
@@ -180,11 +146,7 @@ export interface RunFinishedEvent extends EventBase {
   usage: UsageTotals;
 }
 
-/**
- * An attempt of an invocation started (its services are starting).
- *
- * @public
- */
+/** An attempt of an invocation started (its services are starting). @public */
 export interface InvocationStartedEvent extends InvocationEventBase {
   /** The event type. */
   type: 'invocation.started';
@@ -209,11 +171,7 @@ export interface InvocationStartedEvent extends InvocationEventBase {
   collection: 'cgroup-v2' | 'cgroup-v1' | 'process-group';
 }
 
-/**
- * An invocation changed state.
- *
- * @public
- */
+/** An invocation changed state. @public */
 export interface InvocationStateEvent extends InvocationEventBase {
   /** The event type. */
   type: 'invocation.state';
@@ -225,11 +183,7 @@ export interface InvocationStateEvent extends InvocationEventBase {
   attempt: number;
 }
 
-/**
- * An attempt failed; `willRetry` says whether another starts.
- *
- * @public
- */
+/** An attempt failed; `willRetry` says whether another starts. @public */
 export interface InvocationAttemptFailedEvent extends InvocationEventBase {
   /** The event type. */
   type: 'invocation.attempt_failed';
@@ -241,11 +195,7 @@ export interface InvocationAttemptFailedEvent extends InvocationEventBase {
   willRetry: boolean;
 }
 
-/**
- * An invocation ended (or stopped).
- *
- * @public
- */
+/** An invocation ended (or stopped). @public */
 export interface InvocationFinishedEvent extends InvocationEventBase {
   /** The event type. */
   type: 'invocation.finished';
@@ -265,11 +215,7 @@ export interface InvocationFinishedEvent extends InvocationEventBase {
   usage?: UsageTotals;
 }
 
-/**
- * The harness saved a checkpoint of the invocation (`runs/<run>/checkpoints/<invocation>.json`).
- *
- * @public
- */
+/** The harness saved a checkpoint of the invocation (`runs/<run>/checkpoints/<invocation>.json`). @public */
 export interface InvocationCheckpointEvent extends InvocationEventBase {
   /** The event type. */
   type: 'invocation.checkpoint';
@@ -279,11 +225,7 @@ export interface InvocationCheckpointEvent extends InvocationEventBase {
   path: string;
 }
 
-/**
- * Fields of the service events, as published under the invocation whose attempt started the service.
- *
- * @public
- */
+/** Fields of the service events, as published under the invocation whose attempt started the service. @public */
 export interface ServiceEventFields extends InvocationEventBase {
   /** The id the attempt's services run under (`<invocation>` or `<invocation>-<attempt>`). */
   servicesId: string;
@@ -307,11 +249,7 @@ export interface ServiceEventFields extends InvocationEventBase {
   sandbox?: { sandboxed: boolean; reason: string; network: boolean };
 }
 
-/**
- * A service is listed and serving.
- *
- * @public
- */
+/** A service is listed and serving. @public */
 export interface ServiceReadyEvent extends ServiceEventFields {
   /** The event type. */
   type: 'service.ready';
@@ -336,11 +274,7 @@ export interface ServiceReadyEvent extends ServiceEventFields {
   protocolVersion?: string;
 }
 
-/**
- * A service could not start, or died while ready.
- *
- * @public
- */
+/** A service could not start, or died while ready. @public */
 export interface ServiceFailedEvent extends ServiceEventFields {
   /** The event type. */
   type: 'service.failed';
@@ -348,11 +282,7 @@ export interface ServiceFailedEvent extends ServiceEventFields {
   error: { code: string; message: string; log?: string };
 }
 
-/**
- * A service is gone.
- *
- * @public
- */
+/** A service is gone. @public */
 export interface ServiceExitedEvent extends ServiceEventFields {
   /** The event type. */
   type: 'service.exited';
@@ -374,11 +304,7 @@ export interface ServiceExitedEvent extends ServiceEventFields {
   invalidLines: number;
 }
 
-/**
- * A service wrote lines on stdout that are not JSON-RPC.
- *
- * @public
- */
+/** A service wrote lines on stdout that are not JSON-RPC. @public */
 export interface ServiceProtocolPollutionEvent extends ServiceEventFields {
   /** The event type. */
   type: 'service.protocol_pollution';
@@ -390,11 +316,7 @@ export interface ServiceProtocolPollutionEvent extends ServiceEventFields {
   invalidLines: number;
 }
 
-/**
- * Names per list of a service's catalog: tool and prompt names, resource URIs, template URI templates.
- *
- * @public
- */
+/** Names per list of a service's catalog: tool and prompt names, resource URIs, template URI templates. @public */
 export interface CatalogNames {
   /** Tool names. */
   tools: string[];
@@ -409,7 +331,6 @@ export interface CatalogNames {
 /**
  * A service announced a list change (`notifications/…/list_changed`), was listed again, and its catalog
  * changed: what was added, removed, or listed again with another definition (its own names).
- *
  * @public
  */
 export interface ServiceCatalogChangedEvent extends ServiceEventFields {
@@ -425,11 +346,7 @@ export interface ServiceCatalogChangedEvent extends ServiceEventFields {
   changed: CatalogNames;
 }
 
-/**
- * A service announced a list change but listing it again failed; its catalog as it was stays in use.
- *
- * @public
- */
+/** A service announced a list change but listing it again failed; its catalog as it was stays in use. @public */
 export interface ServiceCatalogRefreshFailedEvent extends ServiceEventFields {
   /** The event type. */
   type: 'service.catalog_refresh_failed';
@@ -439,11 +356,7 @@ export interface ServiceCatalogRefreshFailedEvent extends ServiceEventFields {
   error: { code: string; message: string };
 }
 
-/**
- * A tool call reached the agent's surface.
- *
- * @public
- */
+/** A tool call reached the agent's surface. @public */
 export interface ToolCallingEvent extends InvocationEventBase {
   /** The event type. */
   type: 'tool.calling';
@@ -451,11 +364,7 @@ export interface ToolCallingEvent extends InvocationEventBase {
   tool: string;
 }
 
-/**
- * A tool call was answered.
- *
- * @public
- */
+/** A tool call was answered. @public */
 export interface ToolCalledEvent extends InvocationEventBase {
   /** The event type. */
   type: 'tool.called';
@@ -481,11 +390,7 @@ export interface ToolCalledEvent extends InvocationEventBase {
   resultDigest?: string;
 }
 
-/**
- * Main's `apply_workflow` accepted a new version.
- *
- * @public
- */
+/** Main's `apply_workflow` accepted a new version. @public */
 export interface WorkflowReconfiguredEvent extends InvocationEventBase {
   /** The event type. */
   type: 'workflow.reconfigured';
@@ -497,11 +402,7 @@ export interface WorkflowReconfiguredEvent extends InvocationEventBase {
   changedAgents: string[];
 }
 
-/**
- * A model call of a model-loop harness finished.
- *
- * @public
- */
+/** A model call of a model-loop harness finished. @public */
 export interface ModelCalledEvent extends InvocationEventBase {
   /** The event type. */
   type: 'model.called';
@@ -527,11 +428,7 @@ export interface ModelCalledEvent extends InvocationEventBase {
   answered?: { callId: string; tool: string; resultDigest: string }[];
 }
 
-/**
- * A model call is retried after a 429/5xx/network failure.
- *
- * @public
- */
+/** A model call is retried after a 429/5xx/network failure. @public */
 export interface ModelRetryEvent extends InvocationEventBase {
   /** The event type. */
   type: 'model.retry';
@@ -547,11 +444,7 @@ export interface ModelRetryEvent extends InvocationEventBase {
   message: string;
 }
 
-/**
- * A service failed several forwarded calls in a row and is rested: calls are refused until `until`.
- *
- * @public
- */
+/** A service failed several forwarded calls in a row and is rested: calls are refused until `until`. @public */
 export interface ServiceRestedEvent extends InvocationEventBase {
   /** The event type. */
   type: 'service.rested';
@@ -563,11 +456,7 @@ export interface ServiceRestedEvent extends InvocationEventBase {
   until: string;
 }
 
-/**
- * A call after a rest was answered: the service is used normally again.
- *
- * @public
- */
+/** A call after a rest was answered: the service is used normally again. @public */
 export interface ServiceRecoveredEvent extends InvocationEventBase {
   /** The event type. */
   type: 'service.recovered';
@@ -578,7 +467,6 @@ export interface ServiceRecoveredEvent extends InvocationEventBase {
 /**
  * A warm start is ready: the services of `agent`'s next invocation, started ahead under the id
  * (`invocation`) that invocation will carry.
- *
  * @public
  */
 export interface PrestartReadyEvent extends InvocationEventBase {
@@ -594,11 +482,7 @@ export interface PrestartReadyEvent extends InvocationEventBase {
   idleDeadline?: string;
 }
 
-/**
- * A prestarted set was collected without serving an invocation, and why.
- *
- * @public
- */
+/** A prestarted set was collected without serving an invocation, and why. @public */
 export interface PrestartCollectedEvent extends InvocationEventBase {
   /** The event type. */
   type: 'prestart.collected';
@@ -610,11 +494,7 @@ export interface PrestartCollectedEvent extends InvocationEventBase {
   error?: { code: string; message: string };
 }
 
-/**
- * Every public event of a run.
- *
- * @public
- */
+/** Every public event of a run. @public */
 export type RunEvent =
   | RunStartedEvent
   | RunResumedEvent
@@ -640,18 +520,10 @@ export type RunEvent =
   | PrestartReadyEvent
   | PrestartCollectedEvent;
 
-/**
- * The type names of {@link RunEvent}.
- *
- * @public
- */
+/** The type names of {@link RunEvent}. @public */
 export type RunEventType = RunEvent['type'];
 
-/**
- * The event of one type.
- *
- * @public
- */
+/** The event of one type. @public */
 export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
 
 /**

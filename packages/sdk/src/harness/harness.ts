@@ -8,11 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { Surface } from '../surface/surface.js';
 import type { ProcessRegistry } from '../processes/processRegistry.js';
 
-/**
- * Token usage of one model call, as the provider reported it (missing counts are omitted).
- *
- * @public
- */
+/** Token usage of one model call, as the provider reported it (missing counts are omitted). @public */
 export interface TokenUsage {
   /** Input (prompt) tokens. */
   inputTokens?: number;
@@ -29,7 +25,6 @@ export interface TokenUsage {
 /**
  * What a harness reports as it goes. The engine journals each as a public event (with the invocation's
  * id and agent) and keeps usage totals per invocation and per run for `status`.
- *
  * @public
  */
 export type HarnessReport =
@@ -55,7 +50,6 @@ export type HarnessReport =
  * What the host journaled of an invocation (`runs/<run>/events.jsonl`): the digest of every model response
  * (`model.called`), and every completed tool call that named a call id (`tool.called`, and the calls a
  * provider library answered itself), each with the digests of its results.
- *
  * @public
  */
 export interface JournaledSteps {
@@ -70,11 +64,7 @@ export function nothingJournaled(): JournaledSteps {
   return { responses: new Set(), calls: new Map() };
 }
 
-/**
- * What every harness receives for one invocation attempt.
- *
- * @public
- */
+/** What every harness receives for one invocation attempt. @public */
 export interface HarnessInput {
   /** The agent (role) name; `main` is Main. */
   agent: string;
@@ -123,11 +113,7 @@ export interface HarnessInput {
   report(report: HarnessReport): void;
 }
 
-/**
- * What a harness returns.
- *
- * @public
- */
+/** What a harness returns. @public */
 export interface HarnessOutput {
   /** The agent's final answer. */
   output: string;
@@ -149,7 +135,6 @@ export interface HarnessOutput {
  * added without a change. A harness states the version it was written for in
  * {@link AgentHarness.apiVersion}; the engine refuses a harness of another version (`usage`, naming both)
  * before a run or resume starts anything.
- *
  * @public
  */
 export const HARNESS_API_VERSION = 1;
@@ -157,7 +142,6 @@ export const HARNESS_API_VERSION = 1;
 /**
  * A harness. `run` resolves with the final answer, or throws an `SdkError` when the harness failed (the
  * engine then retries the invocation with fresh services, SPEC §10.3).
- *
  * @public
  */
 export interface AgentHarness {

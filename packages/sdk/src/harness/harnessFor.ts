@@ -10,39 +10,23 @@ import { type AgentHarness, HARNESS_API_VERSION } from './harness.js';
 import { createModelLoopHarness } from './modelLoop.js';
 import { type Script, ScriptedHarness, parseScript, readScriptFile } from './scriptedHarness.js';
 
-/**
- * One harness type's configuration.
- *
- * @public
- */
+/** One harness type's configuration. @public */
 export type HarnessConfigOf<T extends Harness['type']> = Extract<Harness, { type: T }>;
 
-/**
- * What a run offers every factory: the harnesses shared by the run's agents.
- *
- * @public
- */
+/** What a run offers every factory: the harnesses shared by the run's agents. @public */
 export interface HarnessRunContext {
   /** The run's scripted harness, or undefined when the run has no script. */
   readonly scripted: AgentHarness | undefined;
 }
 
-/**
- * Builds the harness of `agent` from its configuration. Throws an `SdkError` when it cannot.
- *
- * @public
- */
+/** Builds the harness of `agent` from its configuration. Throws an `SdkError` when it cannot. @public */
 export type HarnessFactory<T extends Harness['type']> = (
   agent: string,
   config: HarnessConfigOf<T>,
   run: HarnessRunContext,
 ) => AgentHarness;
 
-/**
- * Factories by harness type.
- *
- * @public
- */
+/** Factories by harness type. @public */
 export type HarnessFactories = { readonly [T in Harness['type']]?: HarnessFactory<T> };
 
 /**

@@ -5,11 +5,7 @@
  */
 import { resolve } from 'node:path';
 
-/**
- * Options of {@link serveCommand}.
- *
- * @internal
- */
+/** Options of {@link serveCommand}. @internal */
 export interface ServeCommandOptions {
   /** The `scienceevolve` bin script (its absolute path is used). */
   bin: string;
@@ -26,7 +22,6 @@ export interface ServeCommandOptions {
 
 /**
  * `{ command: node, args: [bin, 'services', 'serve', '--data-dir', D, '--workspace', WS, '--agent', A, …] }`.
- *
  * @internal
  */
 export function serveCommand(options: ServeCommandOptions): { command: string; args: string[] } {

@@ -29,16 +29,11 @@ export type SandboxPolicy = 'off' | 'auto' | 'required';
  * - `opted_out`: `auto`, and the operator's definition says `"sandbox": false`: unsandboxed;
  * - `unavailable`: `auto`, but no working sandbox is available: unsandboxed (`detail` says why);
  * - `required`: `orchestration.sandbox` is `required`: sandboxed.
- *
  * @internal
  */
 export type SandboxReason = 'policy_off' | 'auto' | 'opted_out' | 'unavailable' | 'required';
 
-/**
- * Whether one project service runs sandboxed, and why.
- *
- * @internal
- */
+/** Whether one project service runs sandboxed, and why. @internal */
 export interface SandboxDecision {
   /** True when the service runs inside bubblewrap. */
   sandboxed: boolean;

@@ -9,7 +9,6 @@ import type { SandboxReason } from '../processes/sandbox.js';
  * `starting → initializing → listing → ready → stopping → exited`; a start that fails goes
  * `… → failed → stopping → exited`; a ready service that dies or loses its connection goes
  * `ready → failed → stopping → exited`. Remote services skip `starting`.
- *
  * @internal
  */
 export type ServiceState =
@@ -28,11 +27,7 @@ export type ServiceState =
   /** Nothing of it is left (for a remote service: our client is closed). Final. */
   | 'exited';
 
-/**
- * Fields every service event has.
- *
- * @internal
- */
+/** Fields every service event has. @internal */
 export interface ServiceEventBase {
   /** ISO 8601 time of the event. */
   time: string;
@@ -55,11 +50,7 @@ export interface ServiceEventBase {
   sandbox?: { sandboxed: boolean; reason: SandboxReason; network: boolean };
 }
 
-/**
- * Names per list: tool and prompt names, resource URIs, template URI templates (the service's own).
- *
- * @public
- */
+/** Names per list: tool and prompt names, resource URIs, template URI templates (the service's own). @public */
 export interface CatalogNames {
   /** Tool names. */
   tools: string[];
@@ -74,7 +65,6 @@ export interface CatalogNames {
 /**
  * What one re-listing after `notifications/…/list_changed` changed in a service's catalog: what was
  * added, removed, or is listed under the same name with another definition (description, schema, …).
- *
  * @public
  */
 export interface CatalogChange {
@@ -88,11 +78,7 @@ export interface CatalogChange {
   changed: CatalogNames;
 }
 
-/**
- * One event of a service's life, given to `onEvent`.
- *
- * @internal
- */
+/** One event of a service's life, given to `onEvent`. @internal */
 export type ServiceEvent =
   | (ServiceEventBase & { type: 'service.state'; from: ServiceState | undefined; to: ServiceState })
   | (ServiceEventBase & {

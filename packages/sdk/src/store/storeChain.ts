@@ -17,18 +17,10 @@ import { validateWorkflow } from '../workflow/validate.js';
 import type { Workflow } from '../workflow/workflowSchema.js';
 import type { ProjectPaths } from './projectStore.js';
 
-/**
- * Who accepted a version.
- *
- * @internal
- */
+/** Who accepted a version. @internal */
 export type AcceptedBy = 'operator' | 'main';
 
-/**
- * One accepted version as stored.
- *
- * @internal
- */
+/** One accepted version as stored. @internal */
 export interface WorkflowVersion {
   /** 1, 2, … */
   version: number;
@@ -48,11 +40,7 @@ export interface WorkflowVersion {
   workflow: Workflow;
 }
 
-/**
- * `workflow/accepted.json`: the version in force and the digest of its file.
- *
- * @internal
- */
+/** `workflow/accepted.json`: the version in force and the digest of its file. @internal */
 export interface AcceptedPointer {
   version: number;
   /** sha256 hex of the canonical JSON of the record in `workflow/versions/<version>.json`. */

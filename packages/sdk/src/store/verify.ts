@@ -14,11 +14,7 @@ import { ProjectPaths } from './projectStore.js';
 import { readSourceFiles, sourceDifferences } from './sourceStore.js';
 import { type WorkflowVersion, readPointer, readVersionFile } from './storeChain.js';
 
-/**
- * One problem: the file (or directory) and what did not match.
- *
- * @internal
- */
+/** One problem: the file (or directory) and what did not match. @internal */
 export interface VerifyProblem {
   /** The absolute path of the file or directory. */
   file: string;
@@ -27,11 +23,7 @@ export interface VerifyProblem {
   message: string;
 }
 
-/**
- * One project's verification.
- *
- * @internal
- */
+/** One project's verification. @internal */
 export interface ProjectVerification {
   project: string;
   /** True when no problem was found. */
@@ -51,11 +43,7 @@ export interface ProjectVerification {
   notes: string[];
 }
 
-/**
- * The result of {@link verifyProjects}: the shape of `workflow verify --json`.
- *
- * @internal
- */
+/** The result of {@link verifyProjects}: the shape of `workflow verify --json`. @internal */
 export interface VerifyReport {
   dataDir: string;
   ok: boolean;
@@ -69,11 +57,7 @@ export interface VerifyOptions {
   project?: string | undefined;
 }
 
-/**
- * Verifies one project or every project of a data dir. Never changes anything.
- *
- * @internal
- */
+/** Verifies one project or every project of a data dir. Never changes anything. @internal */
 export async function verifyProjects(options: VerifyOptions): Promise<VerifyReport> {
   const dataDir = await checkDataDir(options.dataDir);
   let ids: string[];

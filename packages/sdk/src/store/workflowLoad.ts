@@ -8,11 +8,7 @@ import { resolveProjectId } from './projectId.js';
 import { openProject } from './projectStore.js';
 import { acceptWorkflow } from './workflowVersions.js';
 
-/**
- * Options of {@link loadWorkflow}.
- *
- * @public
- */
+/** Options of {@link loadWorkflow}. @public */
 export interface LoadWorkflowOptions {
   /** The data directory (see docs/data-dir.md). */
   dataDir: string;
@@ -24,11 +20,7 @@ export interface LoadWorkflowOptions {
   workflow: string | Workflow | Record<string, unknown>;
 }
 
-/**
- * The result of a load: the shape of `workflow load --json`.
- *
- * @public
- */
+/** The result of a load: the shape of `workflow load --json`. @public */
 export interface LoadWorkflowResult {
   /** The project id. */
   project: string;
@@ -48,7 +40,6 @@ export interface LoadWorkflowResult {
  * Reads and validates a `workflow.json` file, or packs a workflow folder (`workflow.yaml` and `services/`)
  * when `path` is a directory; throws `invalid_workflow` (every issue in `data.errors`), `io_error`, or one
  * of the folder errors of `packFolder`.
- *
  * @internal
  */
 export async function readWorkflowFile(path: string): Promise<Workflow> {
@@ -68,11 +59,7 @@ export async function readWorkflowFile(path: string): Promise<Workflow> {
   return result.workflow;
 }
 
-/**
- * Validates, stores every definition's source and accepts the workflow as the operator.
- *
- * @public
- */
+/** Validates, stores every definition's source and accepts the workflow as the operator. @public */
 export async function loadWorkflow(options: LoadWorkflowOptions): Promise<LoadWorkflowResult> {
   const workflow = typeof options.workflow === 'string' ? await readWorkflowFile(options.workflow) : options.workflow;
   const project = resolveProjectId(options);

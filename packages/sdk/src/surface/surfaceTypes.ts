@@ -45,11 +45,7 @@ export interface LocalService {
 /** One service of a surface: a live session, or an in-process service. */
 export type SurfaceEntry = ServiceSession | LocalService;
 
-/**
- * Where a surface name leads.
- *
- * @public
- */
+/** Where a surface name leads. @public */
 export interface SurfaceRoute {
   /** What the name is: a tool or a prompt. */
   kind: 'tool' | 'prompt';
@@ -61,11 +57,7 @@ export interface SurfaceRoute {
   sourceName: string;
 }
 
-/**
- * A resource or template left out because an earlier service already lists the same URI (or template).
- *
- * @public
- */
+/** A resource or template left out because an earlier service already lists the same URI (or template). @public */
 export interface DuplicateListing {
   /** What was left out: a resource or a resource template. */
   kind: 'resource' | 'resourceTemplate';
@@ -77,11 +69,7 @@ export interface DuplicateListing {
   keptBy: string;
 }
 
-/**
- * One progress notification of a forwarded tool call, as the service sent it (without its token).
- *
- * @public
- */
+/** One progress notification of a forwarded tool call, as the service sent it (without its token). @public */
 export interface SurfaceProgress {
   /** The progress so far, as the service counts it. */
   progress: number;
@@ -91,11 +79,7 @@ export interface SurfaceProgress {
   message?: string;
 }
 
-/**
- * Options of one request to the surface.
- *
- * @public
- */
+/** Options of one request to the surface. @public */
 export interface SurfaceRequestOptions {
   /** Aborts the request (a forwarded request is cancelled at the service). */
   signal?: AbortSignal;
@@ -111,11 +95,7 @@ export interface SurfaceRequestOptions {
   callId?: string;
 }
 
-/**
- * Which lists of a surface changed, told to {@link Surface.onListChanged} listeners.
- *
- * @public
- */
+/** Which lists of a surface changed, told to {@link Surface.onListChanged} listeners. @public */
 export interface SurfaceListChange {
   /** True when the tool list changed. */
   tools: boolean;
@@ -131,7 +111,6 @@ export interface SurfaceListChange {
 
 /**
  * An agent's surface: {@link ServedAgent.surface} and {@link HarnessInput.surface} (inside the SDK, `createSurface` builds one).
- *
  * @public
  */
 export interface Surface {

@@ -13,7 +13,6 @@ import type { Harness } from './workflowSchema.js';
 
 /**
  * The harness choices of `init`: the built-in harness types and the agent CLI presets (`gemini-cli` is the Gemini CLI).
- *
  * @internal
  */
 export const INIT_HARNESSES = [
@@ -28,11 +27,7 @@ export const INIT_HARNESSES = [
   'pi',
   'command',
 ] as const;
-/**
- * One of {@link INIT_HARNESSES}.
- *
- * @internal
- */
+/** One of {@link INIT_HARNESSES}. @internal */
 export type InitHarness = (typeof INIT_HARNESSES)[number];
 
 /** The harness each choice writes, and the host variables it reads (named in the README). */
@@ -94,11 +89,7 @@ const HARNESSES: Record<InitHarness, { harness: Harness | Record<string, unknown
   },
 };
 
-/**
- * Options of {@link initFolder}.
- *
- * @internal
- */
+/** Options of {@link initFolder}. @internal */
 export interface InitFolderOptions {
   /** The folder to write; created when absent, refused (`folder_not_empty`) when it holds anything. */
   dir: string;
@@ -106,11 +97,7 @@ export interface InitFolderOptions {
   harness?: InitHarness;
 }
 
-/**
- * What {@link initFolder} wrote.
- *
- * @internal
- */
+/** What {@link initFolder} wrote. @internal */
 export interface InitFolderResult {
   dir: string;
   harness: InitHarness;
@@ -145,7 +132,6 @@ server.connect(new StdioServerTransport());
  * Writes a small working workflow folder at `options.dir`: `workflow.yaml`, `services/text-tools/`
  * (`service.json`, `server.cjs`), `workflow.schema.json` (for editors), `README.md`, and `script.json` for
  * the scripted harness. Throws `folder_not_empty`, `io_error`, or `usage` for an unknown harness.
- *
  * @internal
  */
 export async function initFolder(options: InitFolderOptions): Promise<InitFolderResult> {

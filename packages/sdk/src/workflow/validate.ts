@@ -12,11 +12,7 @@ import { FIXED_CATALOG_NAMES, LIMITS, RESERVED_ENV_NAMES } from './limits.js';
 import { toolFilterShapeProblem, type Workflow, WorkflowSchema } from './workflowSchema.js';
 import { isPlainObject } from '../plainObject.js';
 
-/**
- * One violation.
- *
- * @internal
- */
+/** One violation. @internal */
 export interface ValidationIssue {
   /** A stable code (see `errors.ts`). */
   code: ErrorCode;
@@ -26,18 +22,10 @@ export interface ValidationIssue {
   message: string;
 }
 
-/**
- * The result of validating a document: the workflow with defaults filled, or every issue.
- *
- * @internal
- */
+/** The result of validating a document: the workflow with defaults filled, or every issue. @internal */
 export type ValidationResult = { ok: true; workflow: Workflow; errors: [] } | { ok: false; errors: ValidationIssue[] };
 
-/**
- * Parses and validates the text of a `workflow.json`.
- *
- * @internal
- */
+/** Parses and validates the text of a `workflow.json`. @internal */
 export function validateWorkflowText(text: string): ValidationResult {
   let document: unknown;
   try {
@@ -49,11 +37,7 @@ export function validateWorkflowText(text: string): ValidationResult {
   return validateWorkflow(document);
 }
 
-/**
- * Validates a parsed workflow document.
- *
- * @internal
- */
+/** Validates a parsed workflow document. @internal */
 export function validateWorkflow(document: unknown): ValidationResult {
   try {
     const issues: ValidationIssue[] = [];
@@ -97,7 +81,6 @@ export function validateWorkflow(document: unknown): ValidationResult {
 
 /**
  * Validates and returns the workflow, or throws one `invalid_workflow` SdkError whose `data.errors` lists every issue.
- *
  * @public
  */
 export function parseWorkflow(document: unknown): Workflow {
