@@ -22,7 +22,7 @@ import { agentSurface } from './agentSurface.js';
 import { FIXED_CATALOG_SERVICE, fixedCatalog } from './fixedCatalog.js';
 import { redactUrl } from '../redact.js';
 
-/** Options shared by probe and serve. @public */
+/** Options of one agent's services outside a run: those of {@link serveAgentServices} (and of probes). @public */
 export interface AgentServicesOptions {
   /** The data directory (see docs/data-dir.md). */
   dataDir: string;

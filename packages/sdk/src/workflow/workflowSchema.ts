@@ -293,8 +293,9 @@ export const HarnessSchema = z.discriminatedUnion('type', [
     }),
 ]);
 /**
- * How an agent is run: one of the harness configurations of the workflow schema (written through
- * {@link Workflow}, so the public API needs no second schema).
+ * How an agent is run (`agents.<name>.harness` of a {@link Workflow}): one configuration per `type`
+ * (`scripted`, `command`, `openai`, `anthropic`, `gemini`). Written through `Workflow` so that the public
+ * API needs no second schema.
  * @public
  */
 export type Harness = Workflow['agents'][string]['harness'];
