@@ -17,10 +17,14 @@ const { resolve } = require('node:path');
 const SDK = '^packages/sdk/src/';
 
 /**
- * The SDK's entry points: `index.ts` (the package root) and the light entries `<name>Entry.ts` behind the
- * sub-path exports (`@scienceevolve/sdk/workflow`, `/store`, …). They sit above every layer.
+ * The SDK's entry points: `index.ts` (the package root, the public API), `internal.ts` (the CLI's
+ * `@scienceevolve/sdk/internal`) and the light entries `<name>Entry.ts` behind the sub-path exports
+ * (`@scienceevolve/sdk/workflow`, `/store`, …). They sit above every layer.
  */
-const ENTRIES = `${SDK}(index|[A-Za-z]+Entry)\\.ts$`;
+const ENTRIES = `${SDK}(index|internal|[A-Za-z]+Entry)\\.ts$`;
+
+/** `@scienceevolve/sdk/internal`, as source and as built. */
+const INTERNAL = '^packages/sdk/(src|dist)/internal\\.(ts|js|d\\.ts)$';
 
 /**
  * The light entries: what the cheap CLI commands load. `agentServicesEntry.ts` (`/agent-services`) is an
@@ -136,20 +140,20 @@ module.exports = {
     {
       name: 'sdk-index-is-the-top',
       comment:
-        'nothing inside the SDK imports packages/sdk/src/index.ts or an entry (<name>Entry.ts): they are ' +
-        'the public API, above every layer (the package root alone re-exports the light entries: see the next rule)',
+        'nothing inside the SDK imports packages/sdk/src/index.ts, internal.ts or an entry (<name>Entry.ts): ' +
+        'they are the API, above every layer',
       severity: 'error',
-      from: { path: SDK, pathNot: `${SDK}index\\.ts$` },
+      from: { path: SDK },
       to: { path: ENTRIES },
     },
     {
-      name: 'sdk-index-reexports-light-entries-only',
+      name: 'internal-for-the-cli-only',
       comment:
-        'packages/sdk/src/index.ts re-exports the light entries whole (each export listed once, in its entry); ' +
-        'it imports no other entry',
+        '@scienceevolve/sdk/internal (packages/sdk/src/internal.ts) is what the CLI needs beyond the public API; ' +
+        'nothing but the CLI imports it (examples and scripts use the package root, like any user)',
       severity: 'error',
-      from: { path: `${SDK}index\\.ts$` },
-      to: { path: ENTRIES, pathNot: LIGHT_ENTRIES },
+      from: { pathNot: '^packages/cli/' },
+      to: { path: INTERNAL },
     },
     {
       name: 'light-entries-stay-light',

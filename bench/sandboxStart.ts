@@ -8,6 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hostSupervisor } from '../packages/sdk/dist/invocation/hostSupervision.js';
 import { sandboxAvailability } from '../packages/sdk/dist/processes/sandbox.js';
+import { openProject } from '../packages/sdk/dist/store/projectStore.js';
 import { loadWorkflow } from '../packages/sdk/dist/store/workflowLoad.js';
 import { readAccepted } from '../packages/sdk/dist/store/workflowVersions.js';
 import {
@@ -36,10 +37,11 @@ async function sandboxedProject(ctx: BenchContext): Promise<BenchProject> {
   await mkdir(workspace, { recursive: true });
   const workflow = { ...(await benchWorkflow(ctx.repo)), orchestration: { sandbox: 'required' } };
   const loaded = await loadWorkflow({ dataDir, project: projectId, workflow });
-  const version = await readAccepted(loaded.paths);
+  const paths = await openProject(dataDir, loaded.project);
+  const version = await readAccepted(paths);
   if (version === undefined) throw new Error('the sandboxed benchmark workflow was not accepted');
-  const registry = await hostSupervisor(loaded.paths);
-  return { paths: loaded.paths, version, projectId, dataDir, workspace, baselineRoot: dataDir, registry };
+  const registry = await hostSupervisor(paths);
+  return { paths, version, projectId, dataDir, workspace, baselineRoot: dataDir, registry };
 }
 
 /** Benchmark 11. */

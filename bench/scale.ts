@@ -36,13 +36,10 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import {
-  type InvocationServices,
-  type ProjectPaths,
-  type ServiceEvent,
-  loadWorkflow,
-  startInvocationServices,
-} from '../packages/sdk/dist/index.js';
+import { loadWorkflow } from '../packages/sdk/dist/index.js';
+import type { ServiceEvent } from '../packages/sdk/dist/internal.js';
+import { type InvocationServices, startInvocationServices } from '../packages/sdk/dist/invocation/invocation.js';
+import { type ProjectPaths, openProject } from '../packages/sdk/dist/store/projectStore.js';
 import type { ProcessRegistry } from '../packages/sdk/dist/processes/processRegistry.js';
 import { type WorkflowVersion, readAccepted } from '../packages/sdk/dist/store/workflowVersions.js';
 import { type BenchContext, type ResultRow, median, ms, now, ratio, runPairs, scratchDir } from './lib/common.js';
@@ -98,9 +95,10 @@ async function setupScaleProject(ctx: BenchContext, registry: ProcessRegistry): 
     project: `bench-${ctx.token}-scale`,
     workflow: { agents, mcpDefinitions },
   });
-  const version = await readAccepted(loaded.paths);
+  const paths = await openProject(dataDir, loaded.project);
+  const version = await readAccepted(paths);
   if (version === undefined) throw new Error('the scale workflow was not accepted');
-  return { paths: loaded.paths, version, workspace, registry };
+  return { paths, version, workspace, registry };
 }
 
 /** Memory of a set of processes, in bytes. */

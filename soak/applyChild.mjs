@@ -1,7 +1,8 @@
 // The child the apply part kills: applies workflows to one project in a loop (argv: data dir, project,
 // first index), each with definitions whose files differ, until it is SIGKILLed. Prints each accepted
 // version. Plain JavaScript, so each of the many children starts without a TypeScript loader.
-import { applyWorkflow, openProject } from '../packages/sdk/dist/index.js';
+import { applyWorkflow } from '../packages/sdk/dist/reconfigure/applyWorkflow.js';
+import { openProject } from '../packages/sdk/dist/internal.js';
 
 const [dataDir, project, first] = process.argv.slice(2);
 const paths = await openProject(dataDir, project);

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { definitionDigest, openProject, readAccepted } from '../packages/sdk/dist/index.js';
+import { definitionDigest, openProject, readAccepted } from '../packages/sdk/dist/internal.js';
 import { ROOT, type Rng, pool, runCli } from './common.js';
 
 /** What the apply-kill part found. */

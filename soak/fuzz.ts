@@ -10,7 +10,9 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyWorkflow, loadWorkflow, openProject, validateWorkflowText } from '../packages/sdk/dist/index.js';
+import { loadWorkflow } from '../packages/sdk/dist/index.js';
+import { applyWorkflow } from '../packages/sdk/dist/reconfigure/applyWorkflow.js';
+import { openProject, validateWorkflowText } from '../packages/sdk/dist/internal.js';
 import { independentCheck } from './checker.js';
 import {
   BIN,

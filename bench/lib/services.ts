@@ -22,7 +22,7 @@ import { closeHostSupervisor, hostSupervisor } from '../../packages/sdk/dist/inv
 import { type InvocationServices, startInvocationServices } from '../../packages/sdk/dist/invocation/invocation.js';
 import type { ProcessRegistry } from '../../packages/sdk/dist/processes/processRegistry.js';
 import { serviceNodePath } from '../../packages/sdk/dist/processes/serviceEnv.js';
-import type { ProjectPaths } from '../../packages/sdk/dist/store/projectStore.js';
+import { type ProjectPaths, openProject } from '../../packages/sdk/dist/store/projectStore.js';
 import { loadWorkflow } from '../../packages/sdk/dist/store/workflowLoad.js';
 import { type WorkflowVersion, readAccepted } from '../../packages/sdk/dist/store/workflowVersions.js';
 import { BENCH_RUN_ENV, type BenchContext, scratchDir } from './common.js';
@@ -83,12 +83,13 @@ export async function setupProject(ctx: BenchContext, label: string): Promise<Be
   const workspace = join(dataDir, 'workspace');
   await mkdir(workspace, { recursive: true });
   const loaded = await loadWorkflow({ dataDir, project: projectId, workflow: await benchWorkflow(ctx.repo) });
-  const version = await readAccepted(loaded.paths);
+  const paths = await openProject(dataDir, loaded.project);
+  const version = await readAccepted(paths);
   if (version === undefined) throw new Error('the benchmark workflow was not accepted');
   const baselineRoot = join(dataDir, 'baseline');
   await mkdir(baselineRoot, { recursive: true });
-  const registry = await hostSupervisor(loaded.paths);
-  return { paths: loaded.paths, version, projectId, dataDir, workspace, baselineRoot, registry };
+  const registry = await hostSupervisor(paths);
+  return { paths, version, projectId, dataDir, workspace, baselineRoot, registry };
 }
 
 /** Ends the host's supervisor (after every service was collected). */

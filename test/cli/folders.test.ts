@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
+import { packFolder } from '../../packages/sdk/src/index.js';
 import {
   INIT_HARNESSES,
   initFolder,
-  packFolder,
   validateWorkflowText,
   workflowJsonSchema,
-} from '../../packages/sdk/src/index.js';
+} from '../../packages/sdk/src/internal.js';
 import { runCliToEnd } from '../fixtures/engine/cli.js';
 import { assertNothingLeft, ofType, sandbox } from '../sdk/engine/helpers.js';
 

@@ -93,8 +93,13 @@ const CLEAN: Record<string, string> = {
   // A cycle closed by a type-only import is allowed: it is gone at run time.
   'packages/sdk/src/engine/runLoop.ts': "import '../errors.js';\nimport type {} from './runs.js';\n",
   'packages/sdk/src/index.ts': "import './engine/runs.js';\nimport './gateway/gateway.js';\nimport './errors.js';\n",
+  'packages/sdk/src/internal.ts': "import './store/workflowVersions.js';\nimport './gateway/gateway.js';\n",
   'packages/cli/src/args.ts': "import 'node:util';\n",
-  'packages/cli/src/main.ts': "import '@scienceevolve/sdk';\nimport './args.js';\nimport 'node:path';\n",
+  'packages/cli/src/main.ts':
+    "import '@scienceevolve/sdk';\nimport '@scienceevolve/sdk/internal';\nimport './args.js';\nimport 'node:path';\n",
+  // Examples and scripts are written as a user would: the public root only.
+  'examples/usesRoot.mjs': "import '@scienceevolve/sdk';\n",
+  'scripts/usesRoot.mjs': "import '@scienceevolve/sdk';\n",
   'packages/cli/bin/scienceevolve.js': "import '../dist/main.js';\n",
 };
 
@@ -168,6 +173,24 @@ const FORBIDDEN: Array<{ file: string; source: string; expect: string[] }> = [
     file: 'packages/sdk/src/engine/usesIndex.ts',
     source: "import '../index.js';\n",
     expect: ['sdk-index-is-the-top packages/sdk/src/engine/usesIndex.ts → packages/sdk/src/index.ts'],
+  },
+  {
+    file: 'packages/sdk/src/engine/usesInternal.ts',
+    source: "import '../internal.js';\n",
+    expect: [
+      'internal-for-the-cli-only packages/sdk/src/engine/usesInternal.ts → packages/sdk/src/internal.ts',
+      'sdk-index-is-the-top packages/sdk/src/engine/usesInternal.ts → packages/sdk/src/internal.ts',
+    ],
+  },
+  {
+    file: 'scripts/usesInternal.mjs',
+    source: "import '@scienceevolve/sdk/internal';\n",
+    expect: ['internal-for-the-cli-only scripts/usesInternal.mjs → packages/sdk/dist/internal.d.ts'],
+  },
+  {
+    file: 'examples/usesInternal.mjs',
+    source: "import '../packages/sdk/src/internal.js';\n",
+    expect: ['internal-for-the-cli-only examples/usesInternal.mjs → packages/sdk/src/internal.ts'],
   },
   {
     file: 'packages/sdk/src/processes/supervisorRoot.ts',

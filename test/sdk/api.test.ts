@@ -1,162 +1,193 @@
 /**
- * Pins the public API: the runtime export names of packages/sdk/src/index.ts. Adding or removing one is
- * a deliberate act: update this list with it (and the CHANGELOG).
+ * Pins the public API: the names packages/sdk/src/index.ts exports (runtime and type-only), that no name is
+ * both public and internal (`internal.ts`), that docs/api.md is what `npm run api` writes from the TSDoc and
+ * names every public runtime export, and the branded `SdkError`. Adding or removing a public name is a
+ * deliberate act: update the lists here with it (and the CHANGELOG, and `npm run api`).
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import * as sdk from '../../packages/sdk/src/index.js';
+import * as internal from '../../packages/sdk/src/internal.js';
+// @ts-expect-error: a plain ES module without types (the generator of docs/api.md)
+import { API_DOC, apiDocs, publicNames } from '../../scripts/api-docs.mjs';
 
-const EXPORTS = [
-  'AVAILABLE_HARNESS_TYPES',
-  'AgentSchema',
-  'BWRAP_ENV',
-  'COMMAND_PRESETS',
-  'CONSUMER_RANGES',
-  'DATA_DIR_FORMAT',
-  'DEFAULT_API_KEY_ENVS',
-  'DEFAULT_BASE_URLS',
-  'DEFAULT_COMMAND_TIMEOUT_MS',
-  'DEFAULT_GATEWAY_PORT',
-  'DEFAULT_HTTP_TIMEOUTS',
-  'DEFAULT_MODEL_LOOP_OPTIONS',
-  'DEFAULT_PIDS_MAX',
-  'DEFAULT_PRESTART_IDLE_MS',
-  'DEFAULT_QUEUE_NAME',
-  'DEFAULT_STARTUP_BUDGET_MS',
+/** The runtime exports of the package root. */
+const RUNTIME = [
   'ERROR_CODES',
-  'EventJournal',
-  'EventStream',
-  'FIXED_CATALOG_NAMES',
-  'FIXED_CATALOG_SERVICE',
-  'GATEWAY_PROJECT_ID',
-  'HARNESS_CONFIG_FORMATS',
-  'HTTP_FACE_PATH',
-  'HarnessSchema',
-  'INIT_HARNESSES',
-  'LAUNCH_FILE',
-  'LIMITS',
-  'MAX_DURATION_MS',
-  'MAX_PIDS_MAX',
-  'MIN_PIDS_MAX',
-  'McpDefinitionSchema',
-  'McpServerEntrySchema',
-  'ModelLoopCheckpointSchema',
-  'OrchestrationSchema',
-  'ProjectPaths',
-  'QUEUE_URL_ENV',
-  'RESERVED_ENV_NAMES',
-  'SERVICES_DIR',
-  'ScriptSchema',
-  'ScriptedHarness',
+  'HARNESS_API_VERSION',
   'SdkError',
-  'SupervisorClient',
-  'TOOL_SUMMARY_BYTES',
-  'ToolFilterSchema',
-  'WORKFLOW_BASE_JSON',
-  'WORKFLOW_JSON_SCHEMA_ID',
-  'WORKFLOW_YAML',
   'WorkflowSchema',
-  'acceptWorkflow',
-  'applyWorkflow',
-  'buildServiceEnv',
-  'canonicalDefinitionJson',
-  'canonicalWorkflowJson',
-  'checkDataDir',
-  'checkRunEvent',
   'closeHostSupervisor',
-  'connectRemoteService',
   'createBridgeToken',
-  'createCommandHarness',
-  'createModelLoopHarness',
-  'createSurface',
-  'decideSandbox',
-  'defaultDataDir',
-  'defaultGatewayLogDir',
-  'definitionDigest',
-  'diffWorkflows',
-  'fixedCatalog',
-  'harnessConfig',
-  'harnessFor',
-  'hostSupervisor',
-  'httpServerTimeouts',
-  'httpToStdio',
-  'initFolder',
   'isSdkError',
-  'isSecretName',
-  'listVersions',
   'loadWorkflow',
-  'migrateDataDir',
-  'newInvocationId',
-  'openDataDir',
-  'openPlainFile',
-  'openProject',
   'packFolder',
   'packServiceFolder',
-  'parseQueueUrl',
-  'parseScript',
   'parseWorkflow',
-  'planServices',
-  'probeServices',
-  'projectIdForWorkspace',
   'protectStdout',
-  'publicError',
-  'queueUrlFrom',
-  'readAccepted',
   'readEvents',
-  'readPlainFile',
-  'readScriptFile',
-  'readVersion',
-  'readVersions',
-  'readWorkflowFile',
-  'redactUrl',
-  'redactUrlsIn',
-  'redactWorkflowUrls',
-  'relayPath',
-  'requireAccepted',
-  'resolveProjectId',
   'resumeRuns',
-  'runStatus',
   'runWorkflow',
-  'sandboxAvailability',
-  'sandboxCommand',
   'serveAgentServices',
-  'serveCommand',
   'serveHttp',
   'serveStdio',
-  'startGateway',
-  'startInvocation',
-  'startInvocationServices',
-  'startQueueWorker',
   'startRun',
-  'startSocketFace',
-  'startStdioService',
-  'storeSource',
-  'sweepProjectStrays',
-  'sweepStrays',
   'toSdkError',
   'unpackWorkflow',
-  'validateWorkflow',
-  'validateWorkflowText',
-  'verifyProjects',
-  'workflowJsonSchema',
-  'workflowJsonSchemaText',
   'writeBridgeTokenFile',
 ];
 
+/** The type-only exports of the package root (no value at run time; the API report holds their shapes). */
+const TYPES = [
+  'AgentHarness',
+  'AgentServicesOptions',
+  'CatalogChange',
+  'CatalogNames',
+  'CollectionPreference',
+  'DuplicateListing',
+  'EngineOptions',
+  'ErrorCode',
+  'ErrorRecord',
+  'EventBase',
+  'GateState',
+  'Harness',
+  'HarnessConfigOf',
+  'HarnessFactories',
+  'HarnessFactory',
+  'HarnessInput',
+  'HarnessOutput',
+  'HarnessReport',
+  'HarnessRunContext',
+  'HttpFace',
+  'HttpFaceOptions',
+  'HttpTimeouts',
+  'InvocationAttemptFailedEvent',
+  'InvocationCheckpointEvent',
+  'InvocationEventBase',
+  'InvocationFinishedEvent',
+  'InvocationStartedEvent',
+  'InvocationState',
+  'InvocationStateEvent',
+  'JournaledSteps',
+  'LineLimits',
+  'LoadWorkflowOptions',
+  'LoadWorkflowResult',
+  'ModelCalledEvent',
+  'ModelRetryEvent',
+  'PackedFolder',
+  'PrestartCollectedEvent',
+  'PrestartReadyEvent',
+  'ProcessRegistry',
+  'ProtectedStdout',
+  'QueueSettings',
+  'ResumeOptions',
+  'RunEvent',
+  'RunEventCatalogNames',
+  'RunEventOf',
+  'RunEventType',
+  'RunFinishedEvent',
+  'RunHandle',
+  'RunOptions',
+  'RunResult',
+  'RunResumedEvent',
+  'RunStartedEvent',
+  'RunStatus',
+  'SdkErrorOptions',
+  'ServeAgentOptions',
+  'ServedAgent',
+  'ServiceCatalogChangedEvent',
+  'ServiceCatalogRefreshFailedEvent',
+  'ServiceEventFields',
+  'ServiceExitedEvent',
+  'ServiceFailedEvent',
+  'ServiceProtocolPollutionEvent',
+  'ServiceReadyEvent',
+  'ServiceRecoveredEvent',
+  'ServiceRestedEvent',
+  'StdioFace',
+  'StdioFaceOptions',
+  'Surface',
+  'SurfaceListChange',
+  'SurfaceProgress',
+  'SurfaceRequestOptions',
+  'SurfaceRoute',
+  'TokenCounts',
+  'TokenUsage',
+  'ToolCalledEvent',
+  'ToolCallingEvent',
+  'UnpackedFolder',
+  'UsageTotals',
+  'Workflow',
+  'WorkflowReconfiguredEvent',
+];
+
+interface PublicName {
+  name: string;
+  section: string;
+  kind: string;
+  runtime: boolean;
+  text: string;
+}
+
+const NAMES = publicNames() as PublicName[];
+
 test('the runtime exports of @scienceevolve/sdk are exactly the pinned list', () => {
   const actual = Object.keys(sdk).sort();
-  const added = actual.filter((name) => !EXPORTS.includes(name));
-  const removed = EXPORTS.filter((name) => !actual.includes(name));
+  const added = actual.filter((name) => !RUNTIME.includes(name));
+  const removed = RUNTIME.filter((name) => !actual.includes(name));
   assert.deepEqual(
     { added, removed },
     { added: [], removed: [] },
-    'the public API changed: update EXPORTS in test/sdk/api.test.ts if that is deliberate',
+    'the public API changed: update RUNTIME in test/sdk/api.test.ts if that is deliberate',
   );
-  assert.deepEqual(actual, EXPORTS);
+});
+
+test('the type-only exports of index.ts are exactly the pinned list, each named once', () => {
+  const types = NAMES.filter((n) => !n.runtime).map((n) => n.name);
+  assert.deepEqual([...types].sort(), TYPES, 'update TYPES in test/sdk/api.test.ts if the change is deliberate');
+  const all = NAMES.map((n) => n.name);
+  assert.equal(new Set(all).size, all.length, 'a name is exported twice');
+  assert.deepEqual(
+    NAMES.filter((n) => n.runtime)
+      .map((n) => n.name)
+      .sort(),
+    RUNTIME,
+  );
+  // Named exports only: a wildcard would hide additions from review (and from this list).
+  assert.doesNotMatch(readFileSync(new URL('../../packages/sdk/src/index.ts', import.meta.url), 'utf8'), /export \*/);
+});
+
+test('no name is both public and internal, and internal.ts names its exports too', () => {
+  const both = Object.keys(internal).filter((name) => Object.hasOwn(sdk, name));
+  assert.deepEqual(both, []);
+  assert.doesNotMatch(
+    readFileSync(new URL('../../packages/sdk/src/internal.ts', import.meta.url), 'utf8'),
+    /export \*/,
+  );
+});
+
+test('docs/api.md is what `npm run api` writes, with a paragraph for every public name', () => {
+  const written = readFileSync(API_DOC, 'utf8');
+  assert.equal(written, apiDocs(), 'docs/api.md is stale: run `npm run api` and commit it');
+  for (const name of Object.keys(sdk)) {
+    assert.ok(written.includes(`**\`${name}\`**`), `docs/api.md has no paragraph for ${name}`);
+  }
+  for (const entry of NAMES) {
+    assert.ok(entry.text.length > 0, `${entry.name} has no TSDoc summary`);
+    assert.doesNotMatch(entry.text, /\{@link/, `${entry.name}: a link was left unconverted`);
+  }
+  // The worked example is the file test/e2e/apiExample.test.ts runs, verbatim.
+  const example = readFileSync(new URL('../../examples/api/services.mjs', import.meta.url), 'utf8');
+  assert.ok(written.includes(example.replace(/^#!.*\n/, '')));
+});
+
+test('the harness interface carries its version', () => {
+  assert.equal(sdk.HARNESS_API_VERSION, 1);
 });
 
 test('the pinned limits are those of SPEC §3.4 (and the documented additions)', () => {
-  assert.deepEqual(sdk.LIMITS, {
+  assert.deepEqual(internal.LIMITS, {
     definitions: 32,
     filesPerDefinition: 100,
     charsPerFile: 500_000,
@@ -172,7 +203,7 @@ test('the pinned limits are those of SPEC §3.4 (and the documented additions)',
     toolPatterns: 256,
     toolPatternChars: 256,
   });
-  assert.ok(sdk.FIXED_CATALOG_NAMES.includes('scienceevolve'));
+  assert.ok(internal.FIXED_CATALOG_NAMES.includes('scienceevolve'));
 });
 
 test('errors: every code is a stable snake_case string; SdkError carries code, remedy and data', () => {

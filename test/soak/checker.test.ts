@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { validateWorkflow } from '../../packages/sdk/dist/index.js';
+import { validateWorkflow } from '../../packages/sdk/dist/internal.js';
 import { independentCheck } from '../../soak/checker.ts';
 import { Rng } from '../../soak/common.ts';
 import { mutate } from '../../soak/fuzz.ts';

@@ -3,7 +3,7 @@
  * A command line is readable by every user of the machine, so `--queue` takes no credentials; a URL with a
  * password comes from a variable or a 0600 file (the SDK's `queueUrlFrom` checks all three).
  */
-import { QUEUE_URL_ENV, queueUrlFrom } from '@scienceevolve/sdk';
+import { QUEUE_URL_ENV, queueUrlFrom } from '@scienceevolve/sdk/internal';
 
 /** The parsed values of the three queue options. */
 export interface QueueUrlValues {

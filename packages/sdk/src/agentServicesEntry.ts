@@ -3,10 +3,11 @@
  * {@link serveAgentServices} and the bridge faces that serve them. A narrower entry than the package root
  * for `services probe` and `services serve`: it loads the MCP SDK, the invocation path and the bridge,
  * but not the engine's harnesses (the AI SDK, agent CLIs, Git). Every name here is also exported by the
- * package root.
+ * package root (public) or by `internal.ts` (internal).
  */
 export { probeServices, serveAgentServices } from './engine/agentServices.js';
 export type {
+  ProbeOptions,
   ProbeReport,
   ProbedService,
   HeldProbe,

@@ -5,7 +5,7 @@
  * process tree (the CLI and the supervisor).
  */
 
-/** The stable error codes. Adding one is an API change; renaming one is a breaking change. */
+/** The stable error codes. Adding one is an API change; renaming one is a breaking change. @public */
 export const ERROR_CODES = [
   'invalid_workflow',
   'invalid_json',
@@ -82,10 +82,10 @@ export const ERROR_CODES = [
   'insecure_file',
 ] as const;
 
-/** One of {@link ERROR_CODES}. */
+/** One of {@link ERROR_CODES}. @public */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-/** Options of {@link SdkError}. */
+/** Options of {@link SdkError}. @public */
 export interface SdkErrorOptions {
   /** What the user should do about it, as one sentence. */
   remedy?: string;
@@ -102,13 +102,17 @@ export interface SdkErrorOptions {
  */
 const SDK_ERROR_BRAND: unique symbol = Symbol.for('scienceevolve.SdkError') as never;
 
-/** The one error class of the SDK. */
+/** The one error class of the SDK. @public */
 export class SdkError extends Error {
   /** The brand {@link isSdkError} checks. */
   readonly [SDK_ERROR_BRAND] = true;
+  /** Always `SdkError`. */
   override readonly name = 'SdkError';
+  /** The stable code callers branch on (see docs/errors.md). */
   readonly code: ErrorCode;
+  /** What to do about it, when there is something to do. */
   readonly remedy: string | undefined;
+  /** Structured facts of the failure (ids, paths, counts): never a secret. */
   readonly data: Record<string, unknown>;
 
   constructor(code: ErrorCode, message: string, options: SdkErrorOptions = {}) {
@@ -132,6 +136,7 @@ export class SdkError extends Error {
 /**
  * True when `error` is an SDK error, whichever copy of the SDK made it: it carries the SDK's brand (a
  * global symbol), a string `code` and a `message`. A look-alike object with a `code` is not one.
+ * @public
  */
 export function isSdkError(error: unknown): error is SdkError {
   return (
@@ -143,7 +148,7 @@ export function isSdkError(error: unknown): error is SdkError {
   );
 }
 
-/** Wraps anything thrown into an SdkError, keeping SDK errors as they are. */
+/** Wraps anything thrown into an SdkError, keeping SDK errors as they are. @public */
 export function toSdkError(error: unknown, fallback: ErrorCode = 'internal'): SdkError {
   if (error instanceof SdkError) return error;
   if (isSdkError(error)) {

@@ -1,80 +1,86 @@
 /**
- * The public API of `@scienceevolve/sdk`. A test pins this list. Named exports only, with one exception: the
- * light entries (`workflowEntry.ts`, `storeEntry.ts`, `statusEntry.ts`, `harnessConfigEntry.ts`, each a
- * named list behind a sub-path export) are re-exported whole, so each of their names is listed once, there.
+ * The public API of `@scienceevolve/sdk`: the names a user can rely on, each documented in docs/api.md
+ * (generated from this list's TSDoc by `npm run api`). A test pins this list (test/sdk/api.test.ts).
+ *
+ * Named exports only, so that every addition is visible in review. What the CLI needs beyond these comes
+ * from `internal.ts` (`@scienceevolve/sdk/internal`), which only the CLI imports (a lint rule). The light
+ * sub-paths (`/workflow`, `/store`, `/status`, `/harness-config`, `/agent-services`, `/errors`,
+ * `/protect-stdout`) load fewer modules; each of their names is exported here or by `internal.ts`.
+ *
+ * @packageDocumentation
  */
-export * from './workflowEntry.js';
-export { isSecretName, redactUrl } from './redact.js';
 
-export * from './storeEntry.js';
+// Errors.
+export { SdkError, isSdkError, toSdkError, ERROR_CODES } from './errors.js';
+export type { ErrorCode, SdkErrorOptions } from './errors.js';
 
-export {
-  startInvocation,
-  startInvocationServices,
-  newInvocationId,
-  DEFAULT_STARTUP_BUDGET_MS,
-} from './invocation/invocation.js';
-export type { InvocationOptions, InvocationServices, ServiceOutcome } from './invocation/invocation.js';
-export { planServices } from './invocation/plan.js';
-export type { PlannedService, PlannedProjectService, PlannedRemoteService } from './invocation/plan.js';
-export { hostSupervisor, closeHostSupervisor, sweepProjectStrays } from './invocation/hostSupervision.js';
+// Runs.
+export { startRun, runWorkflow, resumeRuns } from './engine/runs.js';
+export type { RunOptions, RunHandle, ResumeOptions, EngineOptions, RunResult } from './engine/runs.js';
+export type { QueueSettings } from './queue/queueClient.js';
+export { closeHostSupervisor } from './invocation/hostSupervision.js';
 
-export type { ServiceSession, ServiceCatalog, ForwardOptions } from './sessions/serviceSession.js';
-export type { ServiceEvent, ServiceState, CatalogChange } from './sessions/serviceEvents.js';
-export { startStdioService } from './sessions/stdioService.js';
-export type { StdioServiceSpec, StdioServiceSession, StartServiceOptions } from './sessions/stdioService.js';
-export type { EraLookup, EraMemory, EraVerdict, ListedCounts } from './sessions/eraCache.js';
-export { connectRemoteService } from './sessions/remoteService.js';
-export type { RemoteServiceSpec, RemoteServiceSession } from './sessions/remoteService.js';
-export { buildServiceEnv } from './processes/serviceEnv.js';
-export { BWRAP_ENV, decideSandbox, sandboxAvailability, sandboxCommand } from './processes/sandbox.js';
-export { DEFAULT_PIDS_MAX, MAX_PIDS_MAX, MIN_PIDS_MAX } from './processes/processGroup.js';
-export type { CollectionMechanism, CollectionPreference } from './processes/processGroup.js';
+// Workflow and folders.
+export { WorkflowSchema } from './workflow/workflowSchema.js';
+export type { Workflow, Harness } from './workflow/workflowSchema.js';
+export { parseWorkflow } from './workflow/validate.js';
+export { packFolder, packServiceFolder } from './workflow/packFolder.js';
+export type { PackedFolder } from './workflow/packFolder.js';
+export { unpackWorkflow } from './workflow/unpackFolder.js';
+export type { UnpackedFolder } from './workflow/unpackFolder.js';
+export { loadWorkflow } from './store/workflowLoad.js';
+export type { LoadWorkflowOptions, LoadWorkflowResult } from './store/workflowLoad.js';
+
+// Agent services: one agent's services outside a run.
+export { serveAgentServices } from './engine/agentServices.js';
+export type { AgentServicesOptions, ServeAgentOptions, ServedAgent } from './engine/agentServices.js';
+export type { CollectionPreference } from './processes/processGroup.js';
+export type { CatalogChange, CatalogNames } from './sessions/serviceEvents.js';
+export type { ProcessRegistry } from './processes/processRegistry.js';
+export type { GateState } from './surface/serviceGate.js';
 export type {
-  SandboxAvailability,
-  SandboxDecision,
-  SandboxLaunch,
-  SandboxPolicy,
-  SandboxQuestion,
-  SandboxReason,
-  ServiceSandbox,
-} from './processes/sandbox.js';
-export { SupervisorClient } from './processes/supervisorClient.js';
-export type { SupervisorClientOptions } from './processes/supervisorClient.js';
-export { sweepStrays } from './processes/strayProcesses.js';
-export type { SweepReport } from './processes/strayProcesses.js';
+  Surface,
+  SurfaceRoute,
+  DuplicateListing,
+  SurfaceRequestOptions,
+  SurfaceProgress,
+  SurfaceListChange,
+} from './surface/surface.js';
 
-export { createSurface } from './surface/surface.js';
-export type { Surface, SurfaceOptions, LocalService, LocalTool } from './surface/surface.js';
+// Faces and bridges: an agent's surface served to an MCP client.
 export { serveStdio } from './faces/stdioFace.js';
-export { serveHttp, createBridgeToken, writeBridgeTokenFile, HTTP_FACE_PATH } from './faces/httpFace.js';
-export { protectStdout } from './faces/protectStdout.js';
-export { httpToStdio } from './gateway/httpToStdio.js';
-export { DEFAULT_HTTP_TIMEOUTS, httpServerTimeouts } from './faces/httpTimeouts.js';
+export type { StdioFace, StdioFaceOptions } from './faces/stdioFace.js';
+export type { LineLimits } from './faces/lineTransport.js';
 export type { HttpTimeouts } from './faces/httpTimeouts.js';
+export { serveHttp, createBridgeToken, writeBridgeTokenFile } from './faces/httpFace.js';
 export type { HttpFace, HttpFaceOptions } from './faces/httpFace.js';
-export * from './harnessConfigEntry.js';
+export { protectStdout } from './faces/protectStdout.js';
+export type { ProtectedStdout } from './faces/protectStdout.js';
 
-export { applyWorkflow } from './reconfigure/applyWorkflow.js';
-export { redactWorkflowUrls } from './reconfigure/workflowView.js';
-export type { ApplyResult, ApplyOptions } from './reconfigure/applyWorkflow.js';
-export { fixedCatalog, FIXED_CATALOG_SERVICE } from './engine/fixedCatalog.js';
-export { probeServices, serveAgentServices } from './engine/agentServices.js';
+// The harness interface: your own harness behind a harness type of the workflow.
+export { HARNESS_API_VERSION } from './harness/harness.js';
 export type {
-  ProbeReport,
-  ProbedService,
-  HeldProbe,
-  ServedAgent,
-  ServeAgentOptions,
-  AgentServicesOptions,
-} from './engine/agentServices.js';
-export { EventJournal, readEvents } from './events/journal.js';
-export type { PublicEvent, EventSink } from './events/journal.js';
+  AgentHarness,
+  HarnessInput,
+  HarnessOutput,
+  HarnessReport,
+  JournaledSteps,
+  TokenUsage,
+} from './harness/harness.js';
+export type { HarnessFactory, HarnessFactories, HarnessRunContext, HarnessConfigOf } from './harness/harnessFor.js';
+
+// Events: what a run journals (`events.jsonl`) and streams.
+export { readEvents } from './events/journal.js';
 export type {
   RunEvent,
   RunEventType,
   RunEventOf,
-  RunEventInput,
+  EventBase,
+  InvocationEventBase,
+  ServiceEventFields,
+  RunStatus,
+  InvocationState,
+  ErrorRecord,
   RunStartedEvent,
   RunResumedEvent,
   RunFinishedEvent,
@@ -89,7 +95,9 @@ export type {
   ServiceProtocolPollutionEvent,
   ServiceCatalogChangedEvent,
   ServiceCatalogRefreshFailedEvent,
-  CatalogNames,
+  ServiceRestedEvent,
+  ServiceRecoveredEvent,
+  CatalogNames as RunEventCatalogNames,
   ToolCallingEvent,
   ToolCalledEvent,
   WorkflowReconfiguredEvent,
@@ -97,57 +105,6 @@ export type {
   ModelRetryEvent,
   PrestartReadyEvent,
   PrestartCollectedEvent,
+  TokenCounts,
+  UsageTotals,
 } from './events/runEvents.js';
-export { checkRunEvent, type RunEventCheck } from './events/checkEvent.js';
-export { DEFAULT_PRESTART_IDLE_MS } from './engine/prestart.js';
-export { startGateway, defaultGatewayLogDir, DEFAULT_GATEWAY_PORT, GATEWAY_PROJECT_ID } from './gateway/gateway.js';
-export type { Gateway, GatewayEvent, GatewayOptions, GatewayState } from './gateway/gateway.js';
-export type { HttpToStdioOptions, HttpToStdioBridge } from './gateway/httpToStdio.js';
-
-export { startRun, runWorkflow, resumeRuns } from './engine/runs.js';
-export type { RunOptions, RunResult, RunHandle, ResumeOptions, EngineOptions } from './engine/runs.js';
-export { startQueueWorker } from './worker/queueWorker.js';
-export type { QueueWorker, QueueWorkerOptions } from './worker/queueWorker.js';
-export { parseQueueUrl, QUEUE_URL_ENV, queueUrlFrom, redactUrlsIn } from './queue/queueUrl.js';
-export type { QueueAddress, QueueUrlOptions, QueueUrlSource } from './queue/queueUrl.js';
-export { DEFAULT_QUEUE_NAME } from './queue/queueClient.js';
-export type { QueueSettings } from './queue/queueClient.js';
-export { CONSUMER_RANGES } from './queue/queueConsumer.js';
-export type { ConsumerSettings } from './queue/queueConsumer.js';
-export { TOOL_SUMMARY_BYTES } from './engine/toolJournal.js';
-export * from './statusEntry.js';
-export type {
-  RunRecord,
-  RunStatus,
-  InvocationRecord,
-  InvocationState,
-  AttemptRecord,
-  ErrorRecord,
-  CorruptRun,
-} from './engine/runRecord.js';
-export { EventStream } from './events/eventStream.js';
-export { publicError } from './events/publicError.js';
-export { ScriptedHarness, ScriptSchema, parseScript, readScriptFile } from './harness/scriptedHarness.js';
-export type { Script, ScriptStep, ScriptPositions } from './harness/scriptedHarness.js';
-export { harnessFor, AVAILABLE_HARNESS_TYPES } from './harness/harnessFor.js';
-export type { HarnessFactory, HarnessFactories, HarnessRunContext, HarnessConfigOf } from './harness/harnessFor.js';
-export type {
-  AgentHarness,
-  HarnessInput,
-  HarnessOutput,
-  HarnessReport,
-  JournaledSteps,
-  TokenUsage,
-} from './harness/harness.js';
-export {
-  createModelLoopHarness,
-  ModelLoopCheckpointSchema,
-  DEFAULT_MODEL_LOOP_OPTIONS,
-} from './harness/modelLoop.js';
-export type { ModelLoopConfig, ModelLoopOptions, ModelLoopCheckpoint } from './harness/modelLoop.js';
-export { DEFAULT_BASE_URLS, DEFAULT_API_KEY_ENVS } from './harness/modelProviders.js';
-export { createCommandHarness, DEFAULT_COMMAND_TIMEOUT_MS } from './harness/commandHarness.js';
-export type { CommandHarnessConfig } from './harness/commandHarness.js';
-export { COMMAND_PRESETS } from './harness/presets.js';
-export { startSocketFace, relayPath } from './faces/socketFace.js';
-export type { SocketFace, SocketFaceOptions } from './faces/socketFace.js';

@@ -15,6 +15,7 @@ export const REDACTED = 'REDACTED';
 /**
  * `url` as any output may show it: scheme, host, port and path, with every query value replaced by
  * {@link REDACTED}; no user information, no fragment. `(invalid URL)` when it does not parse.
+ * @internal
  */
 export function redactUrl(url: string): string {
   let parsed: URL;
@@ -130,6 +131,7 @@ const SECRET_QUERY_NAMES = new Set(['key', 'sig', 'signature']);
  * `Proxy-Authorization`, `Cookie`, `X-Api-Key`, `X-Auth-Token`, `password`, `access_token`, … (a name with
  * token, secret, password, api key, auth, credential, cookie, private or access key in it), or one of the
  * bare `key`, `sig`, `signature`. Such a value must never be given on a command line.
+ * @internal
  */
 export function isSecretName(name: string): boolean {
   return new RegExp(`^${SECRET_NAME}$`, 'i').test(name) || SECRET_QUERY_NAMES.has(name.toLowerCase());

@@ -1,7 +1,7 @@
 /**
  * `@scienceevolve/sdk/store`: the data directory (projects, stored sources, accepted versions, operator
  * loads). A light entry point for commands that read or write stored workflows: it loads the workflow
- * layer below it and nothing of MCP, processes or HTTP. Every name here is also exported by the package root.
+ * layer below it and nothing of MCP, processes or HTTP. Every name here is also exported by the package root (public) or by `internal.ts` (internal).
  */
 export { openDataDir, checkDataDir, defaultDataDir, DATA_DIR_FORMAT } from './store/dataDir.js';
 export { migrateDataDir } from './store/migrate.js';

@@ -1,7 +1,7 @@
 /**
  * `@scienceevolve/sdk/workflow`: the workflow layer alone (schema, validation, digests, diffs, limits).
  * A light entry point for tools that only read `workflow.json`: it loads zod and nothing of MCP, processes
- * or HTTP. Every name here is also exported by the package root.
+ * or HTTP. Every name here is also exported by the package root (public) or by `internal.ts` (internal).
  */
 export { SdkError, isSdkError, toSdkError, ERROR_CODES } from './errors.js';
 export type { ErrorCode, SdkErrorOptions } from './errors.js';

@@ -3,14 +3,14 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
+import { loadWorkflow } from '../../../packages/sdk/src/index.js';
 import {
   DATA_DIR_FORMAT,
   defaultDataDir,
-  loadWorkflow,
   migrateDataDir,
   openDataDir,
   openProject,
-} from '../../../packages/sdk/src/index.js';
+} from '../../../packages/sdk/src/internal.js';
 import { tempDir } from '../../fixtures/store/tempDir.js';
 import { fullWorkflow } from '../../fixtures/workflows/documents.js';
 

@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, realpath, symlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
-import { loadWorkflow, projectIdForWorkspace, resolveProjectId } from '../../../packages/sdk/src/index.js';
+import { loadWorkflow } from '../../../packages/sdk/src/index.js';
+import { projectIdForWorkspace, resolveProjectId } from '../../../packages/sdk/src/internal.js';
 import { tempDir } from '../../fixtures/store/tempDir.js';
 import { fullWorkflow } from '../../fixtures/workflows/documents.js';
 

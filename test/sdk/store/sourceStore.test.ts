@@ -13,7 +13,7 @@ import {
   definitionDigest,
   openProject,
   storeSource,
-} from '../../../packages/sdk/src/index.js';
+} from '../../../packages/sdk/src/internal.js';
 import { bigDefinition } from '../../fixtures/store/bigDefinition.js';
 import { type Child, assertGone, killChild, spawnFixture } from '../../fixtures/store/children.js';
 import { defer, tempDir } from '../../fixtures/store/tempDir.js';

@@ -16,7 +16,7 @@ import {
   readVersions,
   runStatus,
   verifyProjects,
-} from '../../../packages/sdk/src/index.js';
+} from '../../../packages/sdk/src/internal.js';
 import { listRunRecords, readRunRecord } from '../../../packages/sdk/src/engine/runRecord.js';
 import type { ProjectPaths } from '../../../packages/sdk/src/store/projectStore.js';
 import { recordDigest, workflowDigest } from '../../../packages/sdk/src/store/storeChain.js';

@@ -6,16 +6,15 @@ import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import stableStringify from 'fast-json-stable-stringify';
+import { loadWorkflow, parseWorkflow } from '../../../packages/sdk/src/index.js';
 import {
   acceptWorkflow,
   definitionDigest,
   listVersions,
-  loadWorkflow,
   openProject,
-  parseWorkflow,
   readAccepted,
   readVersion,
-} from '../../../packages/sdk/src/index.js';
+} from '../../../packages/sdk/src/internal.js';
 import { assertGone } from '../../fixtures/store/children.js';
 import { tempDir } from '../../fixtures/store/tempDir.js';
 import { type Doc, SERVER, changed, fullWorkflow, minimalWorkflow } from '../../fixtures/workflows/documents.js';

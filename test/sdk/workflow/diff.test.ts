@@ -1,7 +1,8 @@
 /** diffWorkflows: the one function `workflow load` and `apply_workflow` use to say what changed. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type Workflow, diffWorkflows, parseWorkflow } from '../../../packages/sdk/src/index.js';
+import { type Workflow, parseWorkflow } from '../../../packages/sdk/src/index.js';
+import { diffWorkflows } from '../../../packages/sdk/src/internal.js';
 import { type Doc, definition } from '../../fixtures/workflows/documents.js';
 
 function base(): Doc {

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import stableStringify from 'fast-json-stable-stringify';
-import { canonicalDefinitionJson, definitionDigest, parseWorkflow } from '../../../packages/sdk/src/index.js';
+import { parseWorkflow } from '../../../packages/sdk/src/index.js';
+import { canonicalDefinitionJson, definitionDigest } from '../../../packages/sdk/src/internal.js';
 import { type Doc, minimalWorkflow } from '../../fixtures/workflows/documents.js';
 
 const written: Doc = {

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { definitionDigest, parseWorkflow } from '../../../packages/sdk/src/index.js';
+import { parseWorkflow } from '../../../packages/sdk/src/index.js';
+import { definitionDigest } from '../../../packages/sdk/src/internal.js';
 
 const stored = JSON.parse(
   readFileSync(fileURLToPath(new URL('../../fixtures/store/versionBeforeSandbox.json', import.meta.url)), 'utf8'),

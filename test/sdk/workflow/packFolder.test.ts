@@ -9,15 +9,8 @@ import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import {
-  canonicalWorkflowJson,
-  INIT_HARNESSES,
-  initFolder,
-  LIMITS,
-  packFolder,
-  packServiceFolder,
-  unpackWorkflow,
-} from '../../../packages/sdk/src/index.js';
+import { packFolder, packServiceFolder, unpackWorkflow } from '../../../packages/sdk/src/index.js';
+import { canonicalWorkflowJson, INIT_HARNESSES, initFolder, LIMITS } from '../../../packages/sdk/src/internal.js';
 import { type Doc, fullWorkflow, minimalWorkflow } from '../../fixtures/workflows/documents.js';
 import { tempDir } from '../../fixtures/store/tempDir.js';
 

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { globMatches, toolPasses } from '../../../packages/sdk/src/surface/toolFilter.js';
 import { planServices, toolFiltersOf } from '../../../packages/sdk/src/invocation/plan.js';
-import { diffWorkflows, LIMITS, parseWorkflow, validateWorkflow } from '../../../packages/sdk/src/index.js';
+import { parseWorkflow } from '../../../packages/sdk/src/index.js';
+import { diffWorkflows, LIMITS, validateWorkflow } from '../../../packages/sdk/src/internal.js';
 import type { WorkflowVersion } from '../../../packages/sdk/src/store/workflowVersions.js';
 import { changed, type Doc } from '../../fixtures/workflows/documents.js';
 

@@ -4,13 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { parseWorkflow } from '../../../packages/sdk/src/index.js';
 import {
   LIMITS,
   type ValidationIssue,
-  parseWorkflow,
   validateWorkflow,
   validateWorkflowText,
-} from '../../../packages/sdk/src/index.js';
+} from '../../../packages/sdk/src/internal.js';
 import {
   type Doc,
   SERVER,

@@ -12,7 +12,8 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { WorkflowSchema, workflowJsonSchema } from '../../../packages/sdk/src/index.js';
+import { WorkflowSchema } from '../../../packages/sdk/src/index.js';
+import { workflowJsonSchema } from '../../../packages/sdk/src/internal.js';
 import { type Doc, fullWorkflow, minimalWorkflow } from '../../fixtures/workflows/documents.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

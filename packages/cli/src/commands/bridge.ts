@@ -4,7 +4,8 @@
  * machine (`/proc/<pid>/cmdline`), so credentials come from variables: `--header-env Authorization=VAR`
  * and `--url-env VAR`; a credential given in `--header` or in `--url`'s query is a usage error.
  */
-import { httpToStdio, isSecretName, protectStdout, redactUrl } from '@scienceevolve/sdk';
+import { protectStdout } from '@scienceevolve/sdk';
+import { httpToStdio, isSecretName, redactUrl } from '@scienceevolve/sdk/internal';
 import { parseCommand, required } from '../args.js';
 import { command } from '../optionTable.js';
 import { EXIT, type Io, usageError } from '../output.js';

@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { closeHostSupervisor, SdkError, startGateway } from '@scienceevolve/sdk';
+import { closeHostSupervisor, SdkError } from '@scienceevolve/sdk';
+import { startGateway } from '@scienceevolve/sdk/internal';
 import { parseCommand, required } from '../args.js';
 import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';

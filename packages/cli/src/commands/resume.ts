@@ -1,5 +1,6 @@
 /** `scienceevolve resume`: continues interrupted runs (SPEC §10.3). */
-import { closeHostSupervisor, publicError, resumeRuns } from '@scienceevolve/sdk';
+import { closeHostSupervisor, resumeRuns } from '@scienceevolve/sdk';
+import { publicError } from '@scienceevolve/sdk/internal';
 import { parseCommand, required } from '../args.js';
 import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';

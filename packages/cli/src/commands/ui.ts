@@ -1,7 +1,8 @@
 /** `scienceevolve ui`: the run viewer, a read-only page on 127.0.0.1 with a token in its URL. */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DATA_DIR_FORMAT, SdkError } from '@scienceevolve/sdk';
+import { SdkError } from '@scienceevolve/sdk';
+import { DATA_DIR_FORMAT } from '@scienceevolve/sdk/internal';
 import { parseCommand, required } from '../args.js';
 import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';

@@ -1,5 +1,6 @@
 /** `scienceevolve worker`: takes invocation jobs from the queue and runs them here (scale-out). */
-import { closeHostSupervisor, startQueueWorker } from '@scienceevolve/sdk';
+import { closeHostSupervisor } from '@scienceevolve/sdk';
+import { startQueueWorker } from '@scienceevolve/sdk/internal';
 import { parseCommand, required } from '../args.js';
 import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';

@@ -6,7 +6,7 @@
  */
 import { type FSWatcher, watch } from 'node:fs';
 import { dirname } from 'node:path';
-import { openPlainFile } from '@scienceevolve/sdk';
+import { openPlainFile } from '@scienceevolve/sdk/internal';
 
 /** One line of the journal: its 0-based index and the event, or why it could not be read. */
 export type JournalLine = { index: number; event: unknown } | { index: number; corrupt: string };

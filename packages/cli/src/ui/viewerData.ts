@@ -8,17 +8,17 @@ import { lstat, realpath } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import {
   ProjectPaths,
+  diffWorkflows,
   type RunStatusReport,
   type StatusReport,
   type WorkflowVersion,
-  diffWorkflows,
   listVersions,
   readVersion,
   openPlainFile,
   readPlainFile,
   redactWorkflowUrls,
   runStatus,
-} from '@scienceevolve/sdk';
+} from '@scienceevolve/sdk/internal';
 
 /** Bytes of a stderr log the viewer sends at most: the log's own cap (1 MiB); a longer file is cut to its end. */
 export const MAX_LOG_BYTES = 1024 * 1024;

@@ -23,8 +23,9 @@ import { agentSurface } from './agentSurface.js';
 import { FIXED_CATALOG_SERVICE, fixedCatalog } from './fixedCatalog.js';
 import { redactUrl } from '../redact.js';
 
-/** Options shared by probe and serve. */
+/** Options of one agent's services outside a run: those of {@link serveAgentServices} (and of probes). @public */
 export interface AgentServicesOptions {
+  /** The data directory (see docs/data-dir.md). */
   dataDir: string;
   /** Default: derived from `workspace`. */
   project?: string | undefined;
@@ -32,6 +33,7 @@ export interface AgentServicesOptions {
   workspace: string;
   /** A workflow file or document to load first (as `workflow load`); default: the accepted version. */
   workflow?: string | Record<string, unknown> | undefined;
+  /** The agent (role) whose services start. */
   agent: string;
   /** Milliseconds for every service together to be ready. Default 35,000. */
   startupBudgetMs?: number;
@@ -52,14 +54,18 @@ export interface AgentServicesOptions {
   pidsMax?: number;
   /** Where `envFrom` reads host variables. Default `process.env`. */
   hostEnv?: Readonly<Record<string, string | undefined>>;
+}
+
+/** Options of {@link probeServices}. @internal */
+export interface ProbeOptions extends AgentServicesOptions {
   /** Receives service events. */
   onEvent?: (event: ServiceEvent & { invocation: string; agent: string }) => void;
 }
 
 // The report is the `services probe --json` document: its types are the schema's (`schemas/cliDocuments.ts`).
-/** The `services probe --json` document. */
+/** The `services probe --json` document. @internal */
 export type ProbeReport = z.infer<typeof ServicesProbeDocumentSchema>;
-/** One service of a probe report (one per `mcpServers` name; aliases share pid and lists). */
+/** One service of a probe report (one per `mcpServers` name; aliases share pid and lists). @internal */
 export type ProbedService = ProbeReport['services'][number];
 
 interface Prepared {
@@ -78,7 +84,7 @@ async function prepare(options: AgentServicesOptions): Promise<Prepared> {
   return { paths, version };
 }
 
-async function start(prepared: Prepared, options: AgentServicesOptions, runId: string): Promise<InvocationServices> {
+async function start(prepared: Prepared, options: ProbeOptions, runId: string): Promise<InvocationServices> {
   const workspace = resolve(options.workspace);
   await mkdir(workspace, { recursive: true });
   const registry = await hostSupervisor(prepared.paths, { graceMs: options.graceMs });
@@ -143,7 +149,7 @@ function newProbeRunId(kind: 'probe' | 'serve'): string {
   return `${kind}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
 
-/** A probe whose services are still up (`--hold`); `close()` collects them. */
+/** A probe whose services are still up (`--hold`); `close()` collects them. @internal */
 export interface HeldProbe {
   report: ProbeReport;
   /** True when every service is ready. */
@@ -154,23 +160,29 @@ export interface HeldProbe {
 /**
  * Starts the agent's services as an invocation would, lists all they offer, and leaves them up until
  * `close()` (which the caller must call: `services probe` calls it at once, or after `--hold`).
+ * @internal
  */
-export async function probeServices(options: AgentServicesOptions): Promise<HeldProbe> {
+export async function probeServices(options: ProbeOptions): Promise<HeldProbe> {
   const prepared = await prepare(options);
   const services = await start(prepared, options, newProbeRunId('probe'));
   return { report: report(prepared, services), ok: services.failures.length === 0, close: () => services.close() };
 }
 
-/** A served agent: its surface, with its services up until `close()`. */
+/** A served agent: its surface, with its services up until `close()`. @public */
 export interface ServedAgent {
+  /** The project id. */
   project: string;
+  /** The id the services run under (a `serve-…` id, not a run's invocation). */
   invocation: string;
+  /** The services' runtime directory (copies of the definitions, stderr logs). */
   runtimePath: string;
+  /** The agent's surface: every tool, resource and prompt of its services under one catalog. */
   surface: Surface;
+  /** Collects every service; resolves when every process is gone. Idempotent. */
   close(): Promise<void>;
 }
 
-/** Options of {@link serveAgentServices}. */
+/** Options of {@link serveAgentServices}. @public */
 export interface ServeAgentOptions extends AgentServicesOptions {
   /** Keep the one service's own names (allowed only when the agent has exactly one service). */
   passthrough?: boolean;
@@ -180,6 +192,7 @@ export interface ServeAgentOptions extends AgentServicesOptions {
  * Starts the agent's services and builds its managed surface (for `main`, with the fixed catalog's
  * `get_workflow` and, when allowed, `apply_workflow`). Throws, with every service collected, when any
  * service fails to start.
+ * @public
  */
 export async function serveAgentServices(options: ServeAgentOptions): Promise<ServedAgent> {
   const prepared = await prepare(options);

@@ -6,7 +6,7 @@ import type { HarnessFactories } from '../harness/harnessFor.js';
 import { QueueClient, type QueueSettings } from '../queue/queueClient.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
-/** Options shared by `startRun` and `resumeRuns`. */
+/** Options shared by `startRun` and `resumeRuns`. @public */
 export interface EngineOptions {
   /** Receives every public event as it is journaled. A throw in it is ignored. */
   onEvent?: (event: RunEvent) => void;
@@ -107,17 +107,22 @@ export function startGateFor(options: EngineOptions): StartGate | undefined {
   return gate;
 }
 
-/** What a finished (or stopped) run reports: the shape of `run --json` plus where things are. */
+/** What a finished (or stopped) run reports: the shape of `run --json` plus where things are. @public */
 export interface RunResult {
+  /** The run id. */
   run: string;
+  /** The project id. */
   project: string;
+  /** How the run ended (or stopped). */
   status: RunStatus;
   /** Main's final answer, or null when Main did not finish. */
   output: string | null;
+  /** Why the run failed or stopped, or null. */
   error: ErrorRecord | null;
   /** Every event of the run, in order. */
   events: RunEvent[];
   /** `runs/<runId>`: run.json, events.jsonl, script.json, checkpoints/, and each invocation's services and logs. */
   runDir: string;
+  /** `runs/<runId>/events.jsonl`: the journal (see {@link readEvents}). */
   eventsPath: string;
 }

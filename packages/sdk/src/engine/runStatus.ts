@@ -19,29 +19,29 @@ import { RunEventSchemas } from '../schemas/runEvents.js';
 import { effectiveStatus, listRunRecords } from './runRecord.js';
 
 // The report is the `status --json` document: its types are the schema's (`schemas/cliDocuments.ts`).
-/** The `status --json` document. */
+/** The `status --json` document. @internal */
 export type StatusReport = z.infer<typeof StatusDocumentSchema>;
-/** One project as `status` shows it. */
+/** One project as `status` shows it. @internal */
 export type ProjectStatus = StatusReport['projects'][number];
-/** One run as `status` shows it. */
+/** One run as `status` shows it. @internal */
 export type RunStatusReport = ProjectStatus['runs'][number];
-/** One invocation as `status` shows it. */
+/** One invocation as `status` shows it. @internal */
 export type InvocationStatus = RunStatusReport['invocations'][number];
-/** A prestarted set of services waiting for the next invocation of its agent. */
+/** A prestarted set of services waiting for the next invocation of its agent. @internal */
 export type PrestartedSet = RunStatusReport['prestarted'][number];
-/** A live service process of the project (it carries one of the project's markers). */
+/** A live service process of the project (it carries one of the project's markers). @internal */
 export type LiveService = ProjectStatus['liveServices'][number];
-/** A store read that failed: the code, the message and the file it names. */
+/** A store read that failed: the code, the message and the file it names. @internal */
 export type DamagedStore = NonNullable<ProjectStatus['acceptedError']>;
 
-/** Options of {@link runStatus}. */
+/** Options of {@link runStatus}. @internal */
 export interface StatusOptions {
   dataDir: string;
   /** One project; default: every project of the data dir. */
   project?: string | undefined;
 }
 
-/** Reports runs, invocations, live services and the accepted version of one project or of all. */
+/** Reports runs, invocations, live services and the accepted version of one project or of all. @internal */
 export async function runStatus(options: StatusOptions): Promise<StatusReport> {
   // A damaged, newer or older format.json is an error here as everywhere: nothing below could be trusted.
   const dataDir = await checkDataDir(options.dataDir);

@@ -36,8 +36,9 @@ import { checkGitWorkspace } from './worktrees.js';
 
 export type { EngineOptions, RunResult } from './runLoop.js';
 
-/** Options of {@link startRun} and {@link runWorkflow}. */
+/** Options of {@link startRun} and {@link runWorkflow}. @public */
 export interface RunOptions extends EngineOptions {
+  /** The data directory (see docs/data-dir.md). */
   dataDir: string;
   /** The project id; derived from `workspace` when absent (SPEC §2). */
   project?: string | undefined;
@@ -51,7 +52,7 @@ export interface RunOptions extends EngineOptions {
   requirement: string;
 }
 
-/** A run in progress. */
+/** A run in progress. @public */
 export interface RunHandle {
   /** The run id, known at once. */
   readonly runId: string;
@@ -61,7 +62,7 @@ export interface RunHandle {
   readonly result: Promise<RunResult>;
 }
 
-/** Starts a run; see {@link RunHandle}. */
+/** Starts a run; see {@link RunHandle}. @public */
 export function startRun(options: RunOptions): RunHandle {
   const runId = newRunId();
   const stream = new EventStream();
@@ -71,7 +72,7 @@ export function startRun(options: RunOptions): RunHandle {
   return { runId, events: () => stream, result };
 }
 
-/** Runs a requirement through Main to its end. */
+/** Runs a requirement through Main to its end. @public */
 export function runWorkflow(options: RunOptions): Promise<RunResult> {
   return startRun(options).result;
 }
@@ -103,7 +104,7 @@ async function beginOpenRun(
   queue: Awaited<ReturnType<typeof openRunQueue>>,
 ): Promise<RunResult> {
   const loaded = await loadWorkflow({ dataDir: options.dataDir, project: options.project, workspace, workflow });
-  const paths = loaded.paths;
+  const paths = await openProject(options.dataDir, loaded.project);
   const version = await requireAccepted(paths);
   if (!workflow.orchestration.git) await mkdir(workspace, { recursive: true });
   await sweepProjectStrays(paths, { graceMs: options.graceMs });
@@ -148,9 +149,11 @@ async function beginOpenRun(
   return engine.driveMain();
 }
 
-/** Options of {@link resumeRuns}. */
+/** Options of {@link resumeRuns}. @public */
 export interface ResumeOptions extends EngineOptions {
+  /** The data directory. */
   dataDir: string;
+  /** The project whose runs to continue. */
   project: string;
   /** One run to continue; default: every interrupted or cancelled run of the project. */
   run?: string | undefined;
@@ -170,6 +173,7 @@ function resumable(record: RunRecord): boolean {
  * same task again. A run named by `run` that already finished is returned as it is. A run whose
  * `run.json` is damaged is returned first, with status `failed` and error `store_tampered` naming the run
  * and the file (the file is left as it is); with `run` given, its damaged record throws `store_tampered`.
+ * @public
  */
 export async function resumeRuns(options: ResumeOptions): Promise<RunResult[]> {
   checkEngineDurations(options);

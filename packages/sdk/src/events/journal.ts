@@ -51,6 +51,7 @@ export class EventJournal {
  * Every event of a journal file, in order; a torn last line (a host killed mid-append) is skipped, and a
  * missing file, or one that is no plain file, is an empty journal. The lines are not checked against the
  * event types: the run's folder is writable by its services, so a reader checks the fields it uses.
+ * @public
  */
 export async function readEvents(path: string): Promise<RunEvent[]> {
   // Opened as a plain file only: a journal a service replaced by a symlink or a FIFO is not followed and

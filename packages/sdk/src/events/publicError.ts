@@ -4,6 +4,7 @@ import type { ErrorRecord } from './runEvents.js';
 /**
  * An error as published in events and in CLI `--json` output: the service layer's diagnostics keep the
  * last lines of a service's stderr (`stderrTail`) for run.json, but published errors never carry log content.
+ * @internal
  */
 export function publicError(error: ErrorRecord | null): ErrorRecord | null {
   if (error === null) return null;

@@ -31,13 +31,14 @@ import { connectLegacyExchanges, type ExchangeTransport } from './legacyExchange
 import { createSurfaceServer } from './surfaceServer.js';
 import { loopbackHostAllowed, loopbackOriginAllowed } from './loopbackRule.js';
 
-/** The endpoint path. */
+/** The endpoint path. @internal */
 export const HTTP_FACE_PATH = '/mcp';
 
 /**
  * Options of {@link serveHttp}. The request timeouts ({@link HttpTimeouts}: headers 10 s, whole request
  * 30 s, keep-alive 5 s by default) bound how long a client may take to *send* a request; an answer streamed
  * for longer (a tool call's progress, the notification stream) is not cut.
+ * @public
  */
 export interface HttpFaceOptions extends HttpTimeouts {
   /** The bearer token clients must send (`Authorization: Bearer <token>`); at least 16 characters. See {@link createBridgeToken}. */
@@ -54,7 +55,7 @@ export interface HttpFaceOptions extends HttpTimeouts {
   onError?: (error: Error) => void;
 }
 
-/** A running HTTP face. */
+/** A running HTTP face. @public */
 export interface HttpFace {
   /** The endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
   readonly url: string;
@@ -64,7 +65,7 @@ export interface HttpFace {
   close(): Promise<void>;
 }
 
-/** A fresh random token for an HTTP face: 32 random bytes, base64url (43 characters). */
+/** A fresh random token for an HTTP face: 32 random bytes, base64url (43 characters). @public */
 export function createBridgeToken(): string {
   return randomBytes(32).toString('base64url');
 }
@@ -75,6 +76,7 @@ export function createBridgeToken(): string {
  * the path, never exposes it.
  *
  * @throws SdkError `io_error` when the file cannot be written.
+ * @public
  */
 export function writeBridgeTokenFile(path: string, token: string): Promise<void> {
   return writeFileAtomic(path, token, { mode: PRIVATE_FILE_MODE });
@@ -213,6 +215,7 @@ function serveLegacy(
  *
  * @throws SdkError `usage` for a host other than 127.0.0.1, a token under 16 characters or a timeout out
  *   of range; `io_error` when the port cannot be bound.
+ * @public
  */
 export async function serveHttp(surface: Surface, options: HttpFaceOptions): Promise<HttpFace> {
   const host = options.host ?? '127.0.0.1';

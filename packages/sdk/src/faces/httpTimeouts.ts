@@ -16,7 +16,7 @@
 import type { ServerOptions } from 'node:http';
 import { SdkError } from '../errors.js';
 
-/** The request timeouts of one HTTP server; every value in milliseconds. */
+/** The request timeouts of one HTTP server; every value in milliseconds. @public */
 export interface HttpTimeouts {
   /** Milliseconds a client may take to send a request's headers, from the connection's opening. Default 10,000. */
   headersTimeoutMs?: number;
@@ -69,6 +69,7 @@ function checked(server: string, name: keyof HttpTimeouts, value: number | undef
  *
  * @throws SdkError `usage` for a value that is not a whole number from 1 to 2^31−1, or a request timeout
  *   shorter than the headers timeout.
+ * @internal
  */
 export function httpServerTimeouts(
   server: string,

@@ -9,7 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { checkMessage, DEFAULT_INPUT_LIMITS, oversized } from './inputLimits.js';
 
-/** Limits of one incoming line (the faces' {@link InputLimits}, with the size named for a line). */
+/** Limits of one incoming line (the faces' input limits, with the size named for a line). @public */
 export interface LineLimits {
   /** Bytes of one line (without its newline). Default 4,194,304 (4 MiB). */
   maxLineBytes: number;

@@ -13,7 +13,7 @@
  */
 import { Writable } from 'node:stream';
 
-/** What {@link protectStdout} gives back. */
+/** What {@link protectStdout} gives back. @public */
 export interface ProtectedStdout {
   /** The only stream that writes to the real stdout: hand it to `serveStdio` as `output`. */
   readonly protocolOutput: Writable;
@@ -29,6 +29,7 @@ const holder = globalThis as GuardHolder;
 /**
  * Routes every write to `process.stdout` other than the protocol's to `process.stderr`. Idempotent:
  * a second call returns the first call's result.
+ * @public
  */
 export function protectStdout(): ProtectedStdout {
   const existing = holder[ACTIVE];

@@ -11,7 +11,7 @@ import { LineTransport, type LineLimits } from './lineTransport.js';
 import type { Surface } from '../surface/surface.js';
 import { createSurfaceServer } from './surfaceServer.js';
 
-/** Options of {@link serveStdio}. */
+/** Options of {@link serveStdio}. @public */
 export interface StdioFaceOptions extends Partial<LineLimits> {
   /** Where requests come from. Default `process.stdin`. */
   input?: Readable;
@@ -21,7 +21,7 @@ export interface StdioFaceOptions extends Partial<LineLimits> {
   onError?: (error: Error) => void;
 }
 
-/** A running stdio face. */
+/** A running stdio face. @public */
 export interface StdioFace {
   /** Resolves when the connection ends (the client closed its end, or {@link StdioFace.close} was called). */
   readonly closed: Promise<void>;
@@ -33,6 +33,7 @@ export interface StdioFace {
  * Serves `surface` over a pair of streams until the input ends. Lines over `maxLineBytes` (default
  * 4 MiB) or nested deeper than `maxDepth` (default 64) and JSON-RPC batches are refused with a JSON-RPC
  * error; requests the bridge does not forward are refused with -32601.
+ * @public
  */
 export function serveStdio(surface: Surface, options: StdioFaceOptions = {}): StdioFace {
   const transport = new LineTransport(options.input ?? process.stdin, options.output ?? process.stdout, {

@@ -38,7 +38,7 @@ export const DEFAULT_GATEWAY_PORT = 8000;
 /** The project id in every gateway marker (`se1:gateway:<hostPid>:<hostStart>:<gatewayId>`). */
 export const GATEWAY_PROJECT_ID = 'gateway';
 
-/** Options of {@link startGateway}. */
+/** Options of {@link startGateway}. @internal */
 export interface GatewayOptions {
   /** The stdio MCP server's launch command; supergateway runs it through `/bin/sh`. */
   stdio: string;
@@ -85,7 +85,7 @@ export type GatewayEvent =
   /** supergateway exited while the gateway was not stopping it. */
   | { type: 'exited'; code: number | null; signal: NodeJS.Signals | null };
 
-/** A running, checked gateway. */
+/** A running, checked gateway. @internal */
 export interface Gateway {
   /** The endpoint, `http://127.0.0.1:<port>/mcp`. */
   readonly url: string;
@@ -133,6 +133,7 @@ export function defaultGatewayLogDir(env: Readonly<Record<string, string | undef
  * @throws SdkError `usage` (no command, bad port), `io_error` (port taken, log dir), `supervisor_failed`,
  *   `service_exited` (supergateway exited while starting), `startup_timeout` (not listening or not
  *   checked within `readyTimeoutMs`), `initialize_failed` / `protocol_error` (a check failed).
+ * @internal
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   if (options.stdio.trim() === '') {

@@ -25,7 +25,7 @@ import { durationMs } from '../workflow/workflowSchema.js';
 import { LineTransport, type LineLimits } from '../faces/lineTransport.js';
 import { toProtocolError, unsupportedRequestMessage } from '../faces/surfaceServer.js';
 
-/** Options of {@link httpToStdio}. */
+/** Options of {@link httpToStdio}. @internal */
 export interface HttpToStdioOptions extends Partial<LineLimits> {
   /** The Streamable HTTP endpoint, e.g. `http://127.0.0.1:8000/mcp`. */
   url: string;
@@ -45,7 +45,7 @@ export interface HttpToStdioOptions extends Partial<LineLimits> {
   onError?: (error: Error) => void;
 }
 
-/** A running HTTP → stdio bridge. */
+/** A running HTTP → stdio bridge. @internal */
 export interface HttpToStdioBridge {
   /** The protocol version negotiated with the HTTP server. */
   readonly remoteProtocolVersion: string | undefined;
@@ -92,6 +92,7 @@ function withoutEnvelope<T>(value: T): T {
  * @throws SdkError `usage` for a duration that is not an integer up to 2^31 − 1 ms; `invalid_header` when a header value holds a line break or NUL (never quoting it);
  * `remote_unreachable` when the HTTP server cannot be connected to. No message shows a header value or the
  * URL's user information or query values.
+ * @internal
  */
 export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToStdioBridge> {
   const timeout = durationMs(options.timeoutMs, 'timeoutMs', DEFAULT_FORWARD_TIMEOUT_MS, 1);

@@ -8,20 +8,24 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { Surface } from '../surface/surface.js';
 import type { ProcessRegistry } from '../processes/processRegistry.js';
 
-/** Token usage of one model call, as the provider reported it (missing counts are omitted). */
+/** Token usage of one model call, as the provider reported it (missing counts are omitted). @public */
 export interface TokenUsage {
+  /** Input (prompt) tokens. */
   inputTokens?: number;
+  /** Output (completion) tokens. */
   outputTokens?: number;
   /** Input tokens served from the provider's prompt cache, where it reports them. */
   cachedInputTokens?: number;
   /** Reasoning tokens, where the provider reports them. */
   reasoningTokens?: number;
+  /** Input and output tokens together, as the provider counts them. */
   totalTokens?: number;
 }
 
 /**
  * What a harness reports as it goes. The engine journals each as a public event (with the invocation's
  * id and agent) and keeps usage totals per invocation and per run for `status`.
+ * @public
  */
 export type HarnessReport =
   /** One model call finished: the turn number (1-based), its usage and how long it took. */
@@ -46,6 +50,7 @@ export type HarnessReport =
  * What the host journaled of an invocation (`runs/<run>/events.jsonl`): the digest of every model response
  * (`model.called`), and every completed tool call that named a call id (`tool.called`, and the calls a
  * provider library answered itself), each with the digests of its results.
+ * @public
  */
 export interface JournaledSteps {
   /** `responseDigest` of every model call. */
@@ -59,7 +64,7 @@ export function nothingJournaled(): JournaledSteps {
   return { responses: new Set(), calls: new Map() };
 }
 
-/** What every harness receives for one invocation attempt. */
+/** What every harness receives for one invocation attempt. @public */
 export interface HarnessInput {
   /** The agent (role) name; `main` is Main. */
   agent: string;
@@ -87,7 +92,7 @@ export interface HarnessInput {
   /** Milliseconds between SIGTERM and SIGKILL when a harness's processes are collected. */
   graceMs: number;
   /**
-   * The invocation's last checkpoint (what the harness passed to {@link saveCheckpoint}), when this
+   * The invocation's last checkpoint (what the harness passed to `saveCheckpoint`), when this
    * attempt continues an invocation that was interrupted or retried; undefined on a fresh start.
    */
   checkpoint: unknown;
@@ -108,7 +113,7 @@ export interface HarnessInput {
   report(report: HarnessReport): void;
 }
 
-/** What a harness returns. */
+/** What a harness returns. @public */
 export interface HarnessOutput {
   /** The agent's final answer. */
   output: string;
@@ -120,10 +125,32 @@ export interface HarnessOutput {
 }
 
 /**
+ * The version of the harness interface ({@link AgentHarness}, {@link HarnessInput}, {@link HarnessOutput},
+ * {@link HarnessReport}) this SDK speaks: 1.
+ *
+ * @remarks
+ * It changes only when a harness written for the old version would break or be misread: a member of
+ * `HarnessInput` removed or changing meaning, a new member a harness must act on, a new `HarnessReport`
+ * kind the engine requires, or a different contract for checkpoints. A member a harness may ignore is
+ * added without a change. A harness states the version it was written for in
+ * {@link AgentHarness.apiVersion}; the engine refuses a harness of another version (`usage`, naming both)
+ * before a run or resume starts anything.
+ * @public
+ */
+export const HARNESS_API_VERSION = 1;
+
+/**
  * A harness. `run` resolves with the final answer, or throws an `SdkError` when the harness failed (the
  * engine then retries the invocation with fresh services, SPEC §10.3).
+ * @public
  */
 export interface AgentHarness {
+  /**
+   * The {@link HARNESS_API_VERSION} this harness was written for. Absent means 1. The engine refuses a
+   * harness whose version is not the SDK's.
+   */
+  readonly apiVersion?: number;
+  /** Runs one invocation attempt to its final answer. */
   run(input: HarnessInput): Promise<HarnessOutput>;
 }
 

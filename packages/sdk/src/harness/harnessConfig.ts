@@ -29,9 +29,9 @@
  */
 import { SdkError } from '../errors.js';
 
-/** The harnesses {@link harnessConfig} writes for. */
+/** The harnesses {@link harnessConfig} writes for. @internal */
 export const HARNESS_CONFIG_FORMATS = ['claude', 'codex', 'gemini', 'opencode', 'pi'] as const;
-/** One of {@link HARNESS_CONFIG_FORMATS}. */
+/** One of {@link HARNESS_CONFIG_FORMATS}. @internal */
 export type HarnessConfigFormat = (typeof HARNESS_CONFIG_FORMATS)[number];
 
 /** The stdio face: the command the harness launches. */
@@ -47,7 +47,7 @@ export interface HttpTarget {
   tokenEnv: string;
 }
 
-/** Input of {@link harnessConfig}: exactly one of `stdio` and `http`. */
+/** Input of {@link harnessConfig}: exactly one of `stdio` and `http`. @internal */
 export interface HarnessConfigOptions {
   format: HarnessConfigFormat;
   /** The server's name in the harness (its tools appear as e.g. `mcp__<serverName>__<tool>` in Claude Code). `[A-Za-z0-9_-]`, 1–64 characters. */
@@ -252,6 +252,7 @@ export function codexMcpTables(options: Omit<HarnessConfigOptions, 'format'>): T
  * `gemini`, `opencode` and `pi`, TOML for `codex`.
  *
  * @throws SdkError `usage` for an unknown format, an invalid server or variable name, or not exactly one face.
+ * @internal
  */
 export function harnessConfig(options: HarnessConfigOptions): string {
   validate(options);

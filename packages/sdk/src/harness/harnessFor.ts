@@ -6,27 +6,27 @@
 import { SdkError } from '../errors.js';
 import type { Harness } from '../workflow/workflowSchema.js';
 import { createCommandHarness } from './commandHarness.js';
-import type { AgentHarness } from './harness.js';
+import { type AgentHarness, HARNESS_API_VERSION } from './harness.js';
 import { createModelLoopHarness } from './modelLoop.js';
 import { type Script, ScriptedHarness, parseScript, readScriptFile, scriptPositionAfter } from './scriptedHarness.js';
 
-/** One harness type's configuration. */
+/** One harness type's configuration. @public */
 export type HarnessConfigOf<T extends Harness['type']> = Extract<Harness, { type: T }>;
 
-/** What a run offers every factory: the harnesses shared by the run's agents. */
+/** What a run offers every factory: the harnesses shared by the run's agents. @public */
 export interface HarnessRunContext {
   /** The run's scripted harness, or undefined when the run has no script. */
-  readonly scripted: ScriptedHarness | undefined;
+  readonly scripted: AgentHarness | undefined;
 }
 
-/** Builds the harness of `agent` from its configuration. Throws an `SdkError` when it cannot. */
+/** Builds the harness of `agent` from its configuration. Throws an `SdkError` when it cannot. @public */
 export type HarnessFactory<T extends Harness['type']> = (
   agent: string,
   config: HarnessConfigOf<T>,
   run: HarnessRunContext,
 ) => AgentHarness;
 
-/** Factories by harness type. */
+/** Factories by harness type. @public */
 export type HarnessFactories = { readonly [T in Harness['type']]?: HarnessFactory<T> };
 
 /**
@@ -53,7 +53,19 @@ export function harnessFor(
   overrides: HarnessFactories = {},
 ): AgentHarness {
   const factory = (overrides[config.type] ?? FACTORIES[config.type]) as HarnessFactory<typeof config.type>;
-  return factory(agent, config, run);
+  const harness = factory(agent, config, run);
+  const version = harness.apiVersion ?? 1;
+  if (version !== HARNESS_API_VERSION) {
+    throw new SdkError(
+      'usage',
+      `the ${config.type} harness of agent "${agent}" was written for harness interface version ${JSON.stringify(version)}; this SDK speaks version ${HARNESS_API_VERSION}`,
+      {
+        remedy: `use a harness written for version ${HARNESS_API_VERSION} (see HARNESS_API_VERSION in docs/api.md), or the SDK version the harness was written for`,
+        data: { agent, harness: config.type, apiVersion: version },
+      },
+    );
+  }
+  return harness;
 }
 
 function scriptedFor(agent: string, _config: HarnessConfigOf<'scripted'>, run: HarnessRunContext): AgentHarness {

@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 
-/** Options of {@link serveCommand}. */
+/** Options of {@link serveCommand}. @internal */
 export interface ServeCommandOptions {
   /** The `scienceevolve` bin script (its absolute path is used). */
   bin: string;
@@ -20,7 +20,10 @@ export interface ServeCommandOptions {
   node?: string;
 }
 
-/** `{ command: node, args: [bin, 'services', 'serve', '--data-dir', D, '--workspace', WS, '--agent', A, …] }`. */
+/**
+ * `{ command: node, args: [bin, 'services', 'serve', '--data-dir', D, '--workspace', WS, '--agent', A, …] }`.
+ * @internal
+ */
 export function serveCommand(options: ServeCommandOptions): { command: string; args: string[] } {
   return {
     command: options.node ?? process.execPath,

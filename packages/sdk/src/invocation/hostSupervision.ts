@@ -22,7 +22,7 @@ export function hostSupervisor(paths: ProjectPaths, options: { graceMs?: number 
   });
 }
 
-/** Ends the host's supervisor in order (after the host collected its services). */
+/** Ends the host's supervisor in order (after the host collected its services). @public */
 export function closeHostSupervisor(): Promise<void> {
   return closeSharedSupervisor();
 }

@@ -26,6 +26,7 @@ import { timerMs } from '../workflow/workflowSchema.js';
 /**
  * The smallest `pidsMax` accepted: 8 (a shell prelude and a Node service need a few tasks to start at all).
  * The largest is Linux's `pid_max` ceiling, 4,194,304.
+ * @internal
  */
 export const MIN_PIDS_MAX = 8;
 export { MAX_PIDS_MAX };
@@ -61,6 +62,7 @@ function untrackGroup(marker: string, pgid: number): void {
  * How a service's processes are collected: `auto` (default) uses a control group where the host may manage
  * them (see `@scienceevolve/supervisor/cgroup`) and the process group + marker sweep elsewhere;
  * `process-group` never uses a control group.
+ * @public
  */
 export type CollectionPreference = 'auto' | 'process-group';
 

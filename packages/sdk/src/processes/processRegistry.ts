@@ -4,6 +4,7 @@ import type { CgroupRef } from '@scienceevolve/supervisor/cgroup';
  * What the service runtime tells about the processes it starts, so that someone other than the host can
  * collect them if the host dies (SPEC §6). The supervisor client implements it; a runtime with no
  * registry still collects its own processes on stop, but nothing covers a host crash.
+ * @public
  */
 export interface ProcessRegistry {
   /**

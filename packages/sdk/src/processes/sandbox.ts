@@ -26,7 +26,7 @@ export type SandboxPolicy = 'off' | 'auto' | 'required';
 export type { SandboxReason } from '../schemas/states.js';
 import type { SandboxReason } from '../schemas/states.js';
 
-/** Whether one project service runs sandboxed, and why. */
+/** Whether one project service runs sandboxed, and why. @internal */
 export interface SandboxDecision {
   /** True when the service runs inside bubblewrap. */
   sandboxed: boolean;

@@ -15,7 +15,7 @@ export const DEFAULT_QUEUE_NAME = 'scienceevolve-invocations';
 /** Seconds a finished job (its result) is kept in Redis, so a resumed coordinator can still read it: 7 days. */
 export const KEEP_FINISHED_JOBS_S = 7 * 24 * 3600;
 
-/** Where the queue is and how long to wait for it. */
+/** Where the queue is and how long to wait for it. @public */
 export interface QueueSettings {
   /** `redis://…`, `rediss://…` or `unix:///…` (see `parseQueueUrl`). */
   url: string;

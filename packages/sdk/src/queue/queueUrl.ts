@@ -100,7 +100,7 @@ function badUrl(shown: string, why: string): SdkError {
   });
 }
 
-/** The variable `scienceevolve worker` reads the queue URL from when no queue option is given. */
+/** The variable `scienceevolve worker` reads the queue URL from when no queue option is given. @internal */
 export const QUEUE_URL_ENV = 'SCIENCEEVOLVE_QUEUE_URL';
 
 /** The largest queue file read, in bytes: 4,096 (one URL line). */
@@ -134,6 +134,7 @@ const OTHER_WAYS =
  *   set, a file that does not hold one URL line, a URL that does not parse), `insecure_file` (the file is a
  *   symbolic link, not a regular file, not the user's own, or readable or writable by others), `io_error`
  *   (the file cannot be read).
+ * @internal
  */
 export function queueUrlFrom(
   options: QueueUrlOptions,

@@ -65,6 +65,7 @@ export function workflowView(workflow: Workflow, options: WorkflowViewOptions = 
 /**
  * `workflow` with every URL redacted as {@link workflowView} shows it (remote entries, model endpoints,
  * `allowedRemoteUrls`), its definitions whole: what any other output (the run viewer) may show of a version.
+ * @internal
  */
 export function redactWorkflowUrls(workflow: Workflow): Workflow {
   const agents: Record<string, Agent> = {};

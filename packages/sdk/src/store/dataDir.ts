@@ -14,10 +14,11 @@ import { readJsonFile, writeJsonAtomic } from './atomicFile.js';
 /**
  * The layout version this SDK writes and reads. Format 2 (this one) keeps the workflow store as a hash
  * chain and gives services `service-data/`; format 1 had neither (`scienceevolve migrate` upgrades it).
+ * @internal
  */
 export const DATA_DIR_FORMAT = 2;
 
-/** The library's default data dir: `~/.scienceevolve/data`. The CLI always requires `--data-dir`. */
+/** The library's default data dir: `~/.scienceevolve/data`. The CLI always requires `--data-dir`. @internal */
 export function defaultDataDir(): string {
   return join(homedir(), '.scienceevolve', 'data');
 }
@@ -28,6 +29,7 @@ export type { FormatFile } from '../schemas/store.js';
  * Opens a data dir for use: creates it (and `format.json`) when new; refuses one of a newer format
  * (`data_dir_too_new`) or an older one (`data_dir_needs_migration`: run `scienceevolve migrate`).
  * Returns the absolute path.
+ * @internal
  */
 export async function openDataDir(dataDir: string): Promise<string> {
   const root = resolve(dataDir);
@@ -56,6 +58,7 @@ export async function openDataDir(dataDir: string): Promise<string> {
  * Checks a data dir's `format.json` without creating or changing anything (for readers such as `status`):
  * throws as {@link openDataDir} does for a damaged, newer or older format. A data dir without the file
  * passes (nothing was written there yet). Returns the absolute path.
+ * @internal
  */
 export async function checkDataDir(dataDir: string): Promise<string> {
   const root = resolve(dataDir);

@@ -23,7 +23,7 @@ import {
   workflowDigest,
 } from './storeChain.js';
 
-/** The result of {@link migrateDataDir}: the format found (null: no `format.json`) and the format now. */
+/** The result of {@link migrateDataDir}: the format found (null: no `format.json`) and the format now. @internal */
 export interface MigrateResult {
   from: number | null;
   to: number;
@@ -33,6 +33,7 @@ export interface MigrateResult {
  * Upgrades a data dir to this SDK's format; a data dir already at it is left as it is. Refuses a newer
  * format (`data_dir_too_new`), and a stored version that does not validate or an `accepted.json` that is
  * not a copy of its version file (`store_tampered`): migrate never blesses an edited store.
+ * @internal
  */
 export async function migrateDataDir(dataDir: string): Promise<MigrateResult> {
   const root = resolve(dataDir);

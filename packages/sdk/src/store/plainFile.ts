@@ -8,7 +8,7 @@
 import { constants, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 
-/** A plain file opened for reading, with what the handle (not the path) says of it. */
+/** A plain file opened for reading, with what the handle (not the path) says of it. @internal */
 export interface PlainFile {
   handle: FileHandle;
   info: Stats;
@@ -19,6 +19,7 @@ export interface PlainFile {
  * then checks the handle: a plain file, and the same file as `sameAs` (device and inode) when given.
  * Resolves undefined when the path is missing, a symlink, not a plain file, or another file than `sameAs`;
  * the caller closes the handle.
+ * @internal
  */
 export async function openPlainFile(path: string, sameAs?: Pick<Stats, 'dev' | 'ino'>): Promise<PlainFile | undefined> {
   let handle: FileHandle;
@@ -40,7 +41,7 @@ export async function openPlainFile(path: string, sameAs?: Pick<Stats, 'dev' | '
   return { handle, info };
 }
 
-/** The whole text of `path` when {@link openPlainFile} opens it, else undefined. */
+/** The whole text of `path` when {@link openPlainFile} opens it, else undefined. @internal */
 export async function readPlainFile(path: string): Promise<string | undefined> {
   const file = await openPlainFile(path);
   if (file === undefined) return undefined;

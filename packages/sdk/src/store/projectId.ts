@@ -11,6 +11,7 @@ export const PROJECT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
  * The project id of a workspace: `<basename>-<first 12 hex of sha256(realpath)>`. The basename is
  * lowercased and every character outside `a-z 0-9 - _ .` becomes `-`, so the id is always a safe
  * directory name; the hash keeps two workspaces of the same name apart.
+ * @internal
  */
 export function projectIdForWorkspace(workspace: string): string {
   let real: string;
@@ -43,7 +44,7 @@ export function checkProjectId(id: string): string {
   return id;
 }
 
-/** The project id from `--project` or, failing that, `--workspace`. */
+/** The project id from `--project` or, failing that, `--workspace`. @internal */
 export function resolveProjectId(options: { project?: string | undefined; workspace?: string | undefined }): string {
   if (options.project !== undefined) return checkProjectId(options.project);
   if (options.workspace !== undefined) return projectIdForWorkspace(options.workspace);

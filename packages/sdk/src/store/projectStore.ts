@@ -16,7 +16,7 @@ function unsafe(message: string, data: Record<string, unknown>): SdkError {
   });
 }
 
-/** The paths of one project. Pure path arithmetic; {@link openProject} creates the project. */
+/** The paths of one project. Pure path arithmetic; {@link openProject} creates the project. @internal */
 export class ProjectPaths {
   /** `<dataDir>/projects/<projectId>` */
   readonly root: string;
@@ -93,7 +93,7 @@ export class ProjectPaths {
   }
 }
 
-/** Opens (creating as needed) a project of a data dir, checking the data dir's format first. */
+/** Opens (creating as needed) a project of a data dir, checking the data dir's format first. @internal */
 export async function openProject(dataDir: string, projectId: string): Promise<ProjectPaths> {
   const root = await openDataDir(dataDir);
   const paths = new ProjectPaths(root, checkProjectId(projectId));

@@ -13,7 +13,7 @@ import type { McpDefinition } from '../workflow/workflowSchema.js';
 import { syncDirectory } from './atomicFile.js';
 import type { ProjectPaths } from './projectStore.js';
 
-/** Where a definition's persistent source is. */
+/** Where a definition's persistent source is. @internal */
 export interface StoredSource {
   digest: string;
   /** The absolute directory of the files. */
@@ -26,6 +26,7 @@ export interface StoredSource {
  * Stores a validated definition's files under its digest. Two processes storing the same digest at once
  * both succeed with one result: each writes its own temporary directory, the first rename wins, and
  * the loser finds the winner's identical directory in place and discards its own.
+ * @internal
  */
 export async function storeSource(paths: ProjectPaths, name: string, definition: McpDefinition): Promise<StoredSource> {
   const digest = definitionDigest(definition);

@@ -24,7 +24,7 @@ import type { ProjectPaths } from './projectStore.js';
 export type { AcceptedBy } from '../schemas/states.js';
 export type { AcceptedPointer } from '../schemas/store.js';
 
-/** One accepted version as stored (`WorkflowVersionRecordSchema`, its workflow typed as the workflow it is). */
+/** One accepted version as stored (`WorkflowVersionRecordSchema`, its workflow typed as the workflow it is). @internal */
 export type WorkflowVersion = Omit<z.infer<typeof WorkflowVersionRecordSchema>, 'workflow'> & {
   /** The complete workflow, defaults filled. */
   workflow: Workflow;

@@ -19,9 +19,9 @@ import { type WorkflowVersion, readPointer, readVersionFile } from './storeChain
 // The report is the `workflow verify --json` document: its types are the schema's (`schemas/cliDocuments.ts`).
 /** The result of {@link verifyProjects}: the `workflow verify --json` document. */
 export type VerifyReport = z.infer<typeof WorkflowVerifyDocumentSchema>;
-/** One project's verification. */
+/** One project's verification. @internal */
 export type ProjectVerification = VerifyReport['projects'][number];
-/** One problem: the file (or directory) and what did not match. */
+/** One problem: the file (or directory) and what did not match. @internal */
 export type VerifyProblem = ProjectVerification['problems'][number];
 
 /** Options of {@link verifyProjects}. */
@@ -31,7 +31,7 @@ export interface VerifyOptions {
   project?: string | undefined;
 }
 
-/** Verifies one project or every project of a data dir. Never changes anything. */
+/** Verifies one project or every project of a data dir. Never changes anything. @internal */
 export async function verifyProjects(options: VerifyOptions): Promise<VerifyReport> {
   const dataDir = await checkDataDir(options.dataDir);
   let ids: string[];

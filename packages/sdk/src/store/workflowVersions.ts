@@ -26,7 +26,7 @@ import {
 
 export type { AcceptedBy, AcceptedPointer, WorkflowVersion } from './storeChain.js';
 
-/** The result of {@link acceptWorkflow}. */
+/** The result of {@link acceptWorkflow}. @internal */
 export interface AcceptResult extends WorkflowDiff {
   /** The version in force afterwards. */
   version: number;
@@ -36,7 +36,7 @@ export interface AcceptResult extends WorkflowDiff {
   digests: Record<string, string>;
 }
 
-/** Options of {@link acceptWorkflow}. */
+/** Options of {@link acceptWorkflow}. @internal */
 export interface AcceptOptions {
   by?: AcceptedBy;
   /**
@@ -52,6 +52,7 @@ export interface AcceptOptions {
  * The version in force, or `undefined` when none was accepted yet. Checked as it is read: `accepted.json`
  * and the version file it names against their schemas and the digest `accepted.json` names;
  * `store_tampered` naming the file otherwise.
+ * @internal
  */
 export async function readAccepted(paths: ProjectPaths): Promise<WorkflowVersion | undefined> {
   return (await readHead(paths))?.record;
@@ -60,6 +61,7 @@ export async function readAccepted(paths: ProjectPaths): Promise<WorkflowVersion
 /**
  * The version in force; throws `unknown_project` when the project has none (it was never loaded, or the
  * project id is mistyped), `store_tampered` when the store was changed outside the SDK.
+ * @internal
  */
 export async function requireAccepted(paths: ProjectPaths): Promise<WorkflowVersion> {
   const version = await readAccepted(paths);
@@ -76,6 +78,7 @@ export async function requireAccepted(paths: ProjectPaths): Promise<WorkflowVers
 /**
  * One version by number, checked along the hash chain from the version in force down to it;
  * `unknown_version` when there is none (a version above the one in force was never in force).
+ * @internal
  */
 export async function readVersion(paths: ProjectPaths, version: number): Promise<WorkflowVersion> {
   const head = await readHead(paths);
@@ -91,6 +94,7 @@ export async function readVersion(paths: ProjectPaths, version: number): Promise
 /**
  * Every version from 1 to the one in force, ascending, with the whole chain checked: each file against
  * its schema and each link. Empty when nothing was accepted yet.
+ * @internal
  */
 export async function readVersions(paths: ProjectPaths): Promise<WorkflowVersion[]> {
   const head = await readHead(paths);
@@ -98,7 +102,7 @@ export async function readVersions(paths: ProjectPaths): Promise<WorkflowVersion
   return readChainFrom(paths, head, 1);
 }
 
-/** Every version number from 1 to the one in force, ascending, the chain checked ({@link readVersions}). */
+/** Every version number from 1 to the one in force, ascending, the chain checked ({@link readVersions}). @internal */
 export async function listVersions(paths: ProjectPaths): Promise<number[]> {
   return (await readVersions(paths)).map((v) => v.version);
 }
@@ -107,6 +111,7 @@ export async function listVersions(paths: ProjectPaths): Promise<number[]> {
  * Accepts a workflow as the project's new version when anything differs from the version in force
  * (otherwise the current version is returned with `changed: false`). Serialized per project by a lock
  * file a dead holder does not keep.
+ * @internal
  */
 export async function acceptWorkflow(
   paths: ProjectPaths,

@@ -110,6 +110,7 @@ export function gateEventFields(event: GateEvent): { type: string; service: stri
  * - `open`: requests are forwarded (up to the in-flight cap);
  * - `resting`: requests are refused with `service_resting` until the rest ends;
  * - `probing`: the rest ended; the next answer decides (an answer closes the count, a failure rests again).
+ * @public
  */
 export type GateState = 'open' | 'resting' | 'probing';
 

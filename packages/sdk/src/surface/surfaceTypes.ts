@@ -45,8 +45,9 @@ export interface LocalService {
 /** One service of a surface: a live session, or an in-process service. */
 export type SurfaceEntry = ServiceSession | LocalService;
 
-/** Where a surface name leads. */
+/** Where a surface name leads. @public */
 export interface SurfaceRoute {
+  /** What the name is: a tool or a prompt. */
   kind: 'tool' | 'prompt';
   /** The name on the surface. */
   name: string;
@@ -56,9 +57,11 @@ export interface SurfaceRoute {
   sourceName: string;
 }
 
-/** A resource or template left out because an earlier service already lists the same URI (or template). */
+/** A resource or template left out because an earlier service already lists the same URI (or template). @public */
 export interface DuplicateListing {
+  /** What was left out: a resource or a resource template. */
   kind: 'resource' | 'resourceTemplate';
+  /** The resource URI or the template's URI template. */
   uri: string;
   /** The service whose listing was left out. */
   service: string;
@@ -66,14 +69,17 @@ export interface DuplicateListing {
   keptBy: string;
 }
 
-/** One progress notification of a forwarded tool call, as the service sent it (without its token). */
+/** One progress notification of a forwarded tool call, as the service sent it (without its token). @public */
 export interface SurfaceProgress {
+  /** The progress so far, as the service counts it. */
   progress: number;
+  /** The total, when the service knows it. */
   total?: number;
+  /** The service's message, if any. */
   message?: string;
 }
 
-/** Options of one request to the surface. */
+/** Options of one request to the surface. @public */
 export interface SurfaceRequestOptions {
   /** Aborts the request (a forwarded request is cancelled at the service). */
   signal?: AbortSignal;
@@ -89,24 +95,36 @@ export interface SurfaceRequestOptions {
   callId?: string;
 }
 
-/** Which lists of a surface changed, told to {@link Surface.onListChanged} listeners. */
+/** Which lists of a surface changed, told to {@link Surface.onListChanged} listeners. @public */
 export interface SurfaceListChange {
+  /** True when the tool list changed. */
   tools: boolean;
+  /** True when the resource or template lists changed. */
   resources: boolean;
+  /** True when the prompt list changed. */
   prompts: boolean;
   /** The service whose catalog changed, and what changed in it (its own names). */
   service: string;
+  /** What changed in that service's catalog. */
   change: CatalogChange;
 }
 
-/** An agent's surface. Build it with {@link createSurface}. */
+/**
+ * An agent's surface: {@link ServedAgent.surface} and {@link HarnessInput.surface} (inside the SDK, `createSurface` builds one).
+ * @public
+ */
 export interface Surface {
+  /** How the faces introduce the surface in `initialize`/`server/discover`. */
   readonly serverInfo: Implementation;
-  /** Whether names are the service's own (see {@link SurfaceOptions.passthrough}). */
+  /** Whether names are the service's own (the surface's `passthrough` option). */
   readonly passthrough: boolean;
+  /** Every tool, under its surface name. */
   readonly tools: readonly Tool[];
+  /** Every resource (the first service to list a URI keeps it). */
   readonly resources: readonly Resource[];
+  /** Every resource template. */
   readonly resourceTemplates: readonly ResourceTemplateType[];
+  /** Every prompt, under its surface name. */
   readonly prompts: readonly Prompt[];
   /** Every tool and prompt name with its service and own name. */
   readonly routes: readonly SurfaceRoute[];

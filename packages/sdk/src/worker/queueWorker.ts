@@ -24,7 +24,7 @@ import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { definitionDigest } from '../workflow/digest.js';
 import { parseWorkflow } from '../workflow/validate.js';
 
-/** Options of {@link startQueueWorker}. */
+/** Options of {@link startQueueWorker}. @internal */
 export interface QueueWorkerOptions extends Omit<ConsumerSettings, 'onLog' | 'workerId'> {
   /** The worker's own data dir (definitions by digest, invocation copies and logs, its supervisor's log). */
   dataDir: string;
@@ -34,7 +34,7 @@ export interface QueueWorkerOptions extends Omit<ConsumerSettings, 'onLog' | 'wo
   onLog?: (line: string) => void;
 }
 
-/** A running queue worker. */
+/** A running queue worker. @internal */
 export interface QueueWorker {
   /** `<hostname>:<pid>`: how runs record which worker ran an attempt. */
   readonly id: string;
@@ -47,7 +47,7 @@ export interface QueueWorker {
   close(force?: boolean): Promise<void>;
 }
 
-/** Sweeps strays of dead hosts in every project of the data dir, then starts taking jobs. */
+/** Sweeps strays of dead hosts in every project of the data dir, then starts taking jobs. @internal */
 export async function startQueueWorker(options: QueueWorkerOptions): Promise<QueueWorker> {
   const id = `${hostname()}:${process.pid}`;
   const log = options.onLog ?? (() => {});

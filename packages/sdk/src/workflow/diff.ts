@@ -6,7 +6,7 @@ import stableStringify from 'fast-json-stable-stringify';
 import { definitionDigest } from './digest.js';
 import type { Workflow } from './workflowSchema.js';
 
-/** The difference between two versions. */
+/** The difference between two versions. @internal */
 export interface WorkflowDiff {
   /** Definitions added, removed, or whose digest changed, sorted. */
   changedMcps: string[];
@@ -22,7 +22,7 @@ export interface WorkflowDiff {
   changed: boolean;
 }
 
-/** Compares `before` (undefined: nothing accepted yet) with `after`. Both must be validated workflows. */
+/** Compares `before` (undefined: nothing accepted yet) with `after`. Both must be validated workflows. @internal */
 export function diffWorkflows(before: Workflow | undefined, after: Workflow): WorkflowDiff {
   const oldDefs = before?.mcpDefinitions ?? {};
   const newDefs = after.mcpDefinitions;

@@ -23,7 +23,7 @@ function canonicalParts(definition: McpDefinition | McpDefinitionInput) {
   };
 }
 
-/** The canonical JSON text a digest is taken of. */
+/** The canonical JSON text a digest is taken of. @internal */
 export function canonicalDefinitionJson(definition: McpDefinition | McpDefinitionInput): string {
   return stableStringify(canonicalParts(definition));
 }
@@ -32,6 +32,7 @@ export function canonicalDefinitionJson(definition: McpDefinition | McpDefinitio
  * The sha256 hex digest of a definition. The same bytes as {@link canonicalDefinitionJson}, fed to the
  * hash file by file: one string of the whole definition (up to 1 MiB of JSON, far more through the API)
  * would cost a large allocation and a UTF-8 conversion of all of it at once.
+ * @internal
  */
 export function definitionDigest(definition: McpDefinition | McpDefinitionInput): string {
   const parts = canonicalParts(definition);

@@ -11,20 +11,21 @@
 import { stringify } from 'yaml';
 import { isPlainObject } from '../plainObject.js';
 
-/** The base file in YAML: the workflow without `mcpDefinitions`. */
+/** The base file in YAML: the workflow without `mcpDefinitions`. @internal */
 export const WORKFLOW_YAML = 'workflow.yaml';
-/** The base file in JSON, the alternative to {@link WORKFLOW_YAML}. */
+/** The base file in JSON, the alternative to {@link WORKFLOW_YAML}. @internal */
 export const WORKFLOW_BASE_JSON = 'workflow.base.json';
-/** The folder that holds one folder per definition. */
+/** The folder that holds one folder per definition. @internal */
 export const SERVICES_DIR = 'services';
 /**
  * The launch file of a service folder: every key of the definition but `files`. It is not a file of the
  * service; a service that needs a root file of this very name writes it inline in the launch file, as
  * `"files": { "service.json": "…" }` (the only key `files` may have there).
+ * @internal
  */
 export const LAUNCH_FILE = 'service.json';
 
-/** One problem of a workflow folder, located by the folder's own file path. */
+/** One problem of a workflow folder, located by the folder's own file path. @internal */
 export interface FolderIssue {
   /** A stable error code (see `errors.ts`). */
   code: string;
@@ -85,7 +86,10 @@ function canonicalDefinition(def: Record<string, unknown>): Record<string, unkno
   return Object.fromEntries(out);
 }
 
-/** The canonical `workflow.json` text of a document: {@link canonicalWorkflow}, two-space JSON, a final newline. */
+/**
+ * The canonical `workflow.json` text of a document: {@link canonicalWorkflow}, two-space JSON, a final newline.
+ * @internal
+ */
 export function canonicalWorkflowJson(document: unknown): string {
   return `${JSON.stringify(canonicalWorkflow(document), null, 2)}\n`;
 }

@@ -12,7 +12,7 @@ import { workflowJsonSchemaText } from './workflowJsonSchema.js';
 import type { Harness } from './workflowSchema.js';
 import { InitHarnessSchema } from '../schemas/states.js';
 
-/** The harness choices of `init`: the built-in harness types and the agent CLI presets (`gemini-cli` is the Gemini CLI). */
+/** The harness choices of `init`: the built-in harness types and the agent CLI presets (`gemini-cli` is the Gemini CLI). @internal */
 export const INIT_HARNESSES = InitHarnessSchema.options;
 /** One of {@link INIT_HARNESSES}. */
 export type InitHarness = (typeof INIT_HARNESSES)[number];
@@ -76,7 +76,7 @@ const HARNESSES: Record<InitHarness, { harness: Harness | Record<string, unknown
   },
 };
 
-/** Options of {@link initFolder}. */
+/** Options of {@link initFolder}. @internal */
 export interface InitFolderOptions {
   /** The folder to write; created when absent, refused (`folder_not_empty`) when it holds anything. */
   dir: string;
@@ -84,7 +84,7 @@ export interface InitFolderOptions {
   harness?: InitHarness;
 }
 
-/** What {@link initFolder} wrote. */
+/** What {@link initFolder} wrote. @internal */
 export interface InitFolderResult {
   dir: string;
   harness: InitHarness;
@@ -119,6 +119,7 @@ server.connect(new StdioServerTransport());
  * Writes a small working workflow folder at `options.dir`: `workflow.yaml`, `services/text-tools/`
  * (`service.json`, `server.cjs`), `workflow.schema.json` (for editors), `README.md`, and `script.json` for
  * the scripted harness. Throws `folder_not_empty`, `io_error`, or `usage` for an unknown harness.
+ * @internal
  */
 export async function initFolder(options: InitFolderOptions): Promise<InitFolderResult> {
   const harness = options.harness ?? 'scripted';

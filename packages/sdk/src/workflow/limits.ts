@@ -1,4 +1,4 @@
-/** The limits of SPEC §3.4, enforced at the boundary by validation. */
+/** The limits of SPEC §3.4, enforced at the boundary by validation. @internal */
 export const LIMITS = {
   /** Project services (`mcpDefinitions` entries) per workflow. */
   definitions: 32,
@@ -33,10 +33,10 @@ export const LIMITS = {
 /** Service, definition and agent names: 1–64 of `a-z 0-9 - _`, starting with a letter or digit. */
 export const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-/** The names of the fixed catalog: the SDK's own built-in services, which no `mcpServers` entry may take. */
+/** The names of the fixed catalog: the SDK's own built-in services, which no `mcpServers` entry may take. @internal */
 export const FIXED_CATALOG_NAMES: readonly string[] = ['scienceevolve'];
 
-/** Variables the SDK sets for every service; `envFrom` may not name them (SPEC §5.3). */
+/** Variables the SDK sets for every service; `envFrom` may not name them (SPEC §5.3). @internal */
 export const RESERVED_ENV_NAMES: readonly string[] = [
   'SCIENCEEVOLVE_WORKSPACE',
   'SCIENCEEVOLVE_MCP_SOURCE_DIR',

@@ -24,7 +24,7 @@ import { LIMITS, NAME_PATTERN } from './limits.js';
 import { type ValidationIssue, validateWorkflow } from './validate.js';
 import type { Workflow } from './workflowSchema.js';
 
-/** The result of {@link packFolder}. */
+/** The result of {@link packFolder}. @public */
 export interface PackedFolder {
   /** The workflow as written in the folder, in canonical key order (defaults not filled). */
   document: Record<string, unknown>;
@@ -50,6 +50,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * `binary_file`, `special_file`, `limit_exceeded`, `invalid_json` or `io_error` for a folder that cannot be
  * read as a workflow (every such problem in `data.errors`), then `invalid_workflow` for a workflow that
  * breaks a rule (every issue in `data.errors`, each located by the folder's own file path).
+ * @public
  */
 export async function packFolder(dir: string): Promise<PackedFolder> {
   await requireFolder(dir, 'a workflow folder (workflow.yaml and services/); `scienceevolve init` makes one');
@@ -80,6 +81,7 @@ export async function packFolder(dir: string): Promise<PackedFolder> {
  * Reads one service folder (its `service.json` and files) as one entry of `mcpDefinitions`, as written,
  * in canonical key order. The definition is validated as a definition of a workflow; the errors are those
  * of {@link packFolder}, with paths relative to the folder's parent (`charts/server.cjs`).
+ * @public
  */
 export async function packServiceFolder(dir: string): Promise<Record<string, unknown>> {
   await requireFolder(dir, 'a service folder (service.json and the service files)');

@@ -10,7 +10,7 @@ import { isSdkError, SdkError } from '../errors.js';
 import { jsonFileText, LAUNCH_FILE, SERVICES_DIR, WORKFLOW_YAML, workflowYamlText } from './folderLayout.js';
 import { invalidWorkflowError, validateWorkflow, validateWorkflowText } from './validate.js';
 
-/** The result of {@link unpackWorkflow}: what was written. */
+/** The result of {@link unpackWorkflow}: what was written. @public */
 export interface UnpackedFolder {
   /** The folder written. */
   dir: string;
@@ -23,6 +23,7 @@ export interface UnpackedFolder {
  * `dir`, which must be absent or empty. The document is validated first (`invalid_workflow`, every issue
  * in `data.errors`; `invalid_json`); it is written as given, without defaults filled. Throws
  * `folder_not_empty` when `dir` holds anything, `io_error` when a file cannot be written.
+ * @public
  */
 export async function unpackWorkflow(workflow: string | Record<string, unknown>, dir: string): Promise<UnpackedFolder> {
   const result = typeof workflow === 'string' ? validateWorkflowText(workflow) : validateWorkflow(workflow);

@@ -12,7 +12,7 @@ import { FIXED_CATALOG_NAMES, LIMITS, RESERVED_ENV_NAMES } from './limits.js';
 import { toolFilterShapeProblem, type Workflow, WorkflowSchema } from './workflowSchema.js';
 import { isPlainObject } from '../plainObject.js';
 
-/** One violation. */
+/** One violation. @internal */
 export interface ValidationIssue {
   /** A stable code (see `errors.ts`). */
   code: ErrorCode;
@@ -22,10 +22,10 @@ export interface ValidationIssue {
   message: string;
 }
 
-/** The result of validating a document: the workflow with defaults filled, or every issue. */
+/** The result of validating a document: the workflow with defaults filled, or every issue. @internal */
 export type ValidationResult = { ok: true; workflow: Workflow; errors: [] } | { ok: false; errors: ValidationIssue[] };
 
-/** Parses and validates the text of a `workflow.json`. */
+/** Parses and validates the text of a `workflow.json`. @internal */
 export function validateWorkflowText(text: string): ValidationResult {
   let document: unknown;
   try {
@@ -37,7 +37,7 @@ export function validateWorkflowText(text: string): ValidationResult {
   return validateWorkflow(document);
 }
 
-/** Validates a parsed workflow document. */
+/** Validates a parsed workflow document. @internal */
 export function validateWorkflow(document: unknown): ValidationResult {
   try {
     const issues: ValidationIssue[] = [];
@@ -79,7 +79,10 @@ export function validateWorkflow(document: unknown): ValidationResult {
   }
 }
 
-/** Validates and returns the workflow, or throws one `invalid_workflow` SdkError whose `data.errors` lists every issue. */
+/**
+ * Validates and returns the workflow, or throws one `invalid_workflow` SdkError whose `data.errors` lists every issue.
+ * @public
+ */
 export function parseWorkflow(document: unknown): Workflow {
   const result = validateWorkflow(document);
   if (result.ok) return result.workflow;

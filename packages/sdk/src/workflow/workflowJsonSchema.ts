@@ -7,12 +7,13 @@
 import { z } from 'zod';
 import { WorkflowSchema } from './workflowSchema.js';
 
-/** The `$id` of the schema. */
+/** The `$id` of the schema. @internal */
 export const WORKFLOW_JSON_SCHEMA_ID = 'https://scienceevolve.dev/schema/workflow.schema.json';
 
 /**
  * The JSON Schema (draft 7) of `workflow.json`, as a plain object. The package ships the same
  * document as `@scienceevolve/sdk/workflow.schema.json`; `scienceevolve schema` prints it.
+ * @internal
  */
 export function workflowJsonSchema(): Record<string, unknown> {
   const generated = z.toJSONSchema(WorkflowSchema, {
@@ -39,7 +40,7 @@ export function workflowJsonSchema(): Record<string, unknown> {
   };
 }
 
-/** {@link workflowJsonSchema} as the text of `workflow.schema.json`: two-space JSON and a final newline. */
+/** {@link workflowJsonSchema} as the text of `workflow.schema.json`: two-space JSON and a final newline. @internal */
 export function workflowJsonSchemaText(): string {
   return `${JSON.stringify(workflowJsonSchema(), null, 2)}\n`;
 }

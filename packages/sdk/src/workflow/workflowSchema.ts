@@ -17,7 +17,7 @@ export const EnvNameSchema = z.string().regex(ENV_NAME_PATTERN, {
   error: 'must be an environment variable name (letters, digits, _; not starting with a digit)',
 });
 
-/** One entry of `mcpDefinitions` (SPEC §3.1). */
+/** One entry of `mcpDefinitions` (SPEC §3.1). @internal */
 export const McpDefinitionSchema = z.strictObject({
   /** path → content: the complete set of the service's text files. */
   files: z.record(
@@ -59,9 +59,9 @@ export const McpDefinitionSchema = z.strictObject({
    */
   sandbox: z.boolean().optional(),
 });
-/** One entry of `mcpDefinitions`, with defaults filled. */
+/** One entry of `mcpDefinitions`, with defaults filled. @internal */
 export type McpDefinition = z.infer<typeof McpDefinitionSchema>;
-/** One entry of `mcpDefinitions` as written (defaults may be missing). */
+/** One entry of `mcpDefinitions` as written (defaults may be missing). @internal */
 export type McpDefinitionInput = z.input<typeof McpDefinitionSchema>;
 
 /** One tool pattern: an exact tool name, or a glob where `*` stands for any run of characters. */
@@ -96,6 +96,7 @@ export function toolFilterShapeProblem(filter: object): string | undefined {
  * Which of a service's tools an agent is offered (SPEC §3.2): `include` (only the tools that match a
  * pattern) or `exclude` (every tool but those that match), never both. Patterns match the service's own
  * tool names, before the surface prefixes them.
+ * @internal
  */
 export const ToolFilterSchema = z
   .strictObject({
@@ -112,10 +113,10 @@ export const ToolFilterSchema = z
     const problem = toolFilterShapeProblem(filter);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', params: { code: 'invalid_workflow' }, message: problem });
   });
-/** A per-assignment tool filter. */
+/** A per-assignment tool filter. @internal */
 export type ToolFilter = z.infer<typeof ToolFilterSchema>;
 
-/** One entry of an agent's `mcpServers`: `{ name, project }` or `{ name, url }`, never both. */
+/** One entry of an agent's `mcpServers`: `{ name, project }` or `{ name, url }`, never both. @internal */
 export const McpServerEntrySchema = z
   .strictObject({
     /** The name the agent sees. */
@@ -163,7 +164,7 @@ function hasUserInfo(url: string): boolean {
     return false;
   }
 }
-/** One entry of an agent's `mcpServers`. */
+/** One entry of an agent's `mcpServers`. @internal */
 export type McpServerEntry = z.infer<typeof McpServerEntrySchema>;
 
 // The external agent CLIs the SDK has presets (and `harness-config` formats) for: the one list, in schemas/.
@@ -172,7 +173,7 @@ import { HarnessFormatSchema } from '../schemas/states.js';
 /** One agent CLI preset name. */
 export type HarnessPreset = z.infer<typeof HarnessFormatSchema>;
 
-/** The longest duration an option may name: 2^31 − 1 ms (a longer `setTimeout` fires at once). */
+/** The longest duration an option may name: 2^31 − 1 ms (a longer `setTimeout` fires at once). @internal */
 export const MAX_DURATION_MS = 2_147_483_647;
 
 /**
@@ -231,7 +232,7 @@ const ModelLoopOptions = {
   system: z.string().optional(),
 };
 
-/** How an agent is run (SPEC §10.2). */
+/** How an agent is run (SPEC §10.2). @internal */
 export const HarnessSchema = z.discriminatedUnion('type', [
   /** Simulated model decisions from the run's script file. */
   z.strictObject({ type: z.literal('scripted') }),
@@ -292,10 +293,15 @@ export const HarnessSchema = z.discriminatedUnion('type', [
       }
     }),
 ]);
-/** How an agent is run. */
-export type Harness = z.infer<typeof HarnessSchema>;
+/**
+ * How an agent is run (`agents.<name>.harness` of a {@link Workflow}): one configuration per `type`
+ * (`scripted`, `command`, `openai`, `anthropic`, `gemini`). Written through `Workflow` so that the public
+ * API needs no second schema.
+ * @public
+ */
+export type Harness = Workflow['agents'][string]['harness'];
 
-/** One agent (SPEC §3.2). */
+/** One agent (SPEC §3.2). @internal */
 export const AgentSchema = z.strictObject({
   harness: HarnessSchema.default({ type: 'scripted' }),
   /** Standing instructions. */
@@ -305,10 +311,10 @@ export const AgentSchema = z.strictObject({
     .max(LIMITS.serversPerAgent, { error: `an agent may have at most ${LIMITS.serversPerAgent} services` })
     .default([]),
 });
-/** One agent, with defaults filled. */
+/** One agent, with defaults filled. @internal */
 export type Agent = z.infer<typeof AgentSchema>;
 
-/** `orchestration` (SPEC §3.3). */
+/** `orchestration` (SPEC §3.3). @internal */
 export const OrchestrationSchema = z.strictObject({
   /** Main may call `apply_workflow` only when true. */
   allowMainReconfiguration: z.boolean().default(false),
@@ -333,10 +339,10 @@ export const OrchestrationSchema = z.strictObject({
    */
   sandbox: z.enum(['off', 'auto', 'required']).optional(),
 });
-/** `orchestration`, with defaults filled. */
+/** `orchestration`, with defaults filled. @internal */
 export type Orchestration = z.infer<typeof OrchestrationSchema>;
 
-/** A whole `workflow.json`. */
+/** A whole `workflow.json`. @public */
 export const WorkflowSchema = z.strictObject({
   /** The JSON Schema editors check the file against (`scienceevolve schema` writes it); kept as written, it changes nothing. */
   $schema: z.string().optional(),
@@ -349,7 +355,7 @@ export const WorkflowSchema = z.strictObject({
   agents: z.record(NameSchema, AgentSchema),
   mcpDefinitions: z.record(NameSchema, McpDefinitionSchema).default({}),
 });
-/** A whole workflow, with every default filled: the form the SDK stores and compares. */
+/** A whole workflow, with every default filled: the form the SDK stores and compares. @public */
 export type Workflow = z.infer<typeof WorkflowSchema>;
-/** A workflow as a user may write it. */
+/** A workflow as a user may write it. @internal */
 export type WorkflowInput = z.input<typeof WorkflowSchema>;
