@@ -17,8 +17,14 @@ import { loadWorkflow } from '../../packages/sdk/src/store/workflowLoad.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = join(ROOT, 'packages/cli/bin/scienceevolve.js');
-/** The MCP Inspector's launcher (`mcp-inspector`); `--cli` runs its CLI client. */
-export const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+/**
+ * The MCP Inspector's launcher (`mcp-inspector`); `--cli` runs its CLI client. A test-only install of its own
+ * (`npm ci --prefix test/inspector`): it wants Node ≥ 22.19 by its engines field, its `--cli` runs on Node 20.
+ */
+export const INSPECTOR = join(
+  ROOT,
+  'test/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js',
+);
 export const LAB_SERVICE = join(ROOT, 'test/fixtures/e2e/labService.cjs');
 
 /** A directory removed after the test. */
