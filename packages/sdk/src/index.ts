@@ -143,9 +143,9 @@ export {
   createModelLoopHarness,
   ModelLoopCheckpointSchema,
   DEFAULT_MODEL_LOOP_OPTIONS,
-} from './harness/modelLoop.js';
-export type { ModelLoopConfig, ModelLoopOptions, ModelLoopCheckpoint } from './harness/modelLoop.js';
-export { DEFAULT_BASE_URLS, DEFAULT_API_KEY_ENVS } from './harness/modelProviders.js';
+} from './harness/modelLoopLight.js';
+export type { ModelLoopConfig, ModelLoopOptions, ModelLoopCheckpoint } from './harness/modelLoopLight.js';
+export { DEFAULT_BASE_URLS, DEFAULT_API_KEY_ENVS } from './harness/modelLoopLight.js';
 export { createCommandHarness, DEFAULT_COMMAND_TIMEOUT_MS } from './harness/commandHarness.js';
 export type { CommandHarnessConfig } from './harness/commandHarness.js';
 export { COMMAND_PRESETS } from './harness/presets.js';

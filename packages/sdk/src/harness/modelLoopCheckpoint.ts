@@ -3,38 +3,18 @@
  * reading the conversation it holds — which tool calls of the last model turn are still unanswered.
  */
 import { type ModelMessage, modelMessageSchema } from 'ai';
-import { z } from 'zod';
 import { SdkError } from '../errors.js';
 import type { HarnessInput, JournaledSteps } from './harness.js';
+import { type ModelLoopCheckpoint, ModelLoopCheckpointSchema, type RecordedResult } from './modelLoopLight.js';
 import { argumentsRefused, isArgumentsObject } from './modelTools.js';
 import { recordedOfOutput, responseDigest, resultDigest } from './stepDigests.js';
 
-/** One recorded tool result: its text, and whether it was an error. */
-export const RecordedResultSchema = z.strictObject({ text: z.string(), isError: z.boolean() });
-
-/**
- * A model loop's checkpoint: the conversation after the task (AI SDK model messages), the number of
- * model calls made, their summed usage, the results already recorded for the tool calls of the last
- * assistant message when its step is not complete yet, and the final answer once there is one.
- */
-export const ModelLoopCheckpointSchema = z.strictObject({
-  kind: z.literal('model-loop'),
-  version: z.literal(1),
-  messages: z.array(z.looseObject({ role: z.enum(['user', 'assistant', 'tool']) })),
-  turn: z.int().min(0),
-  usage: z.strictObject({
-    inputTokens: z.number().optional(),
-    outputTokens: z.number().optional(),
-    cachedInputTokens: z.number().optional(),
-    reasoningTokens: z.number().optional(),
-    totalTokens: z.number().optional(),
-  }),
-  // An array, not an object keyed by call id: a call id comes from the model and may be `__proto__`.
-  results: z.array(z.strictObject({ toolCallId: z.string(), text: z.string(), isError: z.boolean() })).optional(),
-  final: z.string().optional(),
-});
-/** A model loop's checkpoint (JSON). */
-export type ModelLoopCheckpoint = z.infer<typeof ModelLoopCheckpointSchema>;
+export {
+  RecordedResultSchema,
+  ModelLoopCheckpointSchema,
+  type ModelLoopCheckpoint,
+  type RecordedResult,
+} from './modelLoopLight.js';
 
 /** A tool call of the last assistant message. */
 export interface PendingCall {
@@ -42,9 +22,6 @@ export interface PendingCall {
   toolName: string;
   input: unknown;
 }
-
-/** A recorded tool result. */
-export type RecordedResult = z.infer<typeof RecordedResultSchema>;
 
 /** The recorded results of a checkpoint, by tool call id. */
 export function recordedResults(state: ModelLoopCheckpoint): Map<string, RecordedResult> {

@@ -1,0 +1,115 @@
+/**
+ * What the SDK offers of the model-loop harnesses without loading the AI SDK: their configuration type and
+ * defaults, the loop's tunables, the checkpoint's schema, and {@link createModelLoopHarness}, which loads the
+ * loop (`modelLoop.ts`, and with it `ai` and the `@ai-sdk/*` providers) when a harness first runs. Those
+ * packages are optional dependencies (docs/decisions/optional-dependencies.md): without them a model-loop
+ * run stops with `missing_dependency`, and everything else works.
+ */
+import { z } from 'zod';
+import { missingDependency } from '../errors.js';
+import { DEFAULT_FORWARD_LIMITS } from '../surface/serviceGate.js';
+import type { Harness } from '../workflow/workflowSchema.js';
+import type { AgentHarness } from './harness.js';
+
+/** A model-loop harness configuration (defaults filled): `openai`, `anthropic` or `gemini`. */
+export type ModelLoopConfig = Extract<Harness, { type: 'openai' | 'anthropic' | 'gemini' }>;
+
+/** The harness types that are model loops. */
+export const MODEL_LOOP_TYPES = ['openai', 'anthropic', 'gemini'] as const;
+
+/** The public endpoint of each model-loop type, used when `baseUrl` is absent. */
+export const DEFAULT_BASE_URLS: Readonly<Record<ModelLoopConfig['type'], string>> = Object.freeze({
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com/v1',
+  gemini: 'https://generativelanguage.googleapis.com/v1beta',
+});
+
+/** The host variable holding the API key of each model-loop type, used when `apiKeyEnv` is absent. */
+export const DEFAULT_API_KEY_ENVS: Readonly<Record<ModelLoopConfig['type'], string>> = Object.freeze({
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  gemini: 'GEMINI_API_KEY',
+});
+
+/** True when `config` is a model-loop harness configuration. */
+export function isModelLoopConfig(config: Harness): config is ModelLoopConfig {
+  return (MODEL_LOOP_TYPES as readonly string[]).includes(config.type);
+}
+
+/** Tunables of the loop that are not workflow options (tests shorten them). */
+export interface ModelLoopOptions {
+  /** Retries of one model call after a 429, 408, 409, 5xx, lost connection or request timeout. Default 4. */
+  maxRetries?: number;
+  /** Milliseconds before the first retry when the provider names no delay; doubles each retry. Default 1,000 (1 s). */
+  initialRetryDelayMs?: number;
+  /** Milliseconds any one wait between attempts lasts at most, `retry-after` included. Default 60,000 (60 s). */
+  maxRetryDelayMs?: number;
+  /** Tool calls of one model turn in flight per service at once; more wait their turn. Default 4 (the surface's cap). */
+  maxParallelCallsPerService?: number;
+}
+
+/** The defaults of {@link ModelLoopOptions}. */
+export const DEFAULT_MODEL_LOOP_OPTIONS: Readonly<Required<ModelLoopOptions>> = Object.freeze({
+  maxRetries: 4,
+  initialRetryDelayMs: 1_000,
+  maxRetryDelayMs: 60_000,
+  maxParallelCallsPerService: DEFAULT_FORWARD_LIMITS.maxInFlight,
+});
+
+/** One recorded tool result: its text, and whether it was an error. */
+export const RecordedResultSchema = z.strictObject({ text: z.string(), isError: z.boolean() });
+
+/**
+ * A model loop's checkpoint: the conversation after the task (AI SDK model messages), the number of
+ * model calls made, their summed usage, the results already recorded for the tool calls of the last
+ * assistant message when its step is not complete yet, and the final answer once there is one.
+ */
+export const ModelLoopCheckpointSchema = z.strictObject({
+  kind: z.literal('model-loop'),
+  version: z.literal(1),
+  messages: z.array(z.looseObject({ role: z.enum(['user', 'assistant', 'tool']) })),
+  turn: z.int().min(0),
+  usage: z.strictObject({
+    inputTokens: z.number().optional(),
+    outputTokens: z.number().optional(),
+    cachedInputTokens: z.number().optional(),
+    reasoningTokens: z.number().optional(),
+    totalTokens: z.number().optional(),
+  }),
+  // An array, not an object keyed by call id: a call id comes from the model and may be `__proto__`.
+  results: z.array(z.strictObject({ toolCallId: z.string(), text: z.string(), isError: z.boolean() })).optional(),
+  final: z.string().optional(),
+});
+/** A model loop's checkpoint (JSON). */
+export type ModelLoopCheckpoint = z.infer<typeof ModelLoopCheckpointSchema>;
+
+/** A recorded tool result. */
+export type RecordedResult = z.infer<typeof RecordedResultSchema>;
+
+/** The packages the model loops load: the AI SDK and its three providers. */
+const MODEL_LOOP_PACKAGES = ['ai', '@ai-sdk/openai', '@ai-sdk/anthropic', '@ai-sdk/google'] as const;
+
+/**
+ * The harness of `agent` for a model-loop configuration (defaults filled by the workflow schema). The loop
+ * and the AI SDK load on the first run; `missing_dependency` then when they are not installed.
+ */
+export function createModelLoopHarness(
+  agent: string,
+  config: ModelLoopConfig,
+  options: ModelLoopOptions = {},
+): AgentHarness {
+  let harness: Promise<AgentHarness> | undefined;
+  return {
+    run: async (input) => {
+      harness ??= import('./modelLoop.js').then(
+        (loop) => loop.createModelLoopHarness(agent, config, options),
+        (error: unknown) => {
+          throw (
+            missingDependency(error, MODEL_LOOP_PACKAGES, `the ${config.type} model loop (agent "${agent}")`) ?? error
+          );
+        },
+      );
+      return (await harness).run(input);
+    },
+  };
+}
