@@ -139,11 +139,8 @@ export type {
   JournaledSteps,
   TokenUsage,
 } from './harness/harness.js';
-export {
-  createModelLoopHarness,
-  ModelLoopCheckpointSchema,
-  DEFAULT_MODEL_LOOP_OPTIONS,
-} from './harness/modelLoopLight.js';
+export { createModelLoopHarness } from './harness/modelLoopLoader.js';
+export { ModelLoopCheckpointSchema, DEFAULT_MODEL_LOOP_OPTIONS } from './harness/modelLoopLight.js';
 export type { ModelLoopConfig, ModelLoopOptions, ModelLoopCheckpoint } from './harness/modelLoopLight.js';
 export { DEFAULT_BASE_URLS, DEFAULT_API_KEY_ENVS } from './harness/modelLoopLight.js';
 export { createCommandHarness, DEFAULT_COMMAND_TIMEOUT_MS } from './harness/commandHarness.js';

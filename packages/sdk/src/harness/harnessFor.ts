@@ -7,7 +7,7 @@ import { SdkError } from '../errors.js';
 import type { Harness } from '../workflow/workflowSchema.js';
 import { createCommandHarness } from './commandHarness.js';
 import type { AgentHarness } from './harness.js';
-import { createModelLoopHarness } from './modelLoopLight.js';
+import { createModelLoopHarness } from './modelLoopLoader.js';
 import { type Script, ScriptedHarness, parseScript, readScriptFile } from './scriptedHarness.js';
 
 /** One harness type's configuration. */

@@ -1,15 +1,11 @@
 /**
- * What the SDK offers of the model-loop harnesses without loading the AI SDK: their configuration type and
- * defaults, the loop's tunables, the checkpoint's schema, and {@link createModelLoopHarness}, which loads the
- * loop (`modelLoop.ts`, and with it `ai` and the `@ai-sdk/*` providers) when a harness first runs. Those
- * packages are optional dependencies (docs/decisions/optional-dependencies.md): without them a model-loop
- * run stops with `missing_dependency`, and everything else works.
+ * What the SDK knows of the model-loop harnesses without loading the AI SDK: their configuration type and
+ * defaults, the loop's tunables and the checkpoint's schema. The AI SDK (`ai`, `@ai-sdk/*`) is an optional
+ * dependency (docs/decisions/optional-dependencies.md), loaded with the loop by `modelLoopLoader.ts`.
  */
 import { z } from 'zod';
-import { missingDependency } from '../errors.js';
 import { DEFAULT_FORWARD_LIMITS } from '../surface/serviceGate.js';
 import type { Harness } from '../workflow/workflowSchema.js';
-import type { AgentHarness } from './harness.js';
 
 /** A model-loop harness configuration (defaults filled): `openai`, `anthropic` or `gemini`. */
 export type ModelLoopConfig = Extract<Harness, { type: 'openai' | 'anthropic' | 'gemini' }>;
@@ -85,31 +81,3 @@ export type ModelLoopCheckpoint = z.infer<typeof ModelLoopCheckpointSchema>;
 
 /** A recorded tool result. */
 export type RecordedResult = z.infer<typeof RecordedResultSchema>;
-
-/** The packages the model loops load: the AI SDK and its three providers. */
-const MODEL_LOOP_PACKAGES = ['ai', '@ai-sdk/openai', '@ai-sdk/anthropic', '@ai-sdk/google'] as const;
-
-/**
- * The harness of `agent` for a model-loop configuration (defaults filled by the workflow schema). The loop
- * and the AI SDK load on the first run; `missing_dependency` then when they are not installed.
- */
-export function createModelLoopHarness(
-  agent: string,
-  config: ModelLoopConfig,
-  options: ModelLoopOptions = {},
-): AgentHarness {
-  let harness: Promise<AgentHarness> | undefined;
-  return {
-    run: async (input) => {
-      harness ??= import('./modelLoop.js').then(
-        (loop) => loop.createModelLoopHarness(agent, config, options),
-        (error: unknown) => {
-          throw (
-            missingDependency(error, MODEL_LOOP_PACKAGES, `the ${config.type} model loop (agent "${agent}")`) ?? error
-          );
-        },
-      );
-      return (await harness).run(input);
-    },
-  };
-}
