@@ -284,6 +284,8 @@ const slots = (() => {
  * supervisor and a service, on a loaded 2-core machine.
  */
 export async function inspector(t: TestContext, args: string[], dir: string): Promise<Record<string, unknown>> {
+  // scripts/test.mjs checks this for the suites it knows; a new suite that drives the inspector fails here.
+  assert.ok(existsSync(INSPECTOR), "the MCP Inspector's CLI is not installed: run `npm ci --prefix test/inspector`");
   // HOME in the test's directory: the inspector keeps state under ~/.mcp-inspector.
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir };
   // Its catalog would otherwise be written to ~/.mcp-inspector; with --config (read-only) there is none.
