@@ -16,7 +16,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { promisify } from 'node:util';
-import { assertGone, ROOT, tempDir } from './helpers.js';
+import { assertGone, processesMentioning, ROOT, tempDir } from './helpers.js';
 
 const run = promisify(execFile);
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -275,6 +275,9 @@ test('installed from the tarballs: --version, a probe, strict types; services on
     'ai',
     'npm install ai @ai-sdk/openai @ai-sdk/anthropic @ai-sdk/google',
   );
+
+  // Nothing started from either project is left (the CLI, a supervisor, a service): each is proven gone.
+  for (const pid of [...processesMentioning(full), ...processesMentioning(lean)]) await assertGone(pid);
 
   const fullSize = treeSize(join(full, 'node_modules'));
   const leanSize = treeSize(join(lean, 'node_modules'));
