@@ -17,8 +17,14 @@ import { loadWorkflow } from '../../packages/sdk/src/store/workflowLoad.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = join(ROOT, 'packages/cli/bin/scienceevolve.js');
-/** The MCP Inspector's launcher (`mcp-inspector`); `--cli` runs its CLI client. */
-export const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+/**
+ * The MCP Inspector's launcher (`mcp-inspector`); `--cli` runs its CLI client. A test-only install of its own
+ * (`npm ci --prefix test/inspector`): it wants Node ≥ 22.19 by its engines field, its `--cli` runs on Node 20.
+ */
+export const INSPECTOR = join(
+  ROOT,
+  'test/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js',
+);
 export const LAB_SERVICE = join(ROOT, 'test/fixtures/e2e/labService.cjs');
 
 /** A directory removed after the test. */
@@ -278,6 +284,8 @@ const slots = (() => {
  * supervisor and a service, on a loaded 2-core machine.
  */
 export async function inspector(t: TestContext, args: string[], dir: string): Promise<Record<string, unknown>> {
+  // scripts/test.mjs checks this for the suites it knows; a new suite that drives the inspector fails here.
+  assert.ok(existsSync(INSPECTOR), "the MCP Inspector's CLI is not installed: run `npm ci --prefix test/inspector`");
   // HOME in the test's directory: the inspector keeps state under ~/.mcp-inspector.
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir };
   // Its catalog would otherwise be written to ~/.mcp-inspector; with --config (read-only) there is none.

@@ -80,6 +80,7 @@ export const ERROR_CODES = [
   'worker_lost',
   'invalid_job',
   'insecure_file',
+  'missing_dependency',
 ] as const;
 
 /** One of {@link ERROR_CODES}. @public */
@@ -157,4 +158,32 @@ export function toSdkError(error: unknown, fallback: ErrorCode = 'internal'): Sd
   }
   const message = error instanceof Error ? error.message : String(error);
   return new SdkError(fallback, message, { cause: error });
+}
+
+/**
+ * The `missing_dependency` error for an optional package that could not be loaded (ESM `import()` or
+ * `require.resolve`), or `undefined` when `error` is anything else (then the caller rethrows it as it was).
+ * The optional packages (`docs/decisions/optional-dependencies.md`) are loaded on use only.
+ *
+ * @param error what the load threw
+ * @param packages the package that failed to load first, then any that go with it (all are named in the fix)
+ * @param forWhat what needs them, e.g. `the openai model loop`
+ */
+export function missingDependency(
+  error: unknown,
+  packages: readonly [string, ...string[]],
+  forWhat: string,
+): SdkError | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return undefined;
+  const message = error instanceof Error ? error.message : '';
+  const missing = packages.find((name) => message.includes(`'${name}'`) || message.includes(`'${name}/`));
+  if (missing === undefined) return undefined;
+  const install = `npm install ${packages.join(' ')}`;
+  // The fix is in the message too: some failure lines (a run's attempt) show the message alone.
+  return new SdkError(
+    'missing_dependency',
+    `${forWhat} needs the package ${missing}, an optional dependency of ScienceEvolve that is not installed: ${install}`,
+    { remedy: install, data: { package: missing, packages: [...packages] } },
+  );
 }

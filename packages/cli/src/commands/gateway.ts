@@ -9,10 +9,21 @@ import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 
-/** supergateway's entry script, resolved from this package's own dependencies. */
+/** supergateway's entry script, resolved from this package's own dependencies; `missing_dependency` without it. */
 function supergatewayBin(): string {
   const require = createRequire(import.meta.url);
-  const manifestPath = require.resolve('supergateway/package.json');
+  let manifestPath: string;
+  try {
+    manifestPath = require.resolve('supergateway/package.json');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error;
+    // An optional dependency of the CLI (docs/decisions/optional-dependencies.md): only this command needs it.
+    throw new SdkError(
+      'missing_dependency',
+      'gateway needs the package supergateway, an optional dependency of ScienceEvolve that is not installed: npm install supergateway',
+      { remedy: 'npm install supergateway', data: { package: 'supergateway', packages: ['supergateway'] } },
+    );
+  }
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { bin?: string | Record<string, string> };
   const bin = typeof manifest.bin === 'string' ? manifest.bin : manifest.bin?.supergateway;
   if (bin === undefined) throw new SdkError('internal', `supergateway's package (${manifestPath}) names no bin`);

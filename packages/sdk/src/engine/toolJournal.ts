@@ -8,8 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { type Surface, withCallTool } from '../surface/surface.js';
 import type { RunEventInput } from '../events/runEvents.js';
 import { resultText } from '../harness/harness.js';
-import { recordedAnswer } from '../harness/modelTools.js';
-import { type RecordedToolResult, recordedFailure, resultDigest } from '../harness/stepDigests.js';
+import { type RecordedToolResult, recordedAnswer, recordedFailure, resultDigest } from '../harness/stepDigests.js';
 
 /** Bytes of a tool result's text kept in a `tool.called` event: 1 KiB. */
 export const TOOL_SUMMARY_BYTES = 1024;

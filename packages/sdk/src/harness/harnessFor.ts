@@ -7,7 +7,7 @@ import { SdkError } from '../errors.js';
 import type { Harness } from '../workflow/workflowSchema.js';
 import { createCommandHarness } from './commandHarness.js';
 import { type AgentHarness, HARNESS_API_VERSION } from './harness.js';
-import { createModelLoopHarness } from './modelLoop.js';
+import { createModelLoopHarness } from './modelLoopLoader.js';
 import { type Script, ScriptedHarness, parseScript, readScriptFile, scriptPositionAfter } from './scriptedHarness.js';
 
 /** One harness type's configuration. @public */

@@ -11,7 +11,6 @@
  */
 import type { ModelMessage, ToolSet } from 'ai';
 import type { Surface } from '../surface/surface.js';
-import { DEFAULT_FORWARD_LIMITS } from '../surface/serviceGate.js';
 import { SdkError } from '../errors.js';
 import type { AgentHarness, HarnessInput, HarnessOutput } from './harness.js';
 import {
@@ -29,30 +28,13 @@ import {
 import { PerKeyLimiter, callTool, toolResultPart, toolSet } from './modelTools.js';
 import { addUsage, callModel, throwIfCancelled } from './modelTurn.js';
 import { type FailureContext, type ModelLoopConfig, createEndpoint, readApiKey } from './modelProviders.js';
+import { type ModelLoopOptions, DEFAULT_MODEL_LOOP_OPTIONS } from './modelLoopLight.js';
 
 export type { ModelLoopConfig } from './modelProviders.js';
 export { type ModelLoopCheckpoint, ModelLoopCheckpointSchema } from './modelLoopCheckpoint.js';
 export { resultAsText } from './modelTools.js';
 
-/** Tunables of the loop that are not workflow options (tests shorten them). */
-export interface ModelLoopOptions {
-  /** Retries of one model call after a 429, 408, 409, 5xx, lost connection or request timeout. Default 4. */
-  maxRetries?: number;
-  /** Milliseconds before the first retry when the provider names no delay; doubles each retry. Default 1,000 (1 s). */
-  initialRetryDelayMs?: number;
-  /** Milliseconds any one wait between attempts lasts at most, `retry-after` included. Default 60,000 (60 s). */
-  maxRetryDelayMs?: number;
-  /** Tool calls of one model turn in flight per service at once; more wait their turn. Default 4 (the surface's cap). */
-  maxParallelCallsPerService?: number;
-}
-
-/** The defaults of {@link ModelLoopOptions}. */
-export const DEFAULT_MODEL_LOOP_OPTIONS: Readonly<Required<ModelLoopOptions>> = Object.freeze({
-  maxRetries: 4,
-  initialRetryDelayMs: 1_000,
-  maxRetryDelayMs: 60_000,
-  maxParallelCallsPerService: DEFAULT_FORWARD_LIMITS.maxInFlight,
-});
+export { type ModelLoopOptions, DEFAULT_MODEL_LOOP_OPTIONS } from './modelLoopLight.js';
 
 /** The harness of `agent` for a model-loop configuration (defaults filled by the workflow schema). */
 export function createModelLoopHarness(

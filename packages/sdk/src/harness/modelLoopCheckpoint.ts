@@ -3,21 +3,16 @@
  * reading the conversation it holds — which tool calls of the last model turn are still unanswered.
  */
 import { type ModelMessage, modelMessageSchema } from 'ai';
-import type { z } from 'zod';
 import { SdkError } from '../errors.js';
-import {
-  type ModelLoopCheckpoint,
-  ModelLoopCheckpointSchema,
-  type RecordedResultSchema,
-} from '../schemas/checkpoints.js';
 import { describeIssue } from '../schemas/parseRecord.js';
 import type { HarnessInput, JournaledSteps } from './harness.js';
+import { type ModelLoopCheckpoint, ModelLoopCheckpointSchema, type RecordedResult } from './modelLoopLight.js';
 import { argumentsRefused, isArgumentsObject } from './modelTools.js';
 import { recordedOfOutput, responseDigest, resultDigest } from './stepDigests.js';
 
-// The checkpoint's schema is in `schemas/checkpoints.ts`, with every document read back from disk.
-export { ModelLoopCheckpointSchema, RecordedResultSchema } from '../schemas/checkpoints.js';
-export type { ModelLoopCheckpoint } from '../schemas/checkpoints.js';
+// The checkpoint's schema is in `schemas/checkpoints.ts` (re-exported by `modelLoopLight.ts`, which loads no AI SDK).
+export { ModelLoopCheckpointSchema, RecordedResultSchema } from './modelLoopLight.js';
+export type { ModelLoopCheckpoint, RecordedResult } from './modelLoopLight.js';
 
 /** A tool call of the last assistant message. */
 export interface PendingCall {
@@ -25,9 +20,6 @@ export interface PendingCall {
   toolName: string;
   input: unknown;
 }
-
-/** A recorded tool result. */
-export type RecordedResult = z.infer<typeof RecordedResultSchema>;
 
 /** The recorded results of a checkpoint, by tool call id. */
 export function recordedResults(state: ModelLoopCheckpoint): Map<string, RecordedResult> {

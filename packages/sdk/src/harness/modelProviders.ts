@@ -9,32 +9,15 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { APICallError, type LanguageModel } from 'ai';
 import { SdkError } from '../errors.js';
-import type { Harness } from '../workflow/workflowSchema.js';
+import { DEFAULT_API_KEY_ENVS, DEFAULT_BASE_URLS, type ModelLoopConfig } from './modelLoopLight.js';
 
-/** A model-loop harness configuration (defaults filled): `openai`, `anthropic` or `gemini`. */
-export type ModelLoopConfig = Extract<Harness, { type: 'openai' | 'anthropic' | 'gemini' }>;
-
-/** The harness types that are model loops. */
-export const MODEL_LOOP_TYPES = ['openai', 'anthropic', 'gemini'] as const;
-
-/** The public endpoint of each model-loop type, used when `baseUrl` is absent. */
-export const DEFAULT_BASE_URLS: Readonly<Record<ModelLoopConfig['type'], string>> = Object.freeze({
-  openai: 'https://api.openai.com/v1',
-  anthropic: 'https://api.anthropic.com/v1',
-  gemini: 'https://generativelanguage.googleapis.com/v1beta',
-});
-
-/** The host variable holding the API key of each model-loop type, used when `apiKeyEnv` is absent. */
-export const DEFAULT_API_KEY_ENVS: Readonly<Record<ModelLoopConfig['type'], string>> = Object.freeze({
-  openai: 'OPENAI_API_KEY',
-  anthropic: 'ANTHROPIC_API_KEY',
-  gemini: 'GEMINI_API_KEY',
-});
-
-/** True when `config` is a model-loop harness configuration. */
-export function isModelLoopConfig(config: Harness): config is ModelLoopConfig {
-  return (MODEL_LOOP_TYPES as readonly string[]).includes(config.type);
-}
+export {
+  type ModelLoopConfig,
+  MODEL_LOOP_TYPES,
+  DEFAULT_BASE_URLS,
+  DEFAULT_API_KEY_ENVS,
+  isModelLoopConfig,
+} from './modelLoopLight.js';
 
 /** What a model loop talks to: the language model, and how to name the endpoint in messages. */
 export interface ModelEndpoint {

@@ -1,14 +1,14 @@
 /**
  * The model loop's tool runner: the surface's tools offered as AI SDK function tools, one tool call run
- * through the surface (its failures become results the model reads), a result as the text a model sees,
- * and the per-service cap on a turn's parallel calls.
+ * through the surface (its failures become results the model reads), and the per-service cap on a turn's
+ * parallel calls. A result as the text a model sees is `stepDigests.ts`'s (the engine records answers
+ * without loading the AI SDK).
  */
-import type { CallToolResult } from '@modelcontextprotocol/server';
 import { type Tool, type ToolResultPart, type ToolSet, jsonSchema } from 'ai';
 import type { HarnessInput } from './harness.js';
 import type { PendingCall, RecordedResult } from './modelLoopCheckpoint.js';
 import { throwIfCancelled } from './modelTurn.js';
-import { type RecordedToolResult, recordedFailure } from './stepDigests.js';
+import { recordedAnswer, recordedFailure } from './stepDigests.js';
 
 /**
  * Calls one surface tool; every failure but cancellation becomes an error result for the model. The call
@@ -38,28 +38,7 @@ export function argumentsRefused(tool: string): RecordedResult {
   return { text: `the arguments of ${tool} must be a JSON object`, isError: true };
 }
 
-/** A surface's answer as a harness records it (what `tool.called`'s `resultDigest` digests). */
-export function recordedAnswer(result: CallToolResult): RecordedToolResult {
-  return { text: resultAsText(result), isError: result.isError === true };
-}
-
-/**
- * The text a model sees for a tool result: its text items joined by newlines; other items (images,
- * audio, resources) as a one-line note; the structured content as JSON when there is no text.
- */
-export function resultAsText(result: CallToolResult): string {
-  const parts: string[] = [];
-  for (const item of result.content ?? []) {
-    if (item.type === 'text') parts.push(item.text);
-    else if (item.type === 'resource_link') parts.push(`[resource ${item.uri}]`);
-    else if (item.type === 'resource') {
-      const resource = item.resource as { uri: string; text?: unknown };
-      parts.push(typeof resource.text === 'string' ? resource.text : `[resource ${resource.uri}]`);
-    } else parts.push(`[${item.type} content, ${'mimeType' in item ? String(item.mimeType) : 'no type'}]`);
-  }
-  if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
-  return parts.join('\n');
-}
+export { recordedAnswer, resultAsText } from './stepDigests.js';
 
 /** A recorded result as the AI SDK's tool-result part (an error result as `error-text`). */
 export function toolResultPart(call: PendingCall, result: RecordedResult): ToolResultPart {

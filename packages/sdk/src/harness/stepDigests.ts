@@ -8,6 +8,7 @@
  * trip through the checkpoint file digest alike.
  */
 import { createHash } from 'node:crypto';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import stableStringify from 'fast-json-stable-stringify';
 import { toSdkError } from '../errors.js';
 
@@ -86,4 +87,27 @@ export function responseFacts(messages: readonly unknown[]): {
     }
   }
   return { responseDigest: responseDigest(assistant), ...(answered.length === 0 ? {} : { answered }) };
+}
+
+/** A surface's answer as a harness records it (what `tool.called`'s `resultDigest` digests). */
+export function recordedAnswer(result: CallToolResult): RecordedToolResult {
+  return { text: resultAsText(result), isError: result.isError === true };
+}
+
+/**
+ * The text a model sees for a tool result: its text items joined by newlines; other items (images,
+ * audio, resources) as a one-line note; the structured content as JSON when there is no text.
+ */
+export function resultAsText(result: CallToolResult): string {
+  const parts: string[] = [];
+  for (const item of result.content ?? []) {
+    if (item.type === 'text') parts.push(item.text);
+    else if (item.type === 'resource_link') parts.push(`[resource ${item.uri}]`);
+    else if (item.type === 'resource') {
+      const resource = item.resource as { uri: string; text?: unknown };
+      parts.push(typeof resource.text === 'string' ? resource.text : `[resource ${resource.uri}]`);
+    } else parts.push(`[${item.type} content, ${'mimeType' in item ? String(item.mimeType) : 'no type'}]`);
+  }
+  if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
+  return parts.join('\n');
 }

@@ -6,6 +6,7 @@
 import type { Queue, QueueEvents } from 'bullmq';
 import { SdkError } from '../errors.js';
 import { redactUrlsIn } from '../redact.js';
+import { loadBullmq } from './loadBullmq.js';
 import { type RefusedError, refusalOf, shownReason } from './jobRefusal.js';
 import { type QueueAddress, parseQueueUrl } from './queueUrl.js';
 
@@ -66,7 +67,7 @@ export class QueueClient {
     const address = parseQueueUrl(settings.url);
     const name = settings.name ?? DEFAULT_QUEUE_NAME;
     const unreachableMs = settings.unreachableMs ?? 30_000;
-    const { Queue, QueueEvents } = await import('bullmq');
+    const { Queue, QueueEvents } = await loadBullmq();
     const log = settings.onLog ?? (() => {});
     const queue = new Queue(name, { connection: { ...address.connection } });
     const events = new QueueEvents(name, { connection: { ...address.connection } });

@@ -8,6 +8,7 @@ import { SdkError } from '../errors.js';
 import { JobRefusal, refusalReason, shownReason } from './jobRefusal.js';
 import { DEFAULT_QUEUE_NAME } from './queueClient.js';
 import { redactUrlsIn } from '../redact.js';
+import { loadBullmq } from './loadBullmq.js';
 import { parseQueueUrl } from './queueUrl.js';
 
 /** How a worker takes jobs. */
@@ -102,7 +103,7 @@ export async function startQueueConsumer(
   checkRanges(settings);
   const address = parseQueueUrl(settings.url);
   const log = settings.onLog ?? (() => {});
-  const { Worker, UnrecoverableError, WaitingError } = await import('bullmq');
+  const { Worker, UnrecoverableError, WaitingError } = await loadBullmq();
   const worker: Worker = new Worker(
     settings.name ?? DEFAULT_QUEUE_NAME,
     async (job, token) => {
