@@ -11,7 +11,7 @@ import {
 } from '@scienceevolve/sdk/agent-services';
 import { parseCommand, required, sdkOptions } from '../args.js';
 import { ENGINE_OPTIONS, command } from '../optionTable.js';
-import { EXIT, type Io, printJson, usageError } from '../output.js';
+import { EXIT, type Io, type ShownError, failureText, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 
 /** What holds a probe's services, in words. */
@@ -71,7 +71,8 @@ async function probe(argv: string[], io: Io): Promise<number> {
       ...options,
       onEvent: (e) => {
         if (e.type === 'service.ready') io.stderr(`ready: ${e.service} (${e.tools} tools, ${e.startMs} ms)\n`);
-        if (e.type === 'service.failed') io.stderr(`failed: ${e.service}: ${e.error.code}\n`);
+        // Without --json the report below says each failure once, with its stderr and fix.
+        if (e.type === 'service.failed' && values.json) io.stderr(`failed: ${e.service}: ${e.error.code}\n`);
       },
     });
     try {
@@ -85,7 +86,7 @@ async function probe(argv: string[], io: Io): Promise<number> {
               ? `  ${s.name}: ready${s.pid ? ` (pid ${s.pid})` : ''} — tools: ${s.tools.join(', ') || '(none)'}${
                   s.missingLists.length > 0 ? ` (not implemented, counted empty: ${s.missingLists.join(', ')})` : ''
                 }\n`
-              : `  ${s.name}: failed — ${s.error?.code}: ${s.error?.message}\n`,
+              : failedLine(s.name, s.error, probed.failures),
           );
           if (s.sandbox !== null) io.stdout(`    ${sandboxLine(s.sandbox)}\n`);
         }
@@ -162,4 +163,18 @@ const SANDBOX_REASONS: Record<SandboxDecision['reason'], string> = {
 function sandboxLine(sandbox: SandboxDecision): string {
   const what = sandbox.sandboxed ? `sandboxed${sandbox.network ? '' : ', no network'}` : 'not sandboxed';
   return `${what}: ${SANDBOX_REASONS[sandbox.reason]}${sandbox.detail === undefined ? '' : ` (${sandbox.detail})`}`;
+}
+
+/**
+ * A failed service of the human probe report: `  name: failed [code]: message`, the end of its stderr and
+ * its fix, from the start's full error (the report itself carries no log content).
+ */
+function failedLine(
+  name: string,
+  error: { code: string; message: string } | null,
+  failures: readonly { code: string; message: string; toJSON(): ShownError }[],
+): string {
+  if (error === null) return `  ${name}: failed\n`;
+  const full = failures.find((f) => f.message === error.message)?.toJSON() ?? error;
+  return failureText(full, { indent: '  ', head: `${name}: failed` });
 }

@@ -179,6 +179,11 @@ export interface HeldProbe {
   report: ProbeReport;
   /** True when every service is ready. */
   ok: boolean;
+  /**
+   * Each failed start's error in full (`data.stderrTail`, redacted, and the `remedy` included), for the
+   * screen; the report itself carries no log content.
+   */
+  failures: readonly SdkError[];
   close(): Promise<void>;
 }
 
@@ -189,7 +194,12 @@ export interface HeldProbe {
 export async function probeServices(options: AgentServicesOptions): Promise<HeldProbe> {
   const prepared = await prepare(options);
   const services = await start(prepared, options, newProbeRunId('probe'));
-  return { report: report(prepared, services), ok: services.failures.length === 0, close: () => services.close() };
+  return {
+    report: report(prepared, services),
+    ok: services.failures.length === 0,
+    failures: services.failures,
+    close: () => services.close(),
+  };
 }
 
 /** A served agent: its surface, with its services up until `close()`. */
