@@ -4,7 +4,7 @@
  * sweep strays of earlier dead hosts of the project, and start every service under the host's supervisor.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { makeDirs } from '../fileModes.js';
 import { resolve } from 'node:path';
 import type { Surface } from '../surface/surface.js';
 import { SdkError } from '../errors.js';
@@ -111,7 +111,7 @@ async function prepare(options: AgentServicesOptions): Promise<Prepared> {
 
 async function start(prepared: Prepared, options: AgentServicesOptions, runId: string): Promise<InvocationServices> {
   const workspace = resolve(options.workspace);
-  await mkdir(workspace, { recursive: true });
+  makeDirs(workspace);
   const registry = await hostSupervisor(prepared.paths, { graceMs: options.graceMs });
   return startInvocationServices({
     paths: prepared.paths,

@@ -3,9 +3,10 @@
  * using it, the chosen harness with the environment variables it reads named. `pack` and `run` accept it
  * as it is written.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SdkError } from '../errors.js';
+import { makeDirs } from '../fileModes.js';
 import { jsonFileText, LAUNCH_FILE, SERVICES_DIR, WORKFLOW_YAML, workflowYamlText } from './folderLayout.js';
 import { prepareEmpty } from './unpackFolder.js';
 import { workflowJsonSchemaText } from './workflowJsonSchema.js';
@@ -173,7 +174,7 @@ export async function initFolder(options: InitFolderOptions): Promise<InitFolder
   await prepareEmpty(options.dir);
   try {
     for (const [path, text] of files) {
-      await mkdir(dirname(join(options.dir, path)), { recursive: true });
+      makeDirs(dirname(join(options.dir, path)));
       await writeFile(join(options.dir, path), text, { flag: 'wx' });
     }
   } catch (error) {
