@@ -81,13 +81,7 @@ async function probe(argv: string[], io: Io): Promise<number> {
         io.stdout(`project ${probed.report.project}, invocation ${probed.report.invocation}\n`);
         io.stdout(`collection: ${collectionLine(probed.report.collection)}\n`);
         for (const s of probed.report.services) {
-          io.stdout(
-            s.state === 'ready'
-              ? `  ${s.name}: ready${s.pid ? ` (pid ${s.pid})` : ''} — tools: ${s.tools.join(', ') || '(none)'}${
-                  s.missingLists.length > 0 ? ` (not implemented, counted empty: ${s.missingLists.join(', ')})` : ''
-                }\n`
-              : failedLine(s.name, s.error, probed.failures),
-          );
+          io.stdout(s.state === 'ready' ? readyLines(s) : failedLine(s.name, s.error, probed.failures));
           if (s.sandbox !== null) io.stdout(`    ${sandboxLine(s.sandbox)}\n`);
         }
       }
@@ -177,4 +171,30 @@ function failedLine(
   if (error === null) return `  ${name}: failed\n`;
   const full = failures.find((f) => f.message === error.message)?.toJSON() ?? error;
   return failureText(full, { indent: '  ', head: `${name}: failed` });
+}
+
+/**
+ * A ready service of the human probe report: its name and pid, then one line each for what it offers —
+ * tools, resources, resource templates, prompts (`(none)` when empty) — and the list methods it declared
+ * but did not implement.
+ */
+function readyLines(s: {
+  name: string;
+  pid: number | null;
+  tools: string[];
+  resources: string[];
+  resourceTemplates: string[];
+  prompts: string[];
+  missingLists: string[];
+}): string {
+  const list = (items: string[]) => (items.length === 0 ? '(none)' : items.join(', '));
+  return [
+    `  ${s.name}: ready${s.pid ? ` (pid ${s.pid})` : ''}`,
+    `    tools: ${list(s.tools)}`,
+    `    resources: ${list(s.resources)}`,
+    `    resource templates: ${list(s.resourceTemplates)}`,
+    `    prompts: ${list(s.prompts)}`,
+    ...(s.missingLists.length > 0 ? [`    not implemented, counted empty: ${s.missingLists.join(', ')}`] : []),
+    '',
+  ].join('\n');
 }
