@@ -40,6 +40,10 @@ export interface RunStatusReport {
   finishedAt: string | null;
   hostPid: number;
   resumes: number;
+  /** The requirement the run was given (Main's task). */
+  requirement: string;
+  /** The absolute workspace it ran in. */
+  workspace: string;
   output: string | null;
   /** Usage of every model call of the run, across resumes. */
   usage: UsageTotals;
@@ -162,6 +166,8 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
         finishedAt: r.finishedAt,
         hostPid: r.host.pid,
         resumes: r.resumes,
+        requirement: r.requirement,
+        workspace: r.workspace,
         output: r.output,
         usage: r.usage ?? emptyUsage(),
         invocations: r.invocations.map((i) => ({
