@@ -149,9 +149,8 @@ test('the run viewer shows a scripted run in chromium, follows it live, and give
       for (const meaning of ['tool call answered', 'answered an error', 'model turn', 'service start', 'failed']) {
         assert.ok(legend.includes(meaning), `the legend names ${meaning}: ${legend}`);
       }
-      await page.waitForFunction(() => document.getElementById('live')?.textContent !== '', undefined, {
-        timeout: 10_000,
-      });
+      // Set once the event stream has opened.
+      await page.locator('#live', { hasText: /\S/ }).waitFor({ timeout: 10_000 });
       const live = (await page.locator('#live').textContent()) ?? '';
       assert.match(live, /^finished \(succeeded\)$/);
       await page.close();
