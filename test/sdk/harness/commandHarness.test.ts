@@ -129,6 +129,23 @@ test('envFrom or apiKeyEnv naming an unset host variable: missing_env before any
   await assertNothingLeft(box.project, result.events);
 });
 
+test('an envFrom host variable that is empty: missing_env, as for a service', { timeout: 60_000 }, async (t) => {
+  const box = await sandbox(t);
+  const result = await startRun({
+    ...box,
+    workflow: workflow('call', { envFrom: { TOKEN: 'SE_TEST_EMPTY_VAR' } }),
+    requirement: addTask,
+    hostEnv: { PATH: process.env.PATH, SE_TEST_EMPTY_VAR: '' },
+    graceMs: 300,
+  }).result;
+  assert.equal(result.status, 'failed');
+  const error = ofType(result.events, 'invocation.finished')[0]?.error as { code: string; message: string };
+  assert.equal(error?.code, 'missing_env');
+  assert.match(error.message, /SE_TEST_EMPTY_VAR \(for TOKEN\) is not set or empty/);
+  assert.ok(!existsSync(join(box.workspace, 'agent.pid')), 'the CLI never started');
+  await assertNothingLeft(box.project, result.events);
+});
+
 test('an apiKeyEnv whose host variable is empty: missing_env, as for the model loops', {
   timeout: 60_000,
 }, async (t) => {
@@ -143,7 +160,7 @@ test('an apiKeyEnv whose host variable is empty: missing_env, as for the model l
   assert.equal(result.status, 'failed');
   const error = ofType(result.events, 'invocation.finished')[0]?.error as { code: string; message: string };
   assert.equal(error?.code, 'missing_env');
-  assert.match(error.message, /SE_TEST_EMPTY_KEY \(for apiKeyEnv\) is not set \(or empty, for the API key\)/);
+  assert.match(error.message, /SE_TEST_EMPTY_KEY \(for apiKeyEnv\) is not set or empty/);
   assert.ok(!existsSync(join(box.workspace, 'agent.pid')), 'the CLI never started');
   await assertNothingLeft(box.project, result.events);
 });
