@@ -114,34 +114,40 @@ test('init writes a folder that packs and validates, for every harness, and refu
   assert.match(again.stderr, /folder_not_empty/);
 });
 
-test('the scripted folder of init runs as written: run --workflow <folder>, a real service, nothing left', async (t) => {
+test('the scripted folder of init runs as written and answers the requirement: run --workflow <folder>, a real service, nothing left', async (t) => {
   const box = await sandbox(t);
   const flow = join(box.base, 'flow');
   assert.equal((await runCliToEnd(t, ['init', flow])).code, 0);
-  const run = await runCliToEnd(t, [
-    'run',
-    '--data-dir',
-    box.dataDir,
-    '--project',
-    box.project,
-    '--workspace',
-    box.workspace,
-    '--workflow',
-    flow,
-    '--script',
-    join(flow, 'script.json'),
-    '--grace-ms',
-    '500',
-    '--json',
-    'How many words: the quick brown fox',
-  ]);
-  assert.equal(run.code, 0, run.stderr);
-  const doc = run.json as { status: string; output: string; events: RunEvent[] };
-  assert.equal(doc.status, 'succeeded');
-  assert.equal(doc.output, 'The text has 4 words.');
-  assert.deepEqual(
-    ofType(doc.events, 'service.ready').map((e) => e.service),
-    ['text-tools'],
-  );
-  await assertNothingLeft(box.project, doc.events);
+  // The script passes the requirement ({{task}}) to the service, which counts what follows its ":".
+  for (const [requirement, answer] of [
+    ['How many words: one two', 'The text has 2 words.'],
+    ['How many words: the quick brown fox', 'The text has 4 words.'],
+  ] as const) {
+    const run = await runCliToEnd(t, [
+      'run',
+      '--data-dir',
+      box.dataDir,
+      '--project',
+      box.project,
+      '--workspace',
+      box.workspace,
+      '--workflow',
+      flow,
+      '--script',
+      join(flow, 'script.json'),
+      '--grace-ms',
+      '500',
+      '--json',
+      requirement,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const doc = run.json as { status: string; output: string; events: RunEvent[] };
+    assert.equal(doc.status, 'succeeded');
+    assert.equal(doc.output, answer);
+    assert.deepEqual(
+      ofType(doc.events, 'service.ready').map((e) => e.service),
+      ['text-tools'],
+    );
+    await assertNothingLeft(box.project, doc.events);
+  }
 });

@@ -128,6 +128,35 @@ test('the run viewer shows a scripted run in chromium, follows it live, and give
     await page.close();
   });
 
+  await t.test(
+    'the run page shows the requirement, the answer unfolded, a legend, and says "finished"; the project is named by its workspace',
+    async () => {
+      const page = await browser.context.newPage();
+      await page.goto(ui.url);
+      const project = page.locator(`section.project[data-project="${box.project}"] h2`);
+      await project.waitFor({ timeout: 10_000 });
+      const title = (await project.textContent()) ?? '';
+      assert.ok(title.startsWith(`Project ${box.workspace} `), `named by its workspace: ${title}`);
+      assert.ok(title.includes(box.project), 'the id beside it');
+      await page.goto(`${ui.url}${runHash}`);
+      await page.locator('tr[data-type="run.finished"]').waitFor({ timeout: 10_000 });
+      assert.equal(await page.locator('pre.requirement').textContent(), 'write a note and have it read');
+      // The answer is shown as text, not behind a toggle.
+      const answer = page.locator('pre.answer');
+      assert.equal(await answer.textContent(), result.output);
+      assert.ok(await answer.isVisible(), 'the answer is visible without a click');
+      const legend = (await page.locator('.overview .legend').textContent()) ?? '';
+      for (const meaning of ['tool call answered', 'answered an error', 'model turn', 'service start', 'failed']) {
+        assert.ok(legend.includes(meaning), `the legend names ${meaning}: ${legend}`);
+      }
+      // Set once the event stream has opened.
+      await page.locator('#live', { hasText: /\S/ }).waitFor({ timeout: 10_000 });
+      const live = (await page.locator('#live').textContent()) ?? '';
+      assert.match(live, /^finished \(succeeded\)$/);
+      await page.close();
+    },
+  );
+
   await t.test('a tool argument holding <script> is shown as text and never runs', async () => {
     const page = await browser.context.newPage();
     await page.goto(`${ui.url}${runHash}`);

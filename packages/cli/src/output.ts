@@ -1,5 +1,5 @@
 /** How the CLI speaks: one JSON document on stdout with `--json`, human text otherwise; progress and errors on stderr. */
-import { SdkError, isSdkError, toSdkError } from '@scienceevolve/sdk/errors';
+import { SdkError, isSdkError, remedyOf, toSdkError } from '@scienceevolve/sdk/errors';
 
 /** Exit codes (SPEC §13). */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -30,8 +30,7 @@ export function reportError(error: unknown, io: Io, options: { json: boolean; de
   if (options.json) {
     io.stdout(`${JSON.stringify({ ok: false, error: sdkError.toJSON() }, null, 2)}\n`);
   }
-  io.stderr(`error [${sdkError.code}]: ${sdkError.message}\n`);
-  if (sdkError.remedy) io.stderr(`  fix: ${sdkError.remedy}\n`);
+  io.stderr(failureText(sdkError.toJSON()));
   if (sdkError.code === 'internal' && !options.debug) io.stderr('  (run again with --debug for the stack trace)\n');
   if (options.debug) {
     const stack = (sdkError.cause instanceof Error ? sdkError.cause.stack : undefined) ?? sdkError.stack;
@@ -43,4 +42,87 @@ export function reportError(error: unknown, io: Io, options: { json: boolean; de
 /** Prints a JSON document on stdout. */
 export function printJson(io: Io, value: unknown): void {
   io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** An error as the CLI shows it: a code, a message, and where there are some, a remedy and facts. */
+export interface ShownError {
+  code: string;
+  message: string;
+  remedy?: string;
+  data?: Record<string, unknown>;
+}
+
+/** Lines of a service's stderr shown under its error: at most 12, after folding stack frames. */
+export const SCREEN_TAIL_LINES = 12;
+/** Bytes of a service's stderr shown under its error: at most 2 KiB (UTF-8). */
+export const SCREEN_TAIL_BYTES = 2048;
+/** Characters of one stderr line shown; a longer line is cut with `…`. */
+const SCREEN_LINE_CHARS = 300;
+
+/** A stack frame of a JavaScript trace (`    at fn (file:1:2)`). */
+const STACK_FRAME = /^\s+at\s/;
+
+/**
+ * The end of a service's stderr as the screen shows it: blank lines dropped, each run of JavaScript stack
+ * frames folded into one `… N stack frames` line (the cause — `Cannot find module './config.json'` — sits
+ * above them), then the last {@link SCREEN_TAIL_LINES} lines within {@link SCREEN_TAIL_BYTES}. The lines
+ * come from `data.stderrTail`, which the SDK already redacted (mapped values never show).
+ */
+export function screenTail(lines: readonly unknown[]): string[] {
+  const folded: string[] = [];
+  let frames = 0;
+  const flush = () => {
+    if (frames > 0) folded.push(`    … ${frames} stack frame${frames === 1 ? '' : 's'}`);
+    frames = 0;
+  };
+  for (const raw of lines) {
+    if (typeof raw !== 'string' || raw.trim() === '') continue;
+    if (STACK_FRAME.test(raw)) {
+      frames += 1;
+      continue;
+    }
+    flush();
+    folded.push(raw.length > SCREEN_LINE_CHARS ? `${raw.slice(0, SCREEN_LINE_CHARS)}…` : raw);
+  }
+  flush();
+  const shown: string[] = [];
+  let bytes = 0;
+  for (const line of folded.slice(-SCREEN_TAIL_LINES).reverse()) {
+    bytes += Buffer.byteLength(line) + 1;
+    if (bytes > SCREEN_TAIL_BYTES) break;
+    shown.unshift(line);
+  }
+  return shown;
+}
+
+/** The stderr tails an error carries: its own, or each of an aggregate's `data.failures` (several services). */
+function tailsOf(error: ShownError): { service: string; lines: string[] }[] {
+  const failures = Array.isArray(error.data?.failures) ? (error.data.failures as ShownError[]) : [error];
+  return failures.flatMap((f) => {
+    const tail = f?.data?.stderrTail;
+    if (!Array.isArray(tail)) return [];
+    const lines = screenTail(tail);
+    const service = typeof f.data?.service === 'string' ? f.data.service : 'the service';
+    return lines.length === 0 ? [] : [{ service, lines }];
+  });
+}
+
+/**
+ * One failure as text, every line ending in a newline: `error [code]: message`, then the end of each
+ * failed service's stderr (see {@link screenTail}), then `  fix: …` — the error's own remedy, or its code's
+ * fix (`remedyOf`: every code has one). `indent` prefixes every line; `head` replaces `error`.
+ */
+export function failureText(error: ShownError, options: { indent?: string; head?: string } = {}): string {
+  const indent = options.indent ?? '';
+  const lines = [`${options.head ?? 'error'} [${error.code}]: ${error.message}`];
+  for (const { service, lines: tail } of tailsOf(error)) {
+    lines.push(`  stderr of ${service} (its last lines):`);
+    for (const line of tail) lines.push(`    | ${line}`);
+  }
+  lines.push(`  fix: ${remedyOf(error)}`);
+  return lines
+    .join('\n')
+    .split('\n')
+    .map((line) => `${indent}${line}\n`)
+    .join('');
 }

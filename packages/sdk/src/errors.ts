@@ -187,3 +187,107 @@ export function missingDependency(
     { remedy: install, data: { package: missing, packages: [...packages] } },
   );
 }
+
+/**
+ * The one place that maps each code to its fix: what to do when an error of that code carries no
+ * `remedy` of its own (see {@link remedyOf}). A throw site that knows more (the variable to set, the
+ * command to run) gives its own `remedy`, which wins. The CLI prints the fix as `fix: …` under every
+ * error; docs/errors.md lists the same fixes.
+ */
+export const ERROR_FIXES: Readonly<Record<ErrorCode, string>> = {
+  invalid_workflow: 'fix the workflow at the path named (add, remove or correct that key), then load it again',
+  invalid_json: 'fix the JSON syntax at the position named',
+  limit_exceeded: 'shrink it below the limit named: move large data out of the workflow, or split the service',
+  unsafe_path: 'rename the file to a safe relative path (no "..", no leading "/", no backslash)',
+  unknown_reference: 'add what is named (the definition, the file), or fix the name',
+  duplicate_name: 'give each entry its own name',
+  reserved_name: 'choose another name',
+  invalid_command: 'give one executable name or path in "command" and put the arguments in "args"',
+  immutable_definition:
+    'send the accepted definition unchanged (or as {"accepted": "<digest>"}); add a changed version under a new name and move the references',
+  reconfiguration_not_allowed:
+    'the operator sets orchestration.allowMainReconfiguration to true and loads the workflow; send operator fields unchanged',
+  remote_not_allowed: 'use a URL listed in orchestration.allowedRemoteUrls, or write a project service',
+  missing_env:
+    "set the variable named (to a non-empty value) in the environment that runs ScienceEvolve, or change the definition's envFrom",
+  command_not_found: "install the command on the host's PATH, or give its full path in the definition's command",
+  sandbox_unavailable:
+    'install bubblewrap (apt-get install bubblewrap) or point SCIENCEEVOLVE_BWRAP at a working bwrap; or set orchestration.sandbox to "auto" or "off"',
+  startup_timeout:
+    'make the service answer initialize and its lists sooner (do slow work lazily); the end of its stderr (shown with the error, whole in the log named) says what it was doing',
+  start_queue_timeout: 'start fewer invocations at once, or raise maxConcurrentStarts or startQueueLimitMs',
+  initialize_failed:
+    'fix the service so that it answers initialize and the list requests as an MCP server; the end of its stderr (shown with the error, whole in the log named) says why it did not',
+  service_exited:
+    'fix what the end of its stderr names (shown with the error, whole in the log named): a missing file or module, a syntax error, a crash; then run again',
+  pids_limit: 'stop the service forking without bound, or raise pidsMax if it truly needs more processes',
+  protocol_error: 'write only JSON-RPC messages to stdout (UTF-8, one a line); send logs and progress to stderr',
+  forward_timeout:
+    'make the call finish sooner or ask for less, or raise the forwarding timeout (--forward-timeout-ms)',
+  unsupported_request: 'use the tools, resources and prompts methods',
+  remote_unreachable: 'check the URL and that the endpoint is up and reachable from this host',
+  service_busy: 'wait for an earlier call to finish, then retry',
+  service_resting: "retry after the time given; read the service's stderr log for why its calls failed",
+  result_too_large: 'ask the service for less (a page, a range)',
+  image_too_large: 'ask for a smaller image (a thumbnail, a crop)',
+  invalid_arguments: "call again with arguments that match the tool's inputSchema",
+  unknown_tool: 'call a name listed by tools/list',
+  tool_removed: 'list the tools again and call one listed now',
+  data_dir_too_new: 'upgrade ScienceEvolve, or use another data dir',
+  data_dir_needs_migration: 'run `scienceevolve migrate --data-dir <dir>` once',
+  unknown_project: 'load a workflow with `scienceevolve workflow load`, or fix --project',
+  unknown_version: 'pass a version from 1 to the accepted one',
+  store_tampered:
+    'run `scienceevolve workflow verify --data-dir <dir> --project <p>`, then restore the file named from a backup',
+  unknown_agent: 'use one of the agents the accepted workflow has',
+  usage: 'run `scienceevolve --help` for the commands and options',
+  io_error:
+    'check the path named: that it exists, is a directory or file as expected, is writable by this user, and has free space',
+  supervisor_failed: 'read the supervisor log named in the message',
+  internal: 'this is a bug: run again with --debug and report the stack trace',
+  invalid_script: 'fix the script at the path named; end every invocation\'s steps with {"final": "…"}',
+  not_a_git_repo:
+    'run `git init && git commit --allow-empty -m init` in the workspace, or set orchestration.git to false',
+  worktree_tampered:
+    "save what you need from the role's worktree and remove the directory: the next invocation checks the branch out again",
+  cancelled: 'continue the run with `scienceevolve resume`',
+  workflow_conflict: 'call get_workflow, redo the change on the new version, and apply again',
+  collect_failed: 'look at the process with `ps -o pid,stat,cmd -p <pid>` (state D: stuck in the kernel)',
+  model_auth_failed: 'check the key and that it may use the model',
+  model_request_failed: "check the harness's model, baseUrl and options against what the provider accepts",
+  model_unreachable: 'check that the endpoint is up and reachable (for 429: wait, or raise the quota), then resume',
+  max_turns_reached: "raise the harness's maxTurns, or narrow the task or the instructions",
+  invalid_checkpoint: 'remove the checkpoint file to restart the invocation from its start, or restore it',
+  harness_timeout: 'raise harness.timeoutMs, or give the agent a smaller task',
+  harness_failed: "read the harness's stderr log named; check its model, baseUrl, apiKeyEnv and login",
+  list_too_long: 'offer fewer entries, or fix pagination that never ends',
+  list_cursor_repeated: 'give each page a new cursor, and none on the last page',
+  invalid_folder: 'fix the folder as the message says (docs/workflow-folders.md)',
+  binary_file: 'keep binary data out of the service (fetch it at run time), or encode it as text',
+  special_file: 'copy the link target (or the file) into the folder as a regular file',
+  folder_not_empty: 'give a new or empty folder',
+  too_deep: 'flatten the document (a workflow needs 7 levels)',
+  ill_formed_text: 'remove the lone surrogate, or write the whole character',
+  harness_not_allowed:
+    "send existing agents' harnesses unchanged; add agents without a harness; ask the operator for a defaultHarness",
+  env_not_allowed: 'map only the variables in orchestration.mainMayMapEnv, or ask the operator to list the one needed',
+  sandbox_not_allowed: 'remove "sandbox" from the definition; only the operator may opt a service out',
+  filter_not_allowed: "keep the operator's tool patterns, or narrow them",
+  invalid_header: 'give the header value on one line',
+  queue_unreachable: 'start Redis (or restore the network to it), then `scienceevolve resume … --queue …`',
+  digest_mismatch: 'find what writes to the queue; start the work again from the coordinator',
+  workspace_unreachable:
+    'mount the workspace at the same path on every worker, or run the worker beside the coordinator',
+  worker_lost: "see the workers' logs; keep at least one worker running",
+  invalid_job: 'run workers of the same ScienceEvolve version as the coordinator; keep other writers off the queue',
+  insecure_file: 'chmod 600 the file named (chown it first if another user owns it); name the file itself, not a link',
+  workspace_config_refused:
+    'remove what the message names (read it first: a service may have written it), or run the CLI as a command harness without the preset',
+  missing_dependency: 'run the npm install line the message ends with',
+};
+
+/** The fix of an error: its own `remedy`, else its code's in {@link ERROR_FIXES}. */
+export function remedyOf(error: { code: string; remedy?: string | undefined }): string {
+  if (error.remedy !== undefined && error.remedy !== '') return error.remedy;
+  return Object.hasOwn(ERROR_FIXES, error.code) ? ERROR_FIXES[error.code as ErrorCode] : ERROR_FIXES.internal;
+}

@@ -6,8 +6,19 @@
  * new temporary file (`store/atomicFile.ts`), appended with {@link openAppendSync}, or, for logs that start
  * empty, made with {@link openFreshSync}. See docs/data-dir.md ("Permissions").
  */
-import { chmodSync, closeSync, constants, lstatSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
-import { chmod, mkdir, stat } from 'node:fs/promises';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  statSync,
+  statfsSync,
+  unlinkSync,
+} from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { chmod, stat } from 'node:fs/promises';
 import { SdkError } from './errors.js';
 
 /** Mode of every file the SDK creates in the data dir: 0600 (read and write for the owner only). */
@@ -16,14 +27,156 @@ export const PRIVATE_FILE_MODE = 0o600;
 /** Mode of every directory the SDK creates in the data dir: 0700. */
 export const PRIVATE_DIR_MODE = 0o700;
 
-/** Creates `dir` and its missing parents, each 0700 (existing ones are left as they are). */
+/**
+ * Creates `dir` and its missing parents, each 0700 (existing ones are left as they are). Bounded: see
+ * {@link makeDirs}. Throws `io_error` naming the path and the fix.
+ */
 export async function makePrivateDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  // Fast path: a directory that exists (most calls) costs one stat.
+  if ((await stat(dir).catch(() => undefined))?.isDirectory()) return;
+  makeDirs(dir, PRIVATE_DIR_MODE);
 }
 
 /** {@link makePrivateDir}, synchronously. */
 export function makePrivateDirSync(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  makeDirs(dir, PRIVATE_DIR_MODE);
+}
+
+/** Levels of missing directories {@link makeDirs} creates at most in one call: 64. */
+export const MAX_NEW_DIR_LEVELS = 64;
+
+/**
+ * `statfs` types of pseudo-filesystems, which cannot hold a data dir, a workspace or a log: proc, sysfs,
+ * cgroup (v1 and v2), debugfs, tracefs, securityfs, devpts, bpf, configfs, pstore, efivarfs, selinuxfs,
+ * binfmt_misc, mqueue, fusectl, nsfs.
+ */
+const PSEUDO_FS_TYPES = new Map<number, string>([
+  [0x9fa0, 'proc'],
+  [0x62656572, 'sysfs'],
+  [0x27e0eb, 'cgroup'],
+  [0x63677270, 'cgroup2'],
+  [0x64626720, 'debugfs'],
+  [0x74726163, 'tracefs'],
+  [0x73636673, 'securityfs'],
+  [0x1cd1, 'devpts'],
+  [0xcafe4a11, 'bpf'],
+  [0x62656570, 'configfs'],
+  [0x6165676c, 'pstore'],
+  [0xde5e81e4, 'efivarfs'],
+  [0xf97cff8c, 'selinuxfs'],
+  [0x42494e4d, 'binfmt_misc'],
+  [0x19800202, 'mqueue'],
+  [0x65735543, 'fusectl'],
+  [0x6e736673, 'nsfs'],
+]);
+
+/** The pseudo-filesystem `path` (an existing path) sits on, by its `statfs` type or its place (`/proc`, `/sys`). */
+export function pseudoFilesystemOf(path: string): string | undefined {
+  const absolute = resolve(path);
+  for (const root of ['/proc', '/sys']) {
+    if (absolute === root || absolute.startsWith(`${root}/`)) return root === '/proc' ? 'proc' : 'sysfs';
+  }
+  try {
+    return PSEUDO_FS_TYPES.get(Number(statfsSync(absolute).type));
+  } catch {
+    return undefined;
+  }
+}
+
+/** An `io_error` for a directory that could not be made: what is wrong with which path, and the fix. */
+function dirError(dir: string, at: string, error: unknown): SdkError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why =
+    code === 'EACCES' || code === 'EPERM'
+      ? `this user may not create ${at} (${code}: permission denied)`
+      : code === 'EEXIST' || code === 'ENOTDIR'
+        ? `${at} is a file, not a directory (${code})`
+        : code === 'EROFS'
+          ? `${at} is on a read-only file system (EROFS)`
+          : code === 'ENOSPC'
+            ? `the file system of ${at} is full (ENOSPC)`
+            : `${at}: ${(error as Error).message}`;
+  const remedy =
+    code === 'EACCES' || code === 'EPERM'
+      ? `choose a directory this user may write (one under your home directory), or give this user write permission on ${dirname(at)}`
+      : code === 'EEXIST' || code === 'ENOTDIR'
+        ? `remove or rename the file ${at}, or choose another directory`
+        : code === 'ENOSPC'
+          ? 'free space on that file system, or choose a directory on another one'
+          : 'choose a directory on a writable disk';
+  return new SdkError('io_error', `could not create the directory ${dir}: ${why}`, {
+    remedy,
+    data: { path: dir, at, ...(code === undefined ? {} : { errno: code }) },
+    cause: error,
+  });
+}
+
+/**
+ * Creates `dir` and its missing parents with `mode`, one level at a time and never more than
+ * {@link MAX_NEW_DIR_LEVELS} levels: Node's own recursive `mkdir` loops for ever under `/proc` (the kernel
+ * answers ENOENT for the child of a directory that exists, so it makes the parent again and again). A
+ * missing directory under a pseudo-filesystem ({@link pseudoFilesystemOf}) is refused at once; a file in the
+ * way, a directory this user may not write, a read-only or full file system is `io_error` naming the path
+ * and the fix.
+ */
+export function makeDirs(dir: string, mode = 0o777): void {
+  const target = resolve(dir);
+  const missing: string[] = [];
+  let current = target;
+  for (;;) {
+    let info: ReturnType<typeof statSync> | undefined;
+    try {
+      info = statSync(current);
+    } catch (error) {
+      // ENOTDIR: a file further up is in the way; the walk up finds it and names it.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw dirError(target, current, error);
+    }
+    if (info !== undefined) {
+      if (!info.isDirectory())
+        throw dirError(target, current, Object.assign(new Error('not a directory'), { code: 'ENOTDIR' }));
+      break;
+    }
+    missing.push(current);
+    const parent = dirname(current);
+    if (parent === current) break;
+    if (missing.length > MAX_NEW_DIR_LEVELS) {
+      throw new SdkError(
+        'io_error',
+        `could not create the directory ${target}: over ${MAX_NEW_DIR_LEVELS} of its levels are missing`,
+        {
+          remedy: 'create the parent directories first, or choose a shorter path',
+          data: { path: target },
+        },
+      );
+    }
+    current = parent;
+  }
+  if (missing.length === 0) return;
+  const pseudo = pseudoFilesystemOf(current);
+  if (pseudo !== undefined) {
+    throw new SdkError(
+      'io_error',
+      `could not create the directory ${target}: ${current} is on a pseudo-filesystem (${pseudo}), which cannot hold it`,
+      {
+        remedy: 'choose a directory on a real disk (one under your home directory)',
+        data: { path: target, at: current, filesystem: pseudo },
+      },
+    );
+  }
+  for (const level of missing.reverse()) {
+    try {
+      mkdirSync(level, { mode });
+    } catch (error) {
+      // Made meanwhile by someone else: fine when it is a directory.
+      if (
+        (error as NodeJS.ErrnoException).code === 'EEXIST' &&
+        statSync(level, { throwIfNoEntry: false })?.isDirectory()
+      )
+        continue;
+      throw dirError(target, level, error);
+    }
+  }
 }
 
 /**

@@ -93,6 +93,27 @@ test('a non-zero exit fails the invocation with harness_failed, its exit code an
   await assertNothingLeft(box.project, result.events);
 });
 
+test('a CLI that prints its mapped secret to stderr: the tail in run.json shows it REDACTED', {
+  timeout: 60_000,
+}, async (t) => {
+  const box = await sandbox(t);
+  const secret = 'sk-cli-secret-7f3e91';
+  const handle = startRun({
+    ...box,
+    workflow: workflow('exit:3', { envFrom: { TOKEN: 'SE_TEST_CLI_SECRET' } }),
+    requirement: 'x',
+    hostEnv: { PATH: process.env.PATH, SE_TEST_CLI_SECRET: secret },
+    graceMs: 500,
+  });
+  const result = await handle.result;
+  assert.equal(result.status, 'failed');
+  const runJson = readFileSync(join(box.dataDir, 'projects', box.project, 'runs', handle.runId, 'run.json'), 'utf8');
+  assert.match(runJson, /"mcpAgent: using token REDACTED"/);
+  assert.ok(!runJson.includes(secret), 'the mapped value is not in run.json');
+  assert.ok(!JSON.stringify(result.error).includes(secret), 'nor in the error run prints');
+  await assertNothingLeft(box.project, result.events);
+});
+
 test('timeoutMs stops the CLI and its relay: harness_timeout', { timeout: 60_000 }, async (t) => {
   const box = await sandbox(t);
   const result = await startRun({
@@ -129,6 +150,23 @@ test('envFrom or apiKeyEnv naming an unset host variable: missing_env before any
   await assertNothingLeft(box.project, result.events);
 });
 
+test('an envFrom host variable that is empty: missing_env, as for a service', { timeout: 60_000 }, async (t) => {
+  const box = await sandbox(t);
+  const result = await startRun({
+    ...box,
+    workflow: workflow('call', { envFrom: { TOKEN: 'SE_TEST_EMPTY_VAR' } }),
+    requirement: addTask,
+    hostEnv: { PATH: process.env.PATH, SE_TEST_EMPTY_VAR: '' },
+    graceMs: 300,
+  }).result;
+  assert.equal(result.status, 'failed');
+  const error = ofType(result.events, 'invocation.finished')[0]?.error as { code: string; message: string };
+  assert.equal(error?.code, 'missing_env');
+  assert.match(error.message, /SE_TEST_EMPTY_VAR \(for TOKEN\) is not set or empty/);
+  assert.ok(!existsSync(join(box.workspace, 'agent.pid')), 'the CLI never started');
+  await assertNothingLeft(box.project, result.events);
+});
+
 test('an apiKeyEnv whose host variable is empty: missing_env, as for the model loops', {
   timeout: 60_000,
 }, async (t) => {
@@ -143,7 +181,7 @@ test('an apiKeyEnv whose host variable is empty: missing_env, as for the model l
   assert.equal(result.status, 'failed');
   const error = ofType(result.events, 'invocation.finished')[0]?.error as { code: string; message: string };
   assert.equal(error?.code, 'missing_env');
-  assert.match(error.message, /SE_TEST_EMPTY_KEY \(for apiKeyEnv\) is not set \(or empty, for the API key\)/);
+  assert.match(error.message, /SE_TEST_EMPTY_KEY \(for apiKeyEnv\) is not set or empty/);
   assert.ok(!existsSync(join(box.workspace, 'agent.pid')), 'the CLI never started');
   await assertNothingLeft(box.project, result.events);
 });

@@ -59,7 +59,6 @@ const cases: [string, Partial<ServiceEnvInput>, Record<string, string | undefine
     { hostEnv: { HOST_KEY: 'v' }, envFrom: { API_KEY: 'HOST_KEY' } },
     { API_KEY: 'v', HOST_KEY: undefined },
   ],
-  ['envFrom may map an empty value', { hostEnv: { E: '' }, envFrom: { EMPTY: 'E' } }, { EMPTY: '' }],
   [
     'envFrom cannot override the SDK variables',
     { hostEnv: { X: 'evil' }, envFrom: { SCIENCEEVOLVE_WORKSPACE: 'X', NODE_PATH: 'X', SCIENCEEVOLVE_MARKER: 'X' } },
@@ -93,6 +92,18 @@ test('buildServiceEnv: every missing host variable is named in one missing_env, 
         { variable: 'C', hostVariable: 'MISSING_TWO' },
       ]);
       assert.ok(!JSON.stringify({ ...error.toJSON(), m: error.message }).includes('top-secret'));
+      return true;
+    },
+  );
+});
+
+test('buildServiceEnv: an empty host variable is missing, like an unset one', () => {
+  assert.throws(
+    () => buildServiceEnv({ ...base, hostEnv: { E: '' }, envFrom: { EMPTY: 'E' } }),
+    (error) => {
+      assert.ok(isSdkError(error));
+      assert.equal(error.code, 'missing_env');
+      assert.match(error.message, /E \(for EMPTY\) is not set or empty/);
       return true;
     },
   );

@@ -201,22 +201,44 @@ test('bad references: each refused with its code and JSON path and a message nam
       ],
     },
     {
-      name: "get_workflow's summary sent back as it is",
+      name: "get_workflow's summary sent back with another definition's digest",
       mutate: (w) => {
-        w.mcpDefinitions.tools = {
-          digest: TOOLS_DIGEST,
-          entrypoint: 'server.cjs',
-          command: 'node',
-          args: [],
-          envFrom: {},
-          fileBytes: { 'server.cjs': SERVER.length },
-        };
+        w.mcpDefinitions.tools = { digest: NOTES_DIGEST, entrypoint: 'server.cjs', fileBytes: { 'server.cjs': 1 } };
       },
       expect: [
         {
-          code: 'invalid_workflow',
+          code: 'immutable_definition',
           path: '$.mcpDefinitions.tools.digest',
-          message: new RegExp(`send "tools": \\{"accepted": "${TOOLS_DIGEST}"\\} alone`),
+          message: new RegExp(
+            `"${NOTES_DIGEST}" is not the digest of the accepted definition "tools" \\(${TOOLS_DIGEST}\\).*or as \\{"accepted": "${TOOLS_DIGEST}"\\}; to change the service, add the new version under a new name`,
+          ),
+        },
+      ],
+    },
+    {
+      name: "get_workflow's summary with its digest but a changed setting",
+      mutate: (w) => {
+        w.mcpDefinitions.tools = { digest: TOOLS_DIGEST, entrypoint: 'server.cjs', command: 'python3' };
+      },
+      expect: [
+        {
+          code: 'immutable_definition',
+          path: '$.mcpDefinitions.tools.command',
+          message: /"command" differs from the accepted definition "tools".*cannot change/,
+        },
+      ],
+    },
+    {
+      name: 'a summary for a name that is not accepted',
+      mutate: (w) => {
+        w.mcpDefinitions.fresh = { digest: TOOLS_DIGEST, entrypoint: 'server.cjs', fileBytes: { 'server.cjs': 1 } };
+      },
+      expect: [
+        {
+          code: 'unknown_reference',
+          path: '$.mcpDefinitions.fresh.digest',
+          message:
+            /there is no accepted definition "fresh" for this summary to stand for: a new service is stated in full/,
         },
       ],
     },
@@ -249,6 +271,58 @@ test('bad references: each refused with its code and JSON path and a message nam
     });
   }
   assert.deepEqual(await listVersions(paths), [1]);
+});
+
+test("get_workflow's view echoed back with one service added applies: summaries, full definitions, digests", async (t) => {
+  const paths = await project(t);
+  const summary = (definition: typeof TOOLS | typeof NOTES, digest: string) => {
+    const { files, ...settings } = definition;
+    const fileBytes = Object.fromEntries(Object.entries(files).map(([p, c]) => [p, Buffer.byteLength(c)]));
+    return { digest, command: 'node', args: [], envFrom: {}, ...settings, fileBytes };
+  };
+  // 1. The summaries (get_workflow without sources), digests included, and a new service.
+  const fresh = { entrypoint: 'fresh.cjs', files: { 'fresh.cjs': `${SERVER}// fresh` } };
+  const first = {
+    ...accepted(),
+    mcpDefinitions: { tools: summary(TOOLS, TOOLS_DIGEST), notes: summary(NOTES, NOTES_DIGEST), fresh },
+  };
+  const v2 = await applyWorkflow(paths, first);
+  assert.deepEqual([v2.version, v2.changedMcps], [2, ['fresh']]);
+  // 2. In full (get_workflow with sources), each with its digest, and one more new service — itself sent
+  //    with a digest field (ignored: a new definition's digest is computed).
+  const more = { entrypoint: 'more.cjs', files: { 'more.cjs': `${SERVER}// more` } };
+  const second = {
+    ...accepted(),
+    mcpDefinitions: {
+      tools: { digest: TOOLS_DIGEST, command: 'node', args: [], envFrom: {}, ...TOOLS },
+      notes: { digest: NOTES_DIGEST, command: 'node', envFrom: {}, ...NOTES },
+      fresh: { digest: definitionDigest(fresh), ...fresh },
+      more: { digest: 'not a digest', ...more },
+    },
+  };
+  const v3 = await applyWorkflow(paths, second);
+  assert.deepEqual([v3.version, v3.changedMcps], [3, ['more']]);
+  const now = await readAccepted(paths);
+  assert.deepEqual(Object.keys(now!.workflow.mcpDefinitions).sort(), ['fresh', 'more', 'notes', 'tools']);
+  assert.equal(definitionDigest(now!.workflow.mcpDefinitions.tools!), TOOLS_DIGEST);
+  assert.ok(!Object.hasOwn(now!.workflow.mcpDefinitions.more!, 'digest'), 'no "digest" is stored');
+  // 3. A full definition with its accepted digest but changed files is still a change.
+  const third = {
+    ...second,
+    mcpDefinitions: {
+      ...second.mcpDefinitions,
+      more: { digest: definitionDigest(more), ...more },
+      tools: { digest: TOOLS_DIGEST, ...TOOLS, files: { 'server.cjs': `${SERVER}// v2` } },
+    },
+  };
+  await assert.rejects(applyWorkflow(paths, third), (error: unknown) => {
+    assert.deepEqual(
+      errorsOf(error).map((e) => [e.code, e.path]),
+      [['immutable_definition', '$.mcpDefinitions.tools']],
+    );
+    return true;
+  });
+  assert.deepEqual(await listVersions(paths), [1, 2, 3]);
 });
 
 test('limits are checked on the resolved snapshot: references that resolve past 1 MiB are refused', async (t) => {

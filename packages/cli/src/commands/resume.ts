@@ -1,5 +1,6 @@
 /** `scienceevolve resume`: continues interrupted runs (SPEC §10.3). */
 import { closeHostSupervisor, resumeRuns } from '@scienceevolve/sdk';
+import { remedyOf } from '@scienceevolve/sdk/errors';
 import { publicError } from '@scienceevolve/sdk/internal';
 import { parseCommand, required } from '../args.js';
 import { command } from '../optionTable.js';
@@ -36,7 +37,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
         io.stdout(`${r.run}: ${r.status}${r.output !== null ? `\n${r.output}` : ''}\n`);
         if (r.error !== null) {
           io.stdout(`  error ${r.error.code}: ${r.error.message}\n`);
-          if (r.error.remedy !== undefined) io.stdout(`  remedy: ${r.error.remedy}\n`);
+          io.stdout(`  remedy: ${remedyOf(r.error)}\n`);
         }
       }
     }

@@ -9,7 +9,7 @@ import {
 } from '@scienceevolve/sdk';
 import { parseCommand, required, sdkOptions } from '../args.js';
 import { RUN_OPTIONS, command } from '../optionTable.js';
-import { EXIT, type Io, printJson, usageError } from '../output.js';
+import { EXIT, type Io, failureText, printJson, usageError } from '../output.js';
 import { queueUrlOption } from '../queueUrlOption.js';
 import { untilSignal } from '../signals.js';
 
@@ -63,9 +63,20 @@ export function progressLine(event: RunEvent): string | undefined {
   }
 }
 
-/** The `onEvent` of `run` and `resume`: one progress line on stderr for each event worth one. */
+/**
+ * The `onEvent` of `run` and `resume`: one progress line on stderr for each event worth one, and one line
+ * per failure — an attempt that failed for a reason a `service.failed` line already gave says only its code.
+ */
 export function progressOnStderr(io: Io): (event: RunEvent) => void {
+  const said = new Set<string>();
   return (event) => {
+    if (event.type === 'service.failed') said.add(event.error.message);
+    if (event.type === 'invocation.attempt_failed' && event.error && said.has(event.error.message)) {
+      io.stderr(
+        `[${event.agent}] attempt ${event.attempt} failed (${event.error.code}, above)${event.willRetry ? ' — retrying with fresh services' : ''}\n`,
+      );
+      return;
+    }
     const line = progressLine(event);
     if (line !== undefined) io.stderr(`${line}\n`);
   };
@@ -154,7 +165,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     if (values.json) {
       printJson(io, { run: result.run, status: result.status, output: result.output, events: result.events });
     } else {
-      io.stdout(`${result.output ?? ''}\n`);
+      if (result.output !== null) io.stdout(`${result.output}\n`);
     }
     io.stderr(
       `events: ${result.eventsPath}\nlogs:   ${result.runDir}/invocations/<invocation>/mcp/<service>.stderr.log\n`,
@@ -164,7 +175,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
         `the run was ${result.status}; continue it with: scienceevolve resume --data-dir ${dataDir} --project ${result.project} --run ${result.run}\n`,
       );
     }
-    if (result.error) io.stderr(`error [${result.error.code}]: ${result.error.message}\n`);
+    // The run's error with the end of the failed service's stderr (run.json's, redacted) and its fix.
+    if (result.error) io.stderr(failureText(result.error));
     return result.status === 'succeeded' ? EXIT.ok : EXIT.failed;
   } finally {
     dispose();

@@ -11,7 +11,7 @@ import {
 } from '@scienceevolve/sdk/agent-services';
 import { parseCommand, required, sdkOptions } from '../args.js';
 import { ENGINE_OPTIONS, command } from '../optionTable.js';
-import { EXIT, type Io, printJson, usageError } from '../output.js';
+import { EXIT, type Io, type ShownError, failureText, printJson, usageError } from '../output.js';
 import { untilSignal } from '../signals.js';
 
 /** What holds a probe's services, in words. */
@@ -71,7 +71,8 @@ async function probe(argv: string[], io: Io): Promise<number> {
       ...options,
       onEvent: (e) => {
         if (e.type === 'service.ready') io.stderr(`ready: ${e.service} (${e.tools} tools, ${e.startMs} ms)\n`);
-        if (e.type === 'service.failed') io.stderr(`failed: ${e.service}: ${e.error.code}\n`);
+        // Without --json the report below says each failure once, with its stderr and fix.
+        if (e.type === 'service.failed' && values.json) io.stderr(`failed: ${e.service}: ${e.error.code}\n`);
       },
     });
     try {
@@ -80,13 +81,7 @@ async function probe(argv: string[], io: Io): Promise<number> {
         io.stdout(`project ${probed.report.project}, invocation ${probed.report.invocation}\n`);
         io.stdout(`collection: ${collectionLine(probed.report.collection)}\n`);
         for (const s of probed.report.services) {
-          io.stdout(
-            s.state === 'ready'
-              ? `  ${s.name}: ready${s.pid ? ` (pid ${s.pid})` : ''} — tools: ${s.tools.join(', ') || '(none)'}${
-                  s.missingLists.length > 0 ? ` (not implemented, counted empty: ${s.missingLists.join(', ')})` : ''
-                }\n`
-              : `  ${s.name}: failed — ${s.error?.code}: ${s.error?.message}\n`,
-          );
+          io.stdout(s.state === 'ready' ? readyLines(s) : failedLine(s.name, s.error, probed.failures));
           if (s.sandbox !== null) io.stdout(`    ${sandboxLine(s.sandbox)}\n`);
         }
       }
@@ -162,4 +157,44 @@ const SANDBOX_REASONS: Record<SandboxDecision['reason'], string> = {
 function sandboxLine(sandbox: SandboxDecision): string {
   const what = sandbox.sandboxed ? `sandboxed${sandbox.network ? '' : ', no network'}` : 'not sandboxed';
   return `${what}: ${SANDBOX_REASONS[sandbox.reason]}${sandbox.detail === undefined ? '' : ` (${sandbox.detail})`}`;
+}
+
+/**
+ * A failed service of the human probe report: `  name: failed [code]: message`, the end of its stderr and
+ * its fix, from the start's full error (the report itself carries no log content).
+ */
+function failedLine(
+  name: string,
+  error: { code: string; message: string } | null,
+  failures: readonly { code: string; message: string; toJSON(): ShownError }[],
+): string {
+  if (error === null) return `  ${name}: failed\n`;
+  const full = failures.find((f) => f.message === error.message)?.toJSON() ?? error;
+  return failureText(full, { indent: '  ', head: `${name}: failed` });
+}
+
+/**
+ * A ready service of the human probe report: its name and pid, then one line each for what it offers —
+ * tools, resources, resource templates, prompts (`(none)` when empty) — and the list methods it declared
+ * but did not implement.
+ */
+function readyLines(s: {
+  name: string;
+  pid: number | null;
+  tools: string[];
+  resources: string[];
+  resourceTemplates: string[];
+  prompts: string[];
+  missingLists: string[];
+}): string {
+  const list = (items: string[]) => (items.length === 0 ? '(none)' : items.join(', '));
+  return [
+    `  ${s.name}: ready${s.pid ? ` (pid ${s.pid})` : ''}`,
+    `    tools: ${list(s.tools)}`,
+    `    resources: ${list(s.resources)}`,
+    `    resource templates: ${list(s.resourceTemplates)}`,
+    `    prompts: ${list(s.prompts)}`,
+    ...(s.missingLists.length > 0 ? [`    not implemented, counted empty: ${s.missingLists.join(', ')}`] : []),
+    '',
+  ].join('\n');
 }

@@ -21,8 +21,9 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
   const lockDurationMs = values['lock-duration-ms'];
   const stalledIntervalMs = values['stalled-interval-ms'];
   const maxStalledCount = values['max-stalled'];
-  // Installed before anything starts, so a signal during start-up is not lost.
-  const stop = untilSignal();
+  // Installed before anything starts, so a signal during start-up is not lost. No time bound: the drain waits
+  // for the jobs in hand; the second signal hands them back, a third exits at once.
+  const stop = untilSignal({ exitOnSignal: 3, exitAfterMs: null });
   let worker: Awaited<ReturnType<typeof startQueueWorker>> | undefined;
   try {
     worker = await startQueueWorker({
@@ -42,7 +43,7 @@ export async function workerCommand(argv: string[], io: Io): Promise<number> {
     const drained = current.close(false);
     // A second signal: cancel the attempts in hand (their services are collected) and put their jobs back
     // in the queue's waiting list, for another worker (no failure, no retry counted).
-    const again = untilSignal();
+    const again = untilSignal({ exitOnSignal: 3, exitAfterMs: null });
     const forced = again.wait().then(() => {
       if (again.signal === undefined) return false;
       io.stderr(`received ${again.signal}: handing the jobs in hand back\n`);

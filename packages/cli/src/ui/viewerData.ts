@@ -41,6 +41,8 @@ export interface RunSummary extends RunStatusReport {
 /** A project as the viewer lists it. */
 export interface ProjectSummary {
   project: string;
+  /** The workspace of its latest run (a project id derived from a workspace is a hash of it), or null. */
+  workspace: string | null;
   acceptedVersion: number | null;
   versions: VersionSummary[];
   runs: RunSummary[];
@@ -106,11 +108,13 @@ export class ViewerData {
         }
         versions.push(summary);
       }
+      const runs = p.runs.map(withDuration).sort((a, b) => b.startedAt.localeCompare(a.startedAt));
       out.push({
         project: p.project,
+        workspace: runs[0]?.workspace ?? null,
         acceptedVersion: p.acceptedVersion,
         versions,
-        runs: p.runs.map(withDuration).sort((a, b) => b.startedAt.localeCompare(a.startedAt)),
+        runs,
         corruptRuns: p.corruptRuns.map((c) => ({ run: c.run, message: c.message })),
         corruptVersions,
         liveServices: p.liveServices.length,

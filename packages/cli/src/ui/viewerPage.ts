@@ -69,6 +69,9 @@ pre { background: var(--code); padding: 6px 8px; margin: 4px 0; overflow: auto; 
 .ev td:nth-child(2) { width: 170px; font-size: 12px; color: var(--muted); white-space: nowrap; }
 .ev.fail td { background: #fff5f4; }
 details summary { cursor: pointer; color: #1f4f99; font-size: 12px; }
+.legend { display: flex; flex-wrap: wrap; gap: 14px; margin-top: 8px; font-size: 12px; color: var(--muted); }
+.legend-item { display: inline-flex; align-items: center; gap: 5px; }
+.legend .swatch { position: static; display: inline-block; width: 14px; height: 10px; margin: 0; top: auto; border-radius: 2px; opacity: 1; }
 button { font: inherit; font-size: 12px; padding: 1px 8px; cursor: pointer; }
 .err { color: var(--bad); }
 `;
@@ -162,7 +165,9 @@ export const VIEWER_JS = String.raw`'use strict';
       for (const p of doc.projects) {
         const sec = el('section', 'project');
         sec.dataset.project = p.project;
-        sec.append(el('h2', '', 'Project ' + p.project + ' ', badge('accepted v' + (p.acceptedVersion === null ? '–' : p.acceptedVersion), 'muted')));
+        // Named by its workspace (a project id made from a workspace is a hash of its path), the id beside it.
+        const title = p.workspace && p.workspace !== p.project ? p.workspace : p.project;
+        sec.append(el('h2', '', 'Project ' + title + ' ', el('span', 'muted project-id', title === p.project ? '' : p.project + ' '), badge('accepted v' + (p.acceptedVersion === null ? '–' : p.acceptedVersion), 'muted')));
         if (p.liveServices > 0) sec.append(el('p', 'muted', p.liveServices + ' live service process(es)'));
         sec.append(el('h3', '', 'Runs'));
         const runs = el('table', 'runs');
@@ -241,13 +246,18 @@ export const VIEWER_JS = String.raw`'use strict';
     u.searchParams.set('run', runId);
     u.searchParams.set('token', token);
     stream = new EventSource(u);
-    stream.addEventListener('open', () => { live.textContent = 'following the journal'; });
+    // A finished run's journal is complete: it says so, rather than "following".
+    const liveText = () => (state.summary && state.summary.status === 'running' ? 'following the journal' : 'finished' + (state.summary ? ' (' + state.summary.status + ')' : ''));
+    state.liveText = liveText;
+    stream.addEventListener('open', () => { live.textContent = liveText(); });
     stream.addEventListener('error', () => { live.textContent = 'event stream interrupted; reconnecting…'; });
     stream.addEventListener('journal', (m) => {
       const e = JSON.parse(m.data);
       e.__index = Number(m.lastEventId);
       state.events.push(e);
-      if (e.type === 'run.finished' || e.type === 'invocation.finished' || e.type === 'run.resumed') loadSummary().then(schedule, schedule);
+      if (e.type === 'run.finished' || e.type === 'invocation.finished' || e.type === 'run.resumed') {
+        loadSummary().then(() => { if (mine === view && stream) live.textContent = liveText(); schedule(); }, schedule);
+      }
       schedule();
     });
     stream.addEventListener('corrupt', (m) => {
@@ -262,6 +272,22 @@ export const VIEWER_JS = String.raw`'use strict';
     });
     renderRun(project, runId, state);
     refresh = setInterval(() => { if (state.summary && state.summary.status === 'running') schedule(); }, 1000);
+  }
+
+  /** What each colour of the timeline means. */
+  function legend() {
+    const box = el('div', 'legend');
+    const item = (cls, text) => {
+      const swatch = el('span', 'swatch ' + cls);
+      box.append(el('span', 'legend-item', swatch, text));
+    };
+    item('bar', 'invocation (start to end)');
+    item('tick tool ok', 'tool call answered');
+    item('tick tool bad', 'tool call answered an error');
+    item('tick model', 'model turn');
+    item('tick service', 'service start');
+    item('tick fail', 'service or attempt failed');
+    return box;
   }
 
   function lanesOf(events) {
@@ -318,8 +344,11 @@ export const VIEWER_JS = String.raw`'use strict';
     out.push(el('h1', '', 'Run ' + runId + ' ', s ? badge(s.status) : badge('damaged', 'bad')));
     if (state.damaged) out.push(el('p', 'err', 'run.json is damaged: ' + state.damaged));
     if (s) {
-      out.push(el('p', 'muted', 'project ' + project + ' · started ' + when(s.startedAt) + ' · ' + ms(s.durationMs) + (s.finishedAt ? '' : ' so far') + (s.resumes ? ' · resumed ' + s.resumes + '×' : '') + (tokens(s.usage) ? ' · ' + tokens(s.usage) : '')));
-      if (s.output !== null && s.output !== undefined) out.push(el('details', '', el('summary', '', 'output'), json(s.output)));
+      out.push(el('p', 'muted', 'project ' + (s.workspace || project) + ' · started ' + when(s.startedAt) + ' · ' + ms(s.durationMs) + (s.finishedAt ? '' : ' so far') + (s.resumes ? ' · resumed ' + s.resumes + '×' : '') + (tokens(s.usage) ? ' · ' + tokens(s.usage) : '')));
+      // The requirement and the answer, shown open: what the run was asked and what it answered.
+      if (typeof s.requirement === 'string') out.push(el('h3', '', 'Requirement'), el('pre', 'requirement', s.requirement));
+      if (s.output !== null && s.output !== undefined) out.push(el('h3', '', 'Answer'), el('pre', 'answer', s.output));
+      else if (s.status !== 'running') out.push(el('h3', '', 'Answer'), el('p', 'muted answer', 'no answer (the run ' + s.status + ')'));
     }
     for (const c of state.corrupt) out.push(el('p', 'err', 'journal: ' + c));
     for (const bad of state.invalid) {
@@ -370,6 +399,7 @@ export const VIEWER_JS = String.raw`'use strict';
       row.dataset.invocation = lane.id;
       overview.append(row);
     }
+    overview.append(legend());
     out.push(overview);
 
     // Lanes in detail.

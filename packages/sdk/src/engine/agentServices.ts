@@ -4,7 +4,7 @@
  * sweep strays of earlier dead hosts of the project, and start every service under the host's supervisor.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { makeDirs } from '../fileModes.js';
 import { resolve } from 'node:path';
 import type { Surface } from '../surface/surface.js';
 import type { z } from 'zod';
@@ -86,7 +86,7 @@ async function prepare(options: AgentServicesOptions): Promise<Prepared> {
 
 async function start(prepared: Prepared, options: ProbeOptions, runId: string): Promise<InvocationServices> {
   const workspace = resolve(options.workspace);
-  await mkdir(workspace, { recursive: true });
+  makeDirs(workspace);
   const registry = await hostSupervisor(prepared.paths, { graceMs: options.graceMs });
   return startInvocationServices({
     paths: prepared.paths,
@@ -154,6 +154,11 @@ export interface HeldProbe {
   report: ProbeReport;
   /** True when every service is ready. */
   ok: boolean;
+  /**
+   * Each failed start's error in full (`data.stderrTail`, redacted, and the `remedy` included), for the
+   * screen; the report itself carries no log content.
+   */
+  failures: readonly SdkError[];
   close(): Promise<void>;
 }
 
@@ -165,7 +170,12 @@ export interface HeldProbe {
 export async function probeServices(options: ProbeOptions): Promise<HeldProbe> {
   const prepared = await prepare(options);
   const services = await start(prepared, options, newProbeRunId('probe'));
-  return { report: report(prepared, services), ok: services.failures.length === 0, close: () => services.close() };
+  return {
+    report: report(prepared, services),
+    ok: services.failures.length === 0,
+    failures: services.failures,
+    close: () => services.close(),
+  };
 }
 
 /** A served agent: its surface, with its services up until `close()`. @public */

@@ -95,7 +95,7 @@ export interface AttemptRunner {
  * - `limit_exceeded`: the CLI's prompt or an environment string is over the OS limit.
  * Everything else a harness throws (`harness_failed`, `harness_timeout`, `model_unreachable`,
  * `unknown_tool`, `io_error`, …) is retried up to `orchestration.invocationRetries`; a failure to start
- * services is always retried.
+ * services is retried unless its code is one of {@link NOT_RETRIED_START_CODES}.
  */
 export const NOT_RETRIED_HARNESS_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'missing_env',
@@ -108,6 +108,20 @@ export const NOT_RETRIED_HARNESS_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCo
   'usage',
   'command_not_found',
   'limit_exceeded',
+]);
+
+/**
+ * Codes of service start failures that another attempt would only repeat, so the invocation fails at once
+ * (a crash — `service_exited`, `startup_timeout`, `initialize_failed` — is retried: it may not repeat):
+ * - `missing_env`: an `envFrom` host variable is not set or empty (the host's environment does not change);
+ * - `command_not_found`, `invalid_command`: the service's command is not there;
+ * - `sandbox_unavailable`: the sandbox is required and the host has none.
+ */
+export const NOT_RETRIED_START_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'missing_env',
+  'command_not_found',
+  'invalid_command',
+  'sandbox_unavailable',
 ]);
 
 /** What one attempt ended with, and whether another attempt may help. */
@@ -208,7 +222,8 @@ export async function runAttempt(spec: AttemptSpec, runner: AttemptRunner): Prom
     attempt.error =
       error === undefined ? null : toSdkError(error, harnessFailure ? 'harness_failed' : 'internal').toJSON();
     const final =
-      outcome === 'failed' && harnessFailure && NOT_RETRIED_HARNESS_CODES.has(attempt.error?.code as ErrorCode);
+      outcome === 'failed' &&
+      (harnessFailure ? NOT_RETRIED_HARNESS_CODES : NOT_RETRIED_START_CODES).has(attempt.error?.code as ErrorCode);
     // The checkpoint after the attempt: the last one its harness saved, else the one it started from (a file
     // that was not this invocation's checkpoint is not passed on: the coordinator keeps its own).
     const checkpoint = writer?.latest() ?? (saved === undefined ? null : (spec.checkpoint as CheckpointFile));

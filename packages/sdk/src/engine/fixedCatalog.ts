@@ -35,6 +35,7 @@ const APPLY_DESCRIPTION = `Propose a new workflow: services (MCP servers) for yo
 Send the COMPLETE workflow snapshot as {"workflow": {...}}: start from get_workflow's "workflow" and change it.
 Rules:
 - Keep each accepted service by reference, never by restating its files: "mcpDefinitions": {"<name>": {"accepted": "<digest from get_workflow>"}}.
+  Sending a definition back exactly as get_workflow showed it (with its "digest") keeps it too; a changed "digest" is refused.
 - To add a service, add a full entry under a NEW name (files: path -> full file text, entrypoint: the file to run;
   command defaults to "node", so a CommonJS server can require('@modelcontextprotocol/sdk/server/mcp.js') and 'zod'),
   then give an agent a reference: agents.<agent>.mcpServers += {"name": "<name>", "project": "<definition>"}.

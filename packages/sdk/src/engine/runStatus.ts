@@ -88,6 +88,8 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
         finishedAt: r.finishedAt,
         hostPid: r.host.pid,
         resumes: r.resumes,
+        requirement: r.requirement,
+        workspace: r.workspace,
         output: r.output,
         usage: r.usage ?? emptyUsage(),
         invocations: r.invocations.map((i) => ({

@@ -4,9 +4,8 @@
  * invocation from its checkpoint with new processes.
  */
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { makePrivateDir } from '../fileModes.js';
+import { makeDirs, makePrivateDir } from '../fileModes.js';
 import { SdkError } from '../errors.js';
 import { EventStream } from '../events/eventStream.js';
 import { type RunEvent, emptyUsage } from '../events/runEvents.js';
@@ -106,7 +105,8 @@ async function beginOpenRun(
   const loaded = await loadWorkflow({ dataDir: options.dataDir, project: options.project, workspace, workflow });
   const paths = await openProject(options.dataDir, loaded.project);
   const version = await requireAccepted(paths);
-  if (!workflow.orchestration.git) await mkdir(workspace, { recursive: true });
+  // Bounded (never Node's recursive mkdir, which loops for ever under /proc): `io_error` naming the path.
+  if (!workflow.orchestration.git) makeDirs(workspace);
   await sweepProjectStrays(paths, { graceMs: options.graceMs });
 
   const runDir = paths.runDir(runId);

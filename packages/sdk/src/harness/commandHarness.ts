@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
 import { type SocketFace, relayPath, startSocketFace } from '../faces/socketFace.js';
 import { SdkError } from '../errors.js';
+import { redactText } from '../redact.js';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../fileModes.js';
 import { type CollectResult, SupervisedGroup } from '../processes/processGroup.js';
 import { resolveCommand } from '../processes/resolveCommand.js';
@@ -129,6 +130,16 @@ async function attempt(
   state: RunState,
 ): Promise<HarnessOutput> {
   const { env: baseEnv, apiKey } = cliEnv(agent, config, input);
+  // What the CLI's stderr tail must never show in an error (`run` prints the tail on the screen).
+  const secretValues = [
+    ...(apiKey === undefined ? [] : [apiKey]),
+    ...Object.keys(config.envFrom ?? {}).flatMap((key) => (Object.hasOwn(baseEnv, key) ? [baseEnv[key]!] : [])),
+  ];
+  const tailOf = (log: { tail(): string[] }) =>
+    log
+      .tail()
+      .slice(-STDERR_TAIL_LINES)
+      .map((line) => redactText(line, { values: secretValues }));
   const configDir = join(input.runtimePath, 'cli');
   const home = config.isolateHome === false ? undefined : join(configDir, 'home');
   await makePrivateDir(configDir);
@@ -270,7 +281,7 @@ async function attempt(
       `agent "${agent}": the CLI ${command} ran past timeoutMs (${timeoutMs} ms) and was stopped; see ${log.path}`,
       {
         remedy: `raise agents.${agent}.harness.timeoutMs, or give the agent a smaller task`,
-        data: { ...identity, timeoutMs, stderrTail: log.tail().slice(-STDERR_TAIL_LINES) },
+        data: { ...identity, timeoutMs, stderrTail: tailOf(log) },
       },
     );
   }
@@ -283,11 +294,11 @@ async function attempt(
           : exit.code === null
             ? `was killed by ${exit.signal}`
             : `exited with code ${exit.code}`;
-    const tail = log.tail().slice(-STDERR_TAIL_LINES);
+    const tail = tailOf(log);
     throw new SdkError(
       'harness_failed',
-      // The stderr lines stay out of the message (events and progress lines carry it, and a CLI may print
-      // its key or a mapped value there): they are in `data.stderrTail`, which events leave out.
+      // The stderr lines stay out of the message (events and progress lines carry it): they are in
+      // `data.stderrTail` (the key and the mapped values redacted), which events leave out.
       `agent "${agent}": the CLI ${command} ${how}; see its stderr log ${log.path}`,
       {
         remedy: `read ${log.path}; check the CLI's model settings (model, baseUrl, apiKeyEnv) and its login`,

@@ -61,7 +61,8 @@ export function cliEnv(
   const missing: { variable: string; hostVariable: string }[] = [];
   for (const [variable, hostVariable] of Object.entries(config.envFrom ?? {})) {
     const value = Object.hasOwn(input.hostEnv, hostVariable) ? input.hostEnv[hostVariable] : undefined;
-    if (value === undefined) missing.push({ variable, hostVariable });
+    // An empty value is missing too, as for a service's envFrom.
+    if (value === undefined || value === '') missing.push({ variable, hostVariable });
     else env[variable] = value;
   }
   let apiKey: string | undefined;
@@ -77,7 +78,7 @@ export function cliEnv(
     const names = missing.map((m) => `${m.hostVariable} (for ${m.variable})`).join(', ');
     throw new SdkError(
       'missing_env',
-      `agent "${agent}" cannot start its CLI: host variable${missing.length > 1 ? 's' : ''} ${names} ${missing.length > 1 ? 'are' : 'is'} not set (or empty, for the API key)`,
+      `agent "${agent}" cannot start its CLI: host variable${missing.length > 1 ? 's' : ''} ${names} ${missing.length > 1 ? 'are' : 'is'} not set or empty`,
       {
         remedy: `set ${missing.map((m) => m.hostVariable).join(', ')} in the environment that runs ScienceEvolve, or change agents.${agent}.harness`,
         data: { agent, variables: missing },

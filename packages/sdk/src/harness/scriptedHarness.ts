@@ -2,8 +2,9 @@
  * The `scripted` harness (SPEC §10.2): simulated model decisions from a script file,
  * `{"agents": {"<agent>": [{"call": "<surface tool>", "arguments": {…}}, …, {"final": "text"}]}}`.
  * Each agent's list is consumed in order across its invocations; `{{N}}` in a final text is the text
- * content of this invocation's N-th call result (0-based). Deterministic: the offline demo and the tests
- * use it.
+ * content of this invocation's N-th call result (0-based), and `{{task}}` in a final text or in any string
+ * of a call's arguments is the invocation's task (Main's: the run's requirement). Deterministic: the
+ * offline demo and the tests use it.
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
@@ -133,7 +134,7 @@ export class ScriptedHarness implements AgentHarness {
         );
       }
       this.positions[input.agent] = index + 1;
-      if ('final' in step) return { output: substitute(step.final, results) };
+      if ('final' in step) return { output: substitute(step.final, results, input.task) };
       if (input.signal.aborted) throw toSdkError(input.signal.reason);
       if (!known.has(step.call)) {
         throw new SdkError(
@@ -147,7 +148,8 @@ export class ScriptedHarness implements AgentHarness {
       }
       let text: string;
       try {
-        text = resultText(await input.surface.callTool(step.call, step.arguments, { signal: input.signal }));
+        const args = withTask(step.arguments, input.task) as Record<string, unknown>;
+        text = resultText(await input.surface.callTool(step.call, args, { signal: input.signal }));
       } catch (error) {
         // A call that fails does not stop the script: like a model, it sees the error as the result.
         if (input.signal.aborted) throw error;
@@ -202,7 +204,29 @@ export class ScriptedHarness implements AgentHarness {
 
 export { resultText };
 
-/** Replaces `{{N}}` by the N-th result; a reference past the results is left as written. */
-function substitute(text: string, results: readonly string[]): string {
-  return text.replace(/\{\{(\d+)\}\}/g, (whole, n: string) => results[Number(n)] ?? whole);
+/** Replaces `{{N}}` by the N-th result and `{{task}}` by the task; a reference past the results is left as written. */
+function substitute(text: string, results: readonly string[], task: string): string {
+  return text.replace(/\{\{(\d+|task)\}\}/g, (whole, n: string) =>
+    n === 'task' ? task : (results[Number(n)] ?? whole),
+  );
+}
+
+/** Levels of a call's arguments {@link withTask} looks into: 32 (deeper values are left as written). */
+const TASK_DEPTH = 32;
+
+/** `value` with `{{task}}` replaced by `task` in every string (keys untouched), to {@link TASK_DEPTH} levels. */
+function withTask(value: unknown, task: string, depth = 0): unknown {
+  if (typeof value === 'string') return value.replaceAll('{{task}}', task);
+  if (depth >= TASK_DEPTH || typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((v) => withTask(v, task, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    Object.defineProperty(out, key, {
+      value: withTask(v, task, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }

@@ -276,6 +276,10 @@ export async function startInvocationServices(options: InvocationOptions): Promi
             cwd: options.workspace,
             env,
             stderrLogPath: join(runtimePath, 'mcp', `${planned.name}.stderr.log`),
+            // What envFrom mapped (a key, a token) never shows in an error's stderr tail.
+            secretValues: Object.keys(planned.definition.envFrom ?? {}).flatMap((key) =>
+              Object.hasOwn(env, key) ? [env[key]!] : [],
+            ),
             marker,
             registry: options.registry,
             graceMs: options.graceMs,

@@ -59,7 +59,7 @@ export interface ServiceEnvInput {
 
 /**
  * Builds a service's complete environment. Throws an SdkError `missing_env` naming every host variable
- * that `envFrom` maps but the host does not have (never a value).
+ * that `envFrom` maps but the host does not have, or has empty (never a value).
  */
 export function buildServiceEnv(input: ServiceEnvInput): Record<string, string> {
   const env: Record<string, string> = {};
@@ -74,16 +74,17 @@ export function buildServiceEnv(input: ServiceEnvInput): Record<string, string> 
     if ((SDK_ENV_KEYS as readonly string[]).includes(variable)) continue;
     // Own keys only: `"X": "constructor"` reads no host variable, not Object.prototype's constructor.
     const value = Object.hasOwn(input.hostEnv, hostVariable) ? input.hostEnv[hostVariable] : undefined;
-    if (value === undefined) missing.push({ variable, hostVariable });
+    // An empty value is missing too: a service given `KEY=` fails later and less clearly than here.
+    if (value === undefined || value === '') missing.push({ variable, hostVariable });
     else env[variable] = value;
   }
   if (missing.length > 0) {
     const names = missing.map((m) => `${m.hostVariable} (for ${m.variable})`).join(', ');
     throw new SdkError(
       'missing_env',
-      `service "${input.serviceName}" cannot start: host variable${missing.length > 1 ? 's' : ''} ${names} ${missing.length > 1 ? 'are' : 'is'} not set`,
+      `service "${input.serviceName}" cannot start: host variable${missing.length > 1 ? 's' : ''} ${names} ${missing.length > 1 ? 'are' : 'is'} not set or empty`,
       {
-        remedy: `Set ${missing.map((m) => m.hostVariable).join(', ')} in the environment that runs ScienceEvolve, or change the definition's envFrom.`,
+        remedy: `set ${missing.map((m) => m.hostVariable).join(', ')} to a non-empty value in the environment that runs ScienceEvolve (export ${missing[0]!.hostVariable}=…), or change the definition's envFrom`,
         data: { service: input.serviceName, variables: missing },
       },
     );

@@ -5,10 +5,11 @@
  * names. Resolution happens before validation, so the limits are checked on the resolved snapshot. A
  * workflow file the operator loads never takes references (validation says so).
  */
+import stableStringify from 'fast-json-stable-stringify';
 import { toJsonPath } from '../workflow/jsonPath.js';
 import type { ValidationIssue } from '../workflow/validate.js';
 import type { McpDefinition, Workflow } from '../workflow/workflowSchema.js';
-import { safeDigest } from './workflowView.js';
+import { definitionSummary, safeDigest } from './workflowView.js';
 import { isPlainObject } from '../plainObject.js';
 
 /** The one key of a reference: `{ "accepted": "<digest>" }`. */
@@ -21,7 +22,7 @@ const DIGEST_PATTERN = /^[0-9a-f]{64}$/;
 export interface ResolvedSnapshot {
   /** The snapshot with every valid reference replaced by its accepted definition. */
   snapshot: unknown;
-  /** One issue per bad reference (or per echoed `digest` key), each with its JSON path and the fix. */
+  /** One issue per bad reference (or per echoed `digest` that does not match), each with its JSON path and the fix. */
   issues: ValidationIssue[];
 }
 
@@ -61,17 +62,16 @@ export function resolveReferences(snapshot: unknown, accepted: Workflow | undefi
 
     if (!isPlainObject(definition) || !Object.hasOwn(definition, REFERENCE_KEY)) {
       if (isPlainObject(definition) && Object.hasOwn(definition, 'digest')) {
-        // get_workflow shows each definition with its digest; a model may send that view back as it is.
-        const summary = !Object.hasOwn(definition, 'files');
-        issue(
-          [...at, 'digest'],
-          'invalid_workflow',
-          isAccepted
-            ? `"digest" is what get_workflow reports, not part of a definition: to keep the accepted "${name}" send ${keep()} alone${summary ? '' : ' (or the definition without "digest")'}`
-            : `"digest" is what get_workflow reports, not part of a definition: a new definition is {"entrypoint", "files", …} without "digest"`,
+        // get_workflow shows each definition with its digest (in full, or as a summary); a model sends that
+        // view back as it is, with one service added. See {@link echoedDefinition}.
+        const echoed = echoedDefinition(
+          name,
+          definition,
+          isAccepted ? acceptedDefinitions[name] : undefined,
+          digestOf(name),
         );
-        const { digest: _digest, ...rest } = definition;
-        put(resolved, name, summary && isAccepted ? acceptedDefinitions[name] : rest);
+        if (echoed.issue !== undefined) issue([...at, ...echoed.issue.path], echoed.issue.code, echoed.issue.message);
+        put(resolved, name, echoed.definition ?? PLACEHOLDER);
       } else {
         put(resolved, name, definition);
       }
@@ -118,6 +118,70 @@ export function resolveReferences(snapshot: unknown, accepted: Workflow | undefi
     put(resolved, name, placeholder);
   }
   return { snapshot: { ...snapshot, mcpDefinitions: resolved }, issues };
+}
+
+/**
+ * A definition sent with the `digest` get_workflow showed beside it (SPEC §9: the natural get → add → apply
+ * echoes every definition back):
+ * - an accepted name whose `digest` is its accepted digest reads as a reference: a summary (no `files`)
+ *   resolves to the accepted definition, when every setting it states is the accepted one (else
+ *   `immutable_definition` at the first that differs); a full definition is taken without `digest` (if its
+ *   files were changed, the immutability rule says so at the definition);
+ * - an accepted name whose `digest` is anything else is `immutable_definition`, naming the definition,
+ *   its accepted digest and the fix;
+ * - a new name: a full definition is taken without `digest`; a summary of a definition that is not
+ *   accepted has nothing to resolve to (`unknown_reference`).
+ */
+function echoedDefinition(
+  name: string,
+  definition: Record<string, unknown>,
+  accepted: McpDefinition | undefined,
+  acceptedDigest: string | undefined,
+): {
+  definition: unknown;
+  issue?: { path: PropertyKey[]; code: ValidationIssue['code']; message: string };
+} {
+  const { digest: sent, ...rest } = definition;
+  const full = Object.hasOwn(rest, 'files');
+  const fix = (digest: string) =>
+    `send it unchanged, as get_workflow reports it (with "digest": "${digest}"), or as {"accepted": "${digest}"}; to change the service, add the new version under a new name and move the agents' references to it`;
+  if (accepted === undefined || acceptedDigest === undefined) {
+    if (full) return { definition: rest };
+    return {
+      definition: undefined,
+      issue: {
+        path: ['digest'],
+        code: 'unknown_reference',
+        message: `there is no accepted definition "${name}" for this summary to stand for: a new service is stated in full, {"entrypoint": …, "files": {…}} (a "digest" beside it is ignored)`,
+      },
+    };
+  }
+  if (sent !== acceptedDigest) {
+    return {
+      definition: accepted,
+      issue: {
+        path: ['digest'],
+        code: 'immutable_definition',
+        message: `"digest" ${JSON.stringify(sent)} is not the digest of the accepted definition "${name}" (${acceptedDigest}), and an accepted definition cannot change: ${fix(acceptedDigest)}`,
+      },
+    };
+  }
+  if (full) return { definition: rest };
+  const summary = definitionSummary(accepted) as Record<string, unknown>;
+  for (const key of Object.keys(rest)) {
+    const same = Object.hasOwn(summary, key) && stableStringify(rest[key]) === stableStringify(summary[key]);
+    if (!same) {
+      return {
+        definition: accepted,
+        issue: {
+          path: [key],
+          code: 'immutable_definition',
+          message: `"${key}" differs from the accepted definition "${name}" (digest ${acceptedDigest}), which cannot change: ${fix(acceptedDigest)}`,
+        },
+      };
+    }
+  }
+  return { definition: accepted };
 }
 
 /** Stands for a reference that does not resolve, so that validating the rest of the snapshot stays quiet about it. */

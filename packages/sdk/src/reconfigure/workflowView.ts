@@ -56,7 +56,7 @@ export async function readWorkflowView(paths: ProjectPaths, options: WorkflowVie
 export function workflowView(workflow: Workflow, options: WorkflowViewOptions = {}): Record<string, unknown> {
   const definitions: Record<string, unknown> = {};
   for (const [name, definition] of Object.entries(workflow.mcpDefinitions)) {
-    const shown = options.sources === true ? fullView(definition) : summaryView(definition);
+    const shown = options.sources === true ? fullView(definition) : definitionSummary(definition);
     Object.defineProperty(definitions, name, { value: shown, enumerable: true, writable: true, configurable: true });
   }
   return { ...redactWorkflowUrls(workflow), mcpDefinitions: definitions };
@@ -163,7 +163,8 @@ function fullView(definition: McpDefinition): Record<string, unknown> {
   return { digest: safeDigest(definition) ?? null, ...definition };
 }
 
-function summaryView(definition: McpDefinition): DefinitionSummary {
+/** A definition as `get_workflow` shows it without sources: its digest, its settings, its files' sizes. */
+export function definitionSummary(definition: McpDefinition): DefinitionSummary {
   const { files, ...settings } = definition;
   const fileBytes: Record<string, number> = {};
   for (const [path, content] of Object.entries(files ?? {})) {

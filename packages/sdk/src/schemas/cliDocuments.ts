@@ -247,6 +247,10 @@ export const RunStatusReportSchema = z.strictObject({
   finishedAt: z.string().nullable(),
   hostPid: int,
   resumes: int,
+  /** The requirement the run was given (Main's task). */
+  requirement: z.string(),
+  /** The absolute workspace it ran in. */
+  workspace: z.string(),
   output: z.string().nullable(),
   /** Usage of every model call of the run, across resumes. */
   usage: UsageTotalsSchema.strict(),

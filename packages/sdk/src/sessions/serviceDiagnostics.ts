@@ -3,7 +3,7 @@
  * and the log path, and carries the facts as data: service, definition, digest, the launch line, exit
  * code or signal, the last lines of stderr, and the log path.
  */
-import { type ErrorCode, SdkError } from '../errors.js';
+import { type ErrorCode, ERROR_FIXES, SdkError } from '../errors.js';
 
 /** Who a project service is and how it was launched. */
 export interface ServiceIdentity {
@@ -27,16 +27,6 @@ export interface FailureFacts {
   /** Further data (e.g. `timeoutMs`, `method`, `reason`). */
   extra?: Record<string, unknown>;
 }
-
-const REMEDIES: Partial<Record<ErrorCode, string>> = {
-  command_not_found: "Install the command on the host's PATH, or change the definition's command.",
-  startup_timeout:
-    'Make the service answer initialize and its lists within the budget; its log shows what it was doing.',
-  initialize_failed: 'Read the service log: it must answer initialize and the list requests as an MCP server.',
-  service_exited: 'Read the service log for why it exited.',
-  protocol_error: 'Write only JSON-RPC messages to stdout (UTF-8, one a line); send logs and progress to stderr.',
-  forward_timeout: 'Make the call finish sooner, or raise the forwarding timeout.',
-};
 
 /** The launch line as text: `node /abs/server.cjs --flag`. */
 export function launchLine(identity: ServiceIdentity): string {
@@ -66,7 +56,7 @@ export function serviceError(
   if (facts.signal !== undefined) data.signal = facts.signal;
   if (facts.stderrTail !== undefined) data.stderrTail = facts.stderrTail;
   return new SdkError(code, `service "${identity.service}" ${what} (${launchLine(identity)}); see ${identity.log}`, {
-    remedy: facts.remedy ?? REMEDIES[code],
+    remedy: facts.remedy ?? ERROR_FIXES[code],
     data,
     cause: facts.cause,
   });

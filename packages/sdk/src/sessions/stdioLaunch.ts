@@ -37,6 +37,11 @@ export interface StdioServiceSpec {
   env: Readonly<Record<string, string>>;
   /** Where the capped stderr log goes (`mcp/<name>.stderr.log`). */
   stderrLogPath: string;
+  /**
+   * Values its stderr tail must never show in an error (the values its `envFrom` maps): each is replaced by
+   * `REDACTED` in `data.stderrTail` (see `redactText`). Default none.
+   */
+  secretValues?: readonly string[];
   /** The invocation's marker; must also be `env.SCIENCEEVOLVE_MARKER` for the sweep to find strays. */
   marker: string;
   /** Told of the marker before the spawn and of the group right after (the supervisor client). */

@@ -7,6 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Client, PriorDiscovery } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
+import { redactText } from '../redact.js';
 import { BaseSession } from './baseSession.js';
 import { type EraVerdict, type ListedCounts, NOTHING_LISTED, listedLess, verdictOf } from './eraCache.js';
 import { mcpCode } from './forwarding.js';
@@ -177,8 +178,11 @@ class StdioService extends BaseSession implements StdioServiceSession {
     return this.transport?.invalidLines ?? 0;
   }
 
+  /** The last lines of its stderr, each mapped value ({@link StdioServiceSpec.secretValues}) redacted. */
   stderrTail(): string[] {
-    return this.log?.tail() ?? [];
+    const lines = this.log?.tail() ?? [];
+    const values = this.spec.secretValues ?? [];
+    return values.length === 0 ? lines : lines.map((line) => redactText(line, { values }));
   }
 
   async start(): Promise<void> {
@@ -203,7 +207,9 @@ class StdioService extends BaseSession implements StdioServiceSession {
       }
       await this.learnEraFromFailure(error, budget);
       const failure = this.pidsLimited(await this.classifyStartError(error, budget));
-      this.fail(failure);
+      // A process that closed its pipe at the era probe is followed at once by a second one (see
+      // startStdioService): only that one's failure, if it fails, is the service's — one line per failure.
+      this.fail(failure, !this.exitedAtEraProbe);
       await this.collect();
       throw failure;
     } finally {
@@ -500,9 +506,10 @@ class StdioService extends BaseSession implements StdioServiceSession {
     );
   }
 
-  private fail(failure: SdkError): void {
+  private fail(failure: SdkError, announce = true): void {
     this.failed = failure;
     this.transition('failed');
+    if (!announce) return;
     this.emit({
       type: 'service.failed',
       error: { code: failure.code, message: failure.message, log: this.stderrLogPath },

@@ -2,11 +2,12 @@
  * The data dir (SPEC §4): the one directory that holds everything the SDK persists, with its layout's
  * format version in `format.json`.
  */
-import { readdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { makePrivateDir, tightenDir } from '../fileModes.js';
-import { SdkError } from '../errors.js';
+import { makePrivateDir, pseudoFilesystemOf, tightenDir } from '../fileModes.js';
+import { SdkError, toSdkError } from '../errors.js';
 import { type RecordSource, parseRecord, recordError } from '../schemas/parseRecord.js';
 import { type FormatFile, FormatFileSchema } from '../schemas/store.js';
 import { readJsonFile, writeJsonAtomic } from './atomicFile.js';
@@ -26,6 +27,24 @@ export function defaultDataDir(): string {
 export type { FormatFile } from '../schemas/store.js';
 
 /**
+ * A data dir that cannot be used, as `io_error`: its path, what is wrong (from `makeDirs`' or the checks'
+ * error) and the fix, which always says how to choose another (`--data-dir`, `SCIENCEEVOLVE_DATA_DIR`).
+ */
+function dataDirProblem(root: string, error: unknown): SdkError {
+  const cause = toSdkError(error, 'io_error');
+  const why = cause.message.replace(`could not create the directory ${root}: `, '');
+  const own =
+    cause.remedy === undefined
+      ? ''
+      : `${cause.remedy.replace(/^choose a directory/, 'choose a data dir').replace(/, or choose another directory$/, '')}; `;
+  return new SdkError('io_error', `the data dir ${root} cannot be used: ${why}`, {
+    remedy: `${own}pass another with --data-dir, or set it once with SCIENCEEVOLVE_DATA_DIR (e.g. ~/.scienceevolve/data)`,
+    data: { ...cause.data, path: root },
+    cause: error,
+  });
+}
+
+/**
  * Opens a data dir for use: creates it (and `format.json`) when new; refuses one of a newer format
  * (`data_dir_too_new`) or an older one (`data_dir_needs_migration`: run `scienceevolve migrate`).
  * Returns the absolute path.
@@ -33,7 +52,24 @@ export type { FormatFile } from '../schemas/store.js';
  */
 export async function openDataDir(dataDir: string): Promise<string> {
   const root = resolve(dataDir);
-  await makePrivateDir(root);
+  try {
+    await makePrivateDir(root);
+    const pseudo = pseudoFilesystemOf(root);
+    if (pseudo !== undefined) {
+      throw new SdkError('io_error', `${root} is on a pseudo-filesystem (${pseudo}), which cannot hold files`, {
+        data: { path: root, filesystem: pseudo },
+      });
+    }
+    await access(root, constants.W_OK | constants.X_OK).catch((error: NodeJS.ErrnoException) => {
+      throw new SdkError('io_error', `this user may not write in ${root} (${error.code ?? error.message})`, {
+        remedy: `give this user write permission on ${root} (chmod u+rwx, or chown it), or choose a data dir this user owns`,
+        data: { path: root, ...(error.code === undefined ? {} : { errno: error.code }) },
+        cause: error,
+      });
+    });
+  } catch (error) {
+    throw dataDirProblem(root, error);
+  }
   // A data dir made before files were private (or by hand) is narrowed to 0700: what is inside is then
   // reachable by this user alone, whatever the modes of older files in it.
   await tightenDir(root);

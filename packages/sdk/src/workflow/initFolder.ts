@@ -3,9 +3,10 @@
  * using it, the chosen harness with the environment variables it reads named. `pack` and `run` accept it
  * as it is written.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SdkError } from '../errors.js';
+import { makeDirs } from '../fileModes.js';
 import { jsonFileText, LAUNCH_FILE, SERVICES_DIR, WORKFLOW_YAML, workflowYamlText } from './folderLayout.js';
 import { prepareEmpty } from './unpackFolder.js';
 import { workflowJsonSchemaText } from './workflowJsonSchema.js';
@@ -104,9 +105,17 @@ const { z } = require('zod');
 const server = new McpServer({ name: 'text-tools', version: '1.0.0' });
 server.registerTool(
   'count_words',
-  { description: 'Count the words of a text', inputSchema: { text: z.string() } },
-  async ({ text }) => {
-    const words = text.split(/\\s+/).filter((w) => w !== '').length;
+  {
+    description: 'Count the words of a text',
+    inputSchema: {
+      text: z.string(),
+      after: z.string().optional().describe('count only what follows the first occurrence of this marker, e.g. ":"'),
+    },
+  },
+  async ({ text, after }) => {
+    const at = after === undefined || after === '' ? -1 : text.indexOf(after);
+    const counted = at === -1 ? text : text.slice(at + after.length);
+    const words = counted.split(/\\s+/).filter((w) => w !== '').length;
     return { content: [{ type: 'text', text: \`\${words} words\` }] };
   },
 );
@@ -153,7 +162,8 @@ export async function initFolder(options: InitFolderOptions): Promise<InitFolder
       jsonFileText({
         agents: {
           main: [
-            { call: 'text-tools__count_words', arguments: { text: 'the quick brown fox' } },
+            // {{task}} is the requirement given to `run`; the text to count follows its first ":".
+            { call: 'text-tools__count_words', arguments: { text: '{{task}}', after: ':' } },
             { final: 'The text has {{0}}.' },
           ],
         },
@@ -164,7 +174,7 @@ export async function initFolder(options: InitFolderOptions): Promise<InitFolder
   await prepareEmpty(options.dir);
   try {
     for (const [path, text] of files) {
-      await mkdir(dirname(join(options.dir, path)), { recursive: true });
+      makeDirs(dirname(join(options.dir, path)));
       await writeFile(join(options.dir, path), text, { flag: 'wx' });
     }
   } catch (error) {
@@ -192,9 +202,11 @@ function readme(harness: InitHarness, choice: { env: string[]; note: string }): 
 ${env}
 \`\`\`sh
 scienceevolve workflow pack . --out workflow.json     # check it and build workflow.json
+export SCIENCEEVOLVE_DATA_DIR=~/.scienceevolve/data   # where runs and versions are kept (--data-dir wins)
 mkdir -p /tmp/ws
-scienceevolve run --data-dir ~/.scienceevolve --workflow . --workspace /tmp/ws${script} "How many words: the quick brown fox"
-scienceevolve status --data-dir ~/.scienceevolve
+scienceevolve services probe --workflow . --workspace /tmp/ws --agent main
+scienceevolve run --workflow . --workspace /tmp/ws${script} "How many words: the quick brown fox"
+scienceevolve status
 \`\`\`
 
 See the getting-started guide of ScienceEvolve (docs/getting-started.md) for the whole path.

@@ -4,9 +4,10 @@
  * document it was given (`canonicalWorkflowJson`); unpacking what `pack` wrote from a folder in canonical
  * form (as `unpack` and `init` write them) gives the same files, byte for byte.
  */
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { isSdkError, SdkError } from '../errors.js';
+import { makeDirs } from '../fileModes.js';
 import { jsonFileText, LAUNCH_FILE, SERVICES_DIR, WORKFLOW_YAML, workflowYamlText } from './folderLayout.js';
 import { invalidWorkflowError, validateWorkflow, validateWorkflowText } from './validate.js';
 
@@ -60,9 +61,9 @@ export async function unpackWorkflow(workflow: string | Record<string, unknown>,
   }
   await prepareEmpty(dir);
   try {
-    for (const d of dirs) await mkdir(join(dir, d), { recursive: true });
+    for (const d of dirs) makeDirs(join(dir, d));
     for (const [path, text] of out) {
-      await mkdir(dirname(join(dir, path)), { recursive: true });
+      makeDirs(dirname(join(dir, path)));
       // `wx`: never write through something that appeared meanwhile.
       await writeFile(join(dir, path), text, { flag: 'wx' });
     }
@@ -82,7 +83,7 @@ export async function unpackWorkflow(workflow: string | Record<string, unknown>,
  */
 export async function prepareEmpty(dir: string): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true });
+    makeDirs(dir);
     const entries = await readdir(dir);
     if (entries.length > 0) {
       throw new SdkError('folder_not_empty', `${dir} is not empty (it holds ${entries.length} entries)`, {

@@ -1,0 +1,75 @@
+/** The CLI's failure text (issue 27, item 1): the end of a service's stderr, bounded, and a fix for every code. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ERROR_CODES, ERROR_FIXES, remedyOf } from '../../packages/sdk/src/errors.js';
+import { SCREEN_TAIL_BYTES, SCREEN_TAIL_LINES, failureText, screenTail } from '../../packages/cli/src/output.js';
+
+test('every code has a fix, and an error of its own keeps its remedy', () => {
+  for (const code of ERROR_CODES) {
+    assert.ok(ERROR_FIXES[code].length > 10, `${code} has a fix`);
+    assert.equal(remedyOf({ code }), ERROR_FIXES[code]);
+  }
+  assert.equal(remedyOf({ code: 'missing_env', remedy: 'export X=…' }), 'export X=…');
+  // A code no copy of the SDK knows (a newer SDK's) still gets a fix line; a key of Object.prototype is no code.
+  assert.equal(remedyOf({ code: 'constructor' }), ERROR_FIXES.internal);
+});
+
+test('screenTail folds stack frames, drops blank lines and keeps the cause of a Node crash', () => {
+  const crash = [
+    "Error: Cannot find module './config.json'",
+    'Require stack:',
+    '- /x/server.cjs',
+    ...Array.from({ length: 11 }, (_, i) => `    at frame${i} (node:internal/modules/cjs/loader:${i}:1)`),
+    '  code: ...',
+    '',
+    'Node.js v20.20.2',
+  ];
+  assert.deepEqual(screenTail(crash), [
+    "Error: Cannot find module './config.json'",
+    'Require stack:',
+    '- /x/server.cjs',
+    '    … 11 stack frames',
+    '  code: ...',
+    'Node.js v20.20.2',
+  ]);
+});
+
+test('screenTail is bounded in lines, bytes and line length', () => {
+  const many = Array.from({ length: 50 }, (_, i) => `line ${i}`);
+  assert.deepEqual(screenTail(many), many.slice(-SCREEN_TAIL_LINES));
+  const wide = Array.from({ length: 12 }, () => 'é'.repeat(1000));
+  const shown = screenTail(wide);
+  assert.ok(shown.length > 0 && shown.length < 12);
+  assert.ok(shown.every((l) => l.length <= 301 && l.endsWith('…')));
+  assert.ok(Buffer.byteLength(shown.join('\n')) <= SCREEN_TAIL_BYTES);
+  assert.deepEqual(screenTail([42, null, 'ok']), ['ok']);
+});
+
+test('failureText: error line, each failed service tail (aggregates too), and the fix last', () => {
+  const text = failureText({
+    code: 'service_exited',
+    message: '2 services failed to start:\n  - a\n  - b',
+    data: {
+      failures: [
+        { code: 'service_exited', message: 'a', data: { service: 'a', stderrTail: ['boom a'] } },
+        { code: 'startup_timeout', message: 'b', data: { service: 'b', stderrTail: [] } },
+      ],
+    },
+  });
+  assert.equal(
+    text,
+    [
+      'error [service_exited]: 2 services failed to start:',
+      '  - a',
+      '  - b',
+      '  stderr of a (its last lines):',
+      '    | boom a',
+      `  fix: ${ERROR_FIXES.service_exited}`,
+      '',
+    ].join('\n'),
+  );
+  assert.equal(
+    failureText({ code: 'usage', message: 'm', remedy: 'r' }, { indent: '  ', head: 'x: failed' }),
+    '  x: failed [usage]: m\n    fix: r\n',
+  );
+});
