@@ -30,6 +30,8 @@ export const ERROR_CODES = [
   'forward_timeout',
   'unsupported_request',
   'remote_unreachable',
+  'remote_auth_required',
+  'remote_auth_failed',
   'service_busy',
   'service_resting',
   'result_too_large',
