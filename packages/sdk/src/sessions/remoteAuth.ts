@@ -307,6 +307,12 @@ export class RemoteSignIn implements AuthProvider {
   private classify(error: unknown): SdkError {
     if (isSdkError(error)) return error as SdkError;
     const brand = brandOf(error);
+    if (brand === 'mcp.IssuerMismatchError' && (error as { kind?: unknown }).kind === 'metadata') {
+      return this.failed(
+        "the authorization server's metadata names another issuer than the server it was fetched from (RFC 8414 §3.3); refused",
+        error,
+      );
+    }
     if (brand === 'mcp.AuthorizationServerMismatchError' || brand === 'mcp.IssuerMismatchError') {
       return this.required('now names a different authorization server than the one the stored sign-in is from', error);
     }
