@@ -581,6 +581,43 @@ export const COMMANDS = [
     },
   },
   {
+    name: 'auth login',
+    summary: 'sign in to a remote service of a project (OAuth: prints and opens the URL, takes the loopback redirect)',
+    options: {
+      ...DATA_DIR,
+      ...PROJECT,
+      service: { type: 'string', value: 'S', help: 'the name of a remote entry ({ "name", "url" }) of the accepted workflow' },
+      port: {
+        type: 'int',
+        unit: 'port',
+        range: RANGES.port,
+        default: '0 (any free port)',
+        help: 'the loopback port the authorization server redirects the browser to',
+      },
+      'timeout-ms': {
+        type: 'int',
+        unit: 'ms',
+        range: RANGES.positiveMs,
+        default: '300000',
+        help: 'milliseconds to wait for the browser to come back',
+      },
+    },
+  },
+  {
+    name: 'auth status',
+    summary: "what sign-ins a project holds and when they expire (never a token's value)",
+    options: { ...DATA_DIR, ...PROJECT },
+  },
+  {
+    name: 'auth logout',
+    summary: 'sign out of a remote service: revoke its tokens where the server offers it, remove them',
+    options: {
+      ...DATA_DIR,
+      ...PROJECT,
+      service: { type: 'string', value: 'S', help: 'the name of a remote entry of the accepted workflow' },
+    },
+  },
+  {
     name: 'migrate',
     summary: 'upgrade a data dir of an older layout',
     options: DATA_DIR,

@@ -19,15 +19,6 @@ export interface ResolvedHeaders {
   sources: Record<string, string>;
 }
 
-/** The host variables named by `templates`, in order. */
-export function headerVariables(templates: Readonly<Record<string, string>>): string[] {
-  const names: string[] = [];
-  for (const template of Object.values(templates)) {
-    for (const match of template.matchAll(VARIABLE)) names.push(match[1]!);
-  }
-  return names;
-}
-
 /**
  * Reads every `${VAR}` of `templates` from `hostEnv` (never modified).
  *

@@ -124,6 +124,11 @@ export const HEADER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
  */
 export const HEADER_TEMPLATE_PATTERN = /^(?:[A-Za-z][A-Za-z0-9_-]{0,31} )?\$\{[A-Za-z_][A-Za-z0-9_]*\}$/;
 
+/** The host variables (`${VAR}`) named by a remote entry's header templates, in order. */
+export function headerVariables(templates: Readonly<Record<string, string>>): string[] {
+  return Object.values(templates).flatMap((t) => [...t.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]!));
+}
+
 /** Headers the MCP transport sets itself: a remote entry may not name them. */
 const RESERVED_HEADERS = new Set([
   'host',
