@@ -33,7 +33,11 @@ const dataDir = mkdtempSync(join(tmpdir(), 'se-conformance-client-'));
 const hostEnv = { ...process.env, BROWSER: join(ROOT, 'scripts/conformance-browser.mjs') };
 const oauth = { clientMetadataUrl: CLIENT_METADATA_URL };
 if (scenario === 'auth/client-credentials-basic') {
-  Object.assign(oauth, { grant: 'client_credentials', clientId: context.client_id, clientSecretEnv: 'CONFORMANCE_SECRET' });
+  Object.assign(oauth, {
+    grant: 'client_credentials',
+    clientId: context.client_id,
+    clientSecretEnv: 'CONFORMANCE_SECRET',
+  });
   hostEnv.CONFORMANCE_SECRET = context.client_secret;
 } else if (scenario === 'auth/client-credentials-jwt') {
   Object.assign(oauth, {

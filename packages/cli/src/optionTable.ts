@@ -586,7 +586,11 @@ export const COMMANDS = [
     options: {
       ...DATA_DIR,
       ...PROJECT,
-      service: { type: 'string', value: 'S', help: 'the name of a remote entry ({ "name", "url" }) of the accepted workflow' },
+      service: {
+        type: 'string',
+        value: 'S',
+        help: 'the name of a remote entry ({ "name", "url" }) of the accepted workflow',
+      },
       port: {
         type: 'int',
         unit: 'port',

@@ -14,6 +14,9 @@ import { remoteCredentials } from '../../../packages/sdk/src/invocation/remoteCr
 import { connectRemoteService } from '../../../packages/sdk/src/sessions/remoteService.js';
 import { validateWorkflow } from '../../../packages/sdk/src/workflow/validate.js';
 
+/** `${name}` as a header template writes it (built, so no string here looks like a JS template). */
+const ref = (name: string) => ['$', '{', name, '}'].join('');
+
 /** A server that answers every request 401 with a Bearer challenge, recording the headers it saw. */
 async function refusingServer(t: import('node:test').TestContext) {
   const seen: IncomingHttpHeaders[] = [];
@@ -24,7 +27,13 @@ async function refusingServer(t: import('node:test').TestContext) {
     res.end('no');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, seen };
 }
 
@@ -49,7 +58,7 @@ test('a 401 without a sign-in is remote_auth_required naming the exact auth logi
 test('a header from a host variable: missing is missing_env; refused is remote_auth_required naming the variable only', async (t) => {
   const { url, seen } = await refusingServer(t);
   const dataDir = scratch(t);
-  const entry = { name: 'hub', url, headers: { Authorization: 'Bearer ${HUB_TOKEN}' } };
+  const entry = { name: 'hub', url, headers: { Authorization: `Bearer ${ref('HUB_TOKEN')}` } };
   assert.throws(
     () => remoteCredentials(entry, { dataDir, projectId: 'demo', hostEnv: {} }),
     (e: { code?: string; message?: string }) => e.code === 'missing_env' && /HUB_TOKEN/.test(e.message ?? ''),
@@ -62,7 +71,10 @@ test('a header from a host variable: missing is missing_env; refused is remote_a
   );
   assert.equal(error.code, 'remote_auth_required', error.message);
   assert.match(error.message, /HUB_TOKEN/);
-  assert.ok(seen.some((h) => h.authorization === `Bearer ${secret}`), 'the header reached the server');
+  assert.ok(
+    seen.some((h) => h.authorization === `Bearer ${secret}`),
+    'the header reached the server',
+  );
   const shown = JSON.stringify({ message: error.message, remedy: error.remedy, data: error.data });
   assert.ok(!shown.includes(secret), shown);
   // Nothing was written to the data dir: static headers are never stored.
@@ -81,9 +93,9 @@ test('a header from a host variable: missing is missing_env; refused is remote_a
 test('a workflow header value must name a host variable; literal values and transport headers are refused', () => {
   const cases: Array<[Record<string, string>, RegExp]> = [
     [{ Authorization: 'Bearer abc123' }, /must name a host variable/],
-    [{ Authorization: 'Bearer ${A} ${B}' }, /must name a host variable/],
-    [{ 'Mcp-Session-Id': '${X}' }, /set by the MCP transport/],
-    [{ 'Bad Header': '${X}' }, /HTTP header name/],
+    [{ Authorization: `Bearer ${ref('A')} ${ref('B')}` }, /must name a host variable/],
+    [{ 'Mcp-Session-Id': ref('X') }, /set by the MCP transport/],
+    [{ 'Bad Header': ref('X') }, /HTTP header name/],
   ];
   for (const [headers, message] of cases) {
     const result = validateWorkflow({
@@ -96,7 +108,9 @@ test('a workflow header value must name a host variable; literal values and tran
   const ok = validateWorkflow({
     agents: {
       main: {
-        mcpServers: [{ name: 'hub', url: 'https://hub.example/mcp', headers: { Authorization: 'Bearer ${HUB_TOKEN}' } }],
+        mcpServers: [
+          { name: 'hub', url: 'https://hub.example/mcp', headers: { Authorization: `Bearer ${ref('HUB_TOKEN')}` } },
+        ],
       },
     },
     mcpDefinitions: {},

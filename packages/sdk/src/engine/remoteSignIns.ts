@@ -62,15 +62,20 @@ async function remoteEntry(target: SignInTarget): Promise<McpServerEntry & { url
   const found: Array<McpServerEntry & { url: string }> = [];
   for (const agent of Object.values(version.workflow.agents)) {
     for (const entry of agent.mcpServers) {
-      if (entry.name === target.service && entry.url !== undefined) found.push(entry as McpServerEntry & { url: string });
+      if (entry.name === target.service && entry.url !== undefined)
+        found.push(entry as McpServerEntry & { url: string });
     }
   }
   const first = found[0];
   if (first === undefined) {
-    throw new SdkError('unknown_reference', `no agent of project "${target.project}" has a remote service "${target.service}"`, {
-      remedy: 'name a remote entry ({ "name", "url" }) of the accepted workflow: see scienceevolve workflow show',
-      data: { project: target.project, service: target.service },
-    });
+    throw new SdkError(
+      'unknown_reference',
+      `no agent of project "${target.project}" has a remote service "${target.service}"`,
+      {
+        remedy: 'name a remote entry ({ "name", "url" }) of the accepted workflow: see scienceevolve workflow show',
+        data: { project: target.project, service: target.service },
+      },
+    );
   }
   if (found.some((e) => e.url !== first.url)) {
     throw new SdkError('usage', `the remote service "${target.service}" points at different URLs in different agents`, {

@@ -44,8 +44,7 @@ export function remoteCredentials(
   interactive?: ConstructorParameters<typeof RemoteSignIn>[0]['interactive'],
 ): Pick<RemoteServiceSpec, 'headers' | 'headerSources' | 'signIn' | 'loginCommand'> {
   const login = loginCommand(context.dataDir, context.projectId, entry.name);
-  const resolved =
-    entry.headers === undefined ? undefined : resolveHeaders(entry.name, entry.headers, context.hostEnv);
+  const resolved = entry.headers === undefined ? undefined : resolveHeaders(entry.name, entry.headers, context.hostEnv);
   const ownAuthorization = Object.keys(entry.headers ?? {}).some((h) => h.toLowerCase() === 'authorization');
   const spec: Pick<RemoteServiceSpec, 'headers' | 'headerSources' | 'signIn' | 'loginCommand'> = {
     loginCommand: login,
@@ -130,11 +129,15 @@ export function readSecretFile(service: string, what: string, path: string): str
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw insecure('is a symbolic link (links are not followed)', 'name the file itself');
-    throw new SdkError('io_error', `the ${what} file ${path} of remote service "${service}" cannot be opened (${code})`, {
-      remedy: `write the ${what} into it, then chmod 600 it`,
-      data: { service, path },
-      cause: error,
-    });
+    throw new SdkError(
+      'io_error',
+      `the ${what} file ${path} of remote service "${service}" cannot be opened (${code})`,
+      {
+        remedy: `write the ${what} into it, then chmod 600 it`,
+        data: { service, path },
+        cause: error,
+      },
+    );
   }
   try {
     const info = fstatSync(fd);
@@ -159,7 +162,10 @@ export function readSecretFile(service: string, what: string, path: string): str
         });
       }
     }
-    const text = buffer.subarray(0, length).toString('utf8').replace(/\r?\n$/, '');
+    const text = buffer
+      .subarray(0, length)
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
     if (text.trim() === '') {
       throw new SdkError('usage', `the ${what} file ${path} is empty`, {
         remedy: `write the ${what} into it`,

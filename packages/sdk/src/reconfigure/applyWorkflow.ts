@@ -243,7 +243,8 @@ function remoteCredentialIssues(before: Workflow, next: Workflow, mayMap: Readon
   const accepted = new Set<string>();
   for (const agent of Object.values(before.agents)) {
     for (const entry of agent.mcpServers) {
-      if (entry.url !== undefined) accepted.add(stableStringify([entry.url, entry.headers ?? null, entry.oauth ?? null]));
+      if (entry.url !== undefined)
+        accepted.add(stableStringify([entry.url, entry.headers ?? null, entry.oauth ?? null]));
     }
   }
   for (const [agentName, agent] of Object.entries(next.agents)) {

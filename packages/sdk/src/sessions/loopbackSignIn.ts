@@ -68,9 +68,13 @@ export async function startLoopbackSignIn(options: LoopbackSignInOptions): Promi
         const timer = setTimeout(
           () =>
             reject(
-              new SdkError('remote_auth_required', `no sign-in came back to ${redirectUrl} within ${timeoutMs / 1000} s`, {
-                remedy: 'open the printed URL in a browser on this machine and finish the sign-in, then try again',
-              }),
+              new SdkError(
+                'remote_auth_required',
+                `no sign-in came back to ${redirectUrl} within ${timeoutMs / 1000} s`,
+                {
+                  remedy: 'open the printed URL in a browser on this machine and finish the sign-in, then try again',
+                },
+              ),
             ),
           timeoutMs,
         );
@@ -106,7 +110,8 @@ export async function startLoopbackSignIn(options: LoopbackSignInOptions): Promi
  */
 export async function openInBrowser(url: URL, env: Readonly<Record<string, string | undefined>>): Promise<void> {
   const browser = env.BROWSER?.split(':')[0]?.trim();
-  const command = browser !== undefined && browser !== '' ? browser : process.platform === 'darwin' ? 'open' : 'xdg-open';
+  const command =
+    browser !== undefined && browser !== '' ? browser : process.platform === 'darwin' ? 'open' : 'xdg-open';
   const args = command.includes('%s') ? [] : [url.href];
   const file = command.includes('%s') ? command.replace('%s', url.href) : command;
   await new Promise<void>((resolve) => {

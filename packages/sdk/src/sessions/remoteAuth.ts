@@ -228,7 +228,9 @@ export class RemoteSignIn implements AuthProvider {
       .filter((s) => s !== '')
       .join(' ');
     if (this.options.interactive === undefined) {
-      throw this.required(`asks for a wider scope${requiredScope ? ` ("${requiredScope}")` : ''} than the stored sign-in holds`);
+      throw this.required(
+        `asks for a wider scope${requiredScope ? ` ("${requiredScope}")` : ''} than the stored sign-in holds`,
+      );
     }
     await this.authorize({ refusedToken: this.sentToken, scope: union || undefined, force: true });
   }
@@ -259,9 +261,7 @@ export class RemoteSignIn implements AuthProvider {
       const canRefresh = record?.tokens?.refresh_token !== undefined;
       const unattendedGrant = this.options.client?.grant === 'client_credentials';
       if (this.options.interactive === undefined && !canRefresh && !unattendedGrant) {
-        throw this.required(
-          held === undefined ? 'needs a sign-in and none is held' : 'refused the stored sign-in',
-        );
+        throw this.required(held === undefined ? 'needs a sign-in and none is held' : 'refused the stored sign-in');
       }
       this.provider.refreshing = canRefresh && !request.force;
       const scope = request.scope ?? this.options.scope;

@@ -316,7 +316,9 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
       url: this.spec.url,
       signIn: this.spec.signIn,
       headerSources: this.spec.headerSources,
-      loginCommand: this.spec.loginCommand ?? `scienceevolve auth login --data-dir <data dir> --project <project> --service ${this.name}`,
+      loginCommand:
+        this.spec.loginCommand ??
+        `scienceevolve auth login --data-dir <data dir> --project <project> --service ${this.name}`,
     });
   }
 

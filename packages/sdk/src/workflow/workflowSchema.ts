@@ -184,7 +184,10 @@ export const RemoteOAuthSchema = z
     const hasSecret = oauth.clientSecretEnv !== undefined || oauth.clientSecretFile !== undefined;
     const hasKey = oauth.privateKeyEnv !== undefined || oauth.privateKeyFile !== undefined;
     if ((hasSecret || hasKey || oauth.grant === 'client_credentials') && oauth.clientId === undefined) {
-      issue('clientId', 'a client secret, a private key or the client_credentials grant needs the pre-registered "clientId"');
+      issue(
+        'clientId',
+        'a client secret, a private key or the client_credentials grant needs the pre-registered "clientId"',
+      );
     }
     if (oauth.authMethod === 'private_key_jwt' && !hasKey) {
       issue('privateKeyEnv', 'private_key_jwt needs "privateKeyEnv" or "privateKeyFile" (a PEM private key)');
@@ -193,7 +196,10 @@ export const RemoteOAuthSchema = z
       issue('authMethod', 'a private key is used only with "authMethod": "private_key_jwt"');
     }
     if (oauth.grant === 'client_credentials' && oauth.authMethod !== 'private_key_jwt' && !hasSecret) {
-      issue('clientSecretEnv', 'the client_credentials grant needs "clientSecretEnv" or "clientSecretFile" (or a private key with private_key_jwt)');
+      issue(
+        'clientSecretEnv',
+        'the client_credentials grant needs "clientSecretEnv" or "clientSecretFile" (or a private key with private_key_jwt)',
+      );
     }
   });
 /** A remote entry's OAuth settings. */
@@ -223,6 +229,7 @@ export const McpServerEntrySchema = z
         }),
         z.string().regex(HEADER_TEMPLATE_PATTERN, {
           error:
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: `${VAR}` is the header template syntax, not JavaScript's
             'must name a host variable, as "${VAR}" or "<Scheme> ${VAR}" (e.g. "Bearer ${GITHUB_TOKEN}"): a value is never written into the workflow',
         }),
       )
