@@ -370,6 +370,9 @@ export class RemoteSignIn implements AuthProvider {
   }
 }
 
+/** The redirect an unattended authorization-code sign-in names (never visited). */
+const UNATTENDED_REDIRECT = 'http://127.0.0.1/callback';
+
 /** The authorization server's requests go out without the entry's headers, and follow no redirect. */
 const authFetch: FetchLike = (input, init) => fetch(input, { ...init, redirect: 'error' });
 
@@ -425,7 +428,9 @@ class StoreProvider implements OAuthClientProvider {
 
   get redirectUrl(): string | undefined {
     if (this.delegate !== undefined) return undefined;
-    return this.options.interactive?.redirectUrl;
+    // Unattended, an authorization-code sign-in still names a redirect: without one the SDK takes the flow
+    // for a machine grant and never refreshes. No person is sent there (redirectToAuthorization refuses).
+    return this.options.interactive?.redirectUrl ?? UNATTENDED_REDIRECT;
   }
 
   get clientMetadata(): OAuthClientMetadata {
