@@ -9,7 +9,7 @@ import { remoteCredentials } from '../invocation/remoteCredentials.js';
 import { redactUrl } from '../redact.js';
 import { readSignIn, type SignInRecord } from '../sessions/remoteAuth.js';
 import { connectRemoteService } from '../sessions/remoteService.js';
-import { type LoopbackSignInOptions, startLoopbackSignIn } from '../sessions/loopbackSignIn.js';
+import { LOGIN_TIMEOUT_MS, type LoopbackSignInOptions, startLoopbackSignIn } from '../sessions/loopbackSignIn.js';
 import { openProject } from '../store/projectStore.js';
 import { listTokenStoreFiles, resourceKey, tokenStoreFile } from '../store/tokenStore.js';
 import { readAccepted } from '../store/workflowVersions.js';
@@ -110,7 +110,9 @@ export async function authLogin(options: AuthLoginOptions): Promise<SignInStatus
       { dataDir: options.dataDir, projectId: options.project, hostEnv: options.hostEnv ?? process.env },
       loopback,
     );
-    const session = await connectRemoteService({ name: entry.name, url: entry.url, ...credentials });
+    // The connect waits for the person: its budget is the login's, plus the time to list.
+    const deadline = Date.now() + (options.timeoutMs ?? LOGIN_TIMEOUT_MS) + 30_000;
+    const session = await connectRemoteService({ name: entry.name, url: entry.url, ...credentials }, { deadline });
     await session.close();
   } finally {
     await loopback.close();

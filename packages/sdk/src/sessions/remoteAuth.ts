@@ -348,7 +348,7 @@ export class RemoteSignIn implements AuthProvider {
   required(what: string, cause?: unknown): SdkError {
     return new SdkError(
       'remote_auth_required',
-      `remote service "${this.options.service}" ${what} (${redactUrl(this.options.url)})`,
+      `remote service "${this.options.service}" ${what} (${redactUrl(this.options.url)}); sign in with: ${this.options.loginCommand}`,
       {
         remedy: `sign in: ${this.options.loginCommand}`,
         data: { service: this.options.service, url: redactUrl(this.options.url), login: this.options.loginCommand },
@@ -360,7 +360,8 @@ export class RemoteSignIn implements AuthProvider {
   /** `remote_auth_failed`: a refresh, a grant or a sign-in refused. */
   failed(what: string, cause: unknown): SdkError {
     const unattended = this.options.client?.grant === 'client_credentials';
-    return new SdkError('remote_auth_failed', `remote service "${this.options.service}": ${what}`, {
+    const next = unattended ? 'check its client credentials' : `sign in again with: ${this.options.loginCommand}`;
+    return new SdkError('remote_auth_failed', `remote service "${this.options.service}": ${what}; ${next}`, {
       remedy: unattended
         ? "check the client id and the client secret or private key the workflow's oauth settings name"
         : `sign in again: ${this.options.loginCommand}`,
@@ -593,11 +594,15 @@ export function authFailure(
   const what = scope
     ? `asks for a wider scope${(error as { requiredScope?: string }).requiredScope ? ` ("${(error as { requiredScope?: string }).requiredScope}")` : ''} than the stored sign-in holds`
     : 'answered HTTP 401: it needs a sign-in';
-  return new SdkError('remote_auth_required', `remote service "${context.service}" ${what} (${shown})`, {
-    remedy: `sign in: ${context.loginCommand}`,
-    data: { service: context.service, url: shown, login: context.loginCommand },
-    cause: error,
-  });
+  return new SdkError(
+    'remote_auth_required',
+    `remote service "${context.service}" ${what} (${shown}); sign in with: ${context.loginCommand}`,
+    {
+      remedy: `sign in: ${context.loginCommand}`,
+      data: { service: context.service, url: shown, login: context.loginCommand },
+      cause: error,
+    },
+  );
 }
 
 /**
