@@ -371,6 +371,16 @@ export const COMMANDS = [
         value: 'K=VAR',
         help: 'a header whose value is read from an environment variable, e.g. Authorization=MY_TOKEN',
       },
+      'data-dir': {
+        type: 'string',
+        value: 'D',
+        help: 'with --project: the data dir whose stored sign-in (scienceevolve auth login) for this URL is used',
+      },
+      project: {
+        type: 'string',
+        value: 'P',
+        help: 'with --data-dir: the project whose sign-in for this URL is used (OAuth; refreshed as runs do)',
+      },
       'timeout-ms': {
         type: 'int',
         unit: 'ms',

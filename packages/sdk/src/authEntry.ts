@@ -6,7 +6,7 @@
  */
 export { authLogin, authLogout, authStatus } from './engine/remoteSignIns.js';
 export type { AuthLoginOptions, SignInStatus, SignInTarget, SignOutResult } from './engine/remoteSignIns.js';
-export { remoteCredentials } from './invocation/remoteCredentials.js';
+export { remoteCredentials, storedSignIn } from './invocation/remoteCredentials.js';
 export type { RemoteCredentialContext, RemoteEntry } from './invocation/remoteCredentials.js';
 export { LOGIN_TIMEOUT_MS, openInBrowser, startLoopbackSignIn } from './sessions/loopbackSignIn.js';
 export type { LoopbackSignIn, LoopbackSignInOptions } from './sessions/loopbackSignIn.js';

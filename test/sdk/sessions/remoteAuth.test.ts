@@ -10,7 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { remoteCredentials } from '../../../packages/sdk/src/invocation/remoteCredentials.js';
+import { PassThrough } from 'node:stream';
+import { httpToStdio } from '../../../packages/sdk/src/gateway/httpToStdio.js';
+import { remoteCredentials, storedSignIn } from '../../../packages/sdk/src/invocation/remoteCredentials.js';
 import { connectRemoteService } from '../../../packages/sdk/src/sessions/remoteService.js';
 import { validateWorkflow } from '../../../packages/sdk/src/workflow/validate.js';
 
@@ -116,4 +118,26 @@ test('a workflow header value must name a host variable; literal values and tran
     mcpDefinitions: {},
   });
   assert.equal(ok.ok, true, JSON.stringify(ok));
+});
+
+test('bridge http-to-stdio: a 401 is remote_auth_required, with or without a stored sign-in', async (t) => {
+  const { url } = await refusingServer(t);
+  const dataDir = scratch(t);
+  for (const signIn of [undefined, storedSignIn({ dataDir, project: 'demo', url })]) {
+    const error = await httpToStdio({
+      url,
+      input: new PassThrough(),
+      output: new PassThrough(),
+      connectTimeoutMs: 10_000,
+      ...(signIn === undefined ? {} : { signIn }),
+    }).then(
+      async (bridge) => {
+        await bridge.close();
+        return assert.fail('connected');
+      },
+      (e: { code: string; message: string }) => e,
+    );
+    assert.equal(error.code, 'remote_auth_required', error.message);
+    assert.match(error.message, /auth login/);
+  }
 });

@@ -177,3 +177,18 @@ export function readSecretFile(service: string, what: string, path: string): str
     closeSync(fd);
   }
 }
+
+/**
+ * The stored sign-in of `project` for `url` (what `auth login` stored for a remote entry of that URL), for a
+ * client outside an invocation (`bridge http-to-stdio --data-dir D --project P`): its token goes with every
+ * request and is refreshed as a run's is; without one, a 401 is `remote_auth_required`.
+ */
+export function storedSignIn(options: { dataDir: string; project: string; url: string; service?: string }): RemoteSignIn {
+  const service = options.service ?? 'bridge';
+  return new RemoteSignIn({
+    url: options.url,
+    service,
+    store: tokenStoreFile(options.dataDir, options.project, options.url),
+    loginCommand: loginCommand(options.dataDir, options.project, '<the service of this URL>'),
+  });
+}
