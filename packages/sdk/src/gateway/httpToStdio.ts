@@ -121,7 +121,8 @@ export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToSt
       url: options.url,
       signIn: options.signIn,
       headerSources: Object.fromEntries(Object.keys(headers).map((name) => [name, `the value given for ${name}`])),
-      loginCommand: 'scienceevolve auth login --data-dir D --project P --service S (the entry of this URL), then pass --data-dir D --project P',
+      loginCommand:
+        'scienceevolve auth login --data-dir D --project P --service S (the entry of this URL), then pass --data-dir D --project P',
     });
   const connectNew = async (): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> => {
     const client = new Client(

@@ -183,7 +183,12 @@ export function readSecretFile(service: string, what: string, path: string): str
  * client outside an invocation (`bridge http-to-stdio --data-dir D --project P`): its token goes with every
  * request and is refreshed as a run's is; without one, a 401 is `remote_auth_required`.
  */
-export function storedSignIn(options: { dataDir: string; project: string; url: string; service?: string }): RemoteSignIn {
+export function storedSignIn(options: {
+  dataDir: string;
+  project: string;
+  url: string;
+  service?: string;
+}): RemoteSignIn {
   const service = options.service ?? 'bridge';
   return new RemoteSignIn({
     url: options.url,

@@ -18,21 +18,17 @@
 import {
   type AuthProvider,
   auth,
-  ClientCredentialsProvider,
   extractWWWAuthenticateParams,
   type FetchLike,
-  type OAuthClientInformationContext,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
   type OAuthDiscoveryState,
-  PrivateKeyJwtProvider,
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { isSdkError, SdkError } from '../errors.js';
 import { errorText, redactText, redactUrl } from '../redact.js';
+import { brandOf } from './remoteAuthErrors.js';
+import { StoreProvider } from './signInProvider.js';
 
 /** Milliseconds before expiry at which a held token is refreshed before it is used: 60,000 (60 s). */
 export const REFRESH_AHEAD_MS = 60_000;
@@ -136,18 +132,6 @@ export function readSignIn(raw: unknown, path: string): SignInRecord | undefined
     });
   }
   return parsed.data as SignInRecord;
-}
-
-/** The SDK's error brands we branch on (its classes are branded: two copies may be loaded). */
-function brandOf(error: unknown): string | undefined {
-  const ctor = (error as { constructor?: { mcpBrand?: unknown } } | null)?.constructor;
-  const brand = ctor?.mcpBrand;
-  return typeof brand === 'string' ? brand : undefined;
-}
-
-/** Whether `error` is the transport's `403 insufficient_scope` (step-up needed). */
-export function isInsufficientScope(error: unknown): error is Error & { requiredScope?: string } {
-  return brandOf(error) === 'mcp.InsufficientScopeError' || (error as Error | null)?.name === 'InsufficientScopeError';
 }
 
 /**
@@ -371,245 +355,7 @@ export class RemoteSignIn implements AuthProvider {
   }
 }
 
-/** The redirect an unattended authorization-code sign-in names (never visited). */
-const UNATTENDED_REDIRECT = 'http://127.0.0.1/callback';
-
 /** The authorization server's requests go out without the entry's headers, and follow no redirect. */
 const authFetch: FetchLike = (input, init) => fetch(input, { ...init, redirect: 'error' });
 
-/**
- * The `OAuthClientProvider` the SDK's `auth()` works through: reads and writes the {@link RemoteSignIn}'s
- * record (the caller holds the lock), delegating the client's identity to the SDK's client-credentials
- * providers when the entry configures one.
- */
-class StoreProvider implements OAuthClientProvider {
-  /** True while `auth()` runs with a refresh token in hand: a redirect then means the refresh was refused. */
-  refreshing = false;
-  /** The `state` of the authorization request in flight. */
-  expectedState: string | undefined;
-  private verifier: string | undefined;
-  private readonly delegate: OAuthClientProvider | undefined;
-
-  constructor(
-    private readonly signIn: RemoteSignIn,
-    private readonly options: RemoteSignInOptions,
-  ) {
-    const client = options.client;
-    if (client?.grant === 'client_credentials') {
-      this.delegate =
-        client.authMethod === 'private_key_jwt'
-          ? new PrivateKeyJwtProvider({
-              clientId: client.clientId,
-              privateKey: client.privateKey ?? '',
-              algorithm: client.algorithm ?? 'RS256',
-              ...(options.scope === undefined ? {} : { scope: options.scope }),
-            })
-          : new ClientCredentialsProvider({
-              clientId: client.clientId,
-              clientSecret: client.clientSecret ?? '',
-              ...(options.scope === undefined ? {} : { scope: options.scope }),
-            });
-      if (client.authMethod === 'client_secret_post') {
-        const info = this.delegate.clientInformation.bind(this.delegate);
-        this.delegate.clientInformation = (ctx?: OAuthClientInformationContext) => {
-          const stored = info(ctx) as StoredOAuthClientInformation | undefined;
-          return stored === undefined ? undefined : { ...stored, token_endpoint_auth_method: 'client_secret_post' };
-        };
-      }
-      const addAuth = this.delegate.addClientAuthentication;
-      if (addAuth !== undefined) this.addClientAuthentication = addAuth.bind(this.delegate);
-      this.prepareTokenRequest = (scope?: string) => this.delegate?.prepareTokenRequest?.(scope);
-    }
-    if (options.clientMetadataUrl !== undefined) this.clientMetadataUrl = options.clientMetadataUrl;
-  }
-
-  clientMetadataUrl?: string;
-  addClientAuthentication?: OAuthClientProvider['addClientAuthentication'];
-  prepareTokenRequest?: OAuthClientProvider['prepareTokenRequest'];
-
-  get redirectUrl(): string | undefined {
-    if (this.delegate !== undefined) return undefined;
-    // Unattended, an authorization-code sign-in still names a redirect: without one the SDK takes the flow
-    // for a machine grant and never refreshes. No person is sent there (redirectToAuthorization refuses).
-    return this.options.interactive?.redirectUrl ?? UNATTENDED_REDIRECT;
-  }
-
-  get clientMetadata(): OAuthClientMetadata {
-    if (this.delegate !== undefined) return this.delegate.clientMetadata;
-    const redirect = this.options.interactive?.redirectUrl;
-    return {
-      client_name: 'ScienceEvolve',
-      redirect_uris: redirect === undefined ? [] : [redirect],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: this.options.client?.clientSecret ? 'client_secret_basic' : 'none',
-      ...(this.options.scope === undefined ? {} : { scope: this.options.scope }),
-    };
-  }
-
-  state(): string {
-    this.expectedState = randomBytes(16).toString('base64url');
-    return this.expectedState;
-  }
-
-  async clientInformation(ctx?: OAuthClientInformationContext): Promise<StoredOAuthClientInformation | undefined> {
-    if (this.delegate !== undefined) return this.delegate.clientInformation(ctx);
-    const client = this.options.client;
-    if (client !== undefined) {
-      return {
-        client_id: client.clientId,
-        ...(client.clientSecret === undefined ? {} : { client_secret: client.clientSecret }),
-        ...(client.authMethod === undefined || client.authMethod === 'private_key_jwt'
-          ? {}
-          : { token_endpoint_auth_method: client.authMethod }),
-      };
-    }
-    return (await this.signIn.current())?.client;
-  }
-
-  async saveClientInformation(info: StoredOAuthClientInformation): Promise<void> {
-    if (this.delegate !== undefined || this.options.client !== undefined) return; // configured, never stored
-    const record = (await this.signIn.current()) ?? { resource: redactUrl(this.options.url) };
-    await this.signIn.save({ ...record, client: info });
-  }
-
-  async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
-    const record = await this.signIn.current();
-    if (ctx !== undefined && record?.issuer !== undefined && record.issuer !== ctx.issuer) {
-      // Another authorization server: the stored sign-in is not for it (the SDK checks the stamp too).
-      return undefined;
-    }
-    return record?.tokens;
-  }
-
-  async saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): Promise<void> {
-    const record = (await this.signIn.current()) ?? { resource: redactUrl(this.options.url) };
-    const now = Date.now();
-    const issuer = ctx?.issuer ?? tokens.issuer ?? record.issuer;
-    const kept: StoredOAuthTokens = {
-      ...tokens,
-      // A refresh answer without a refresh token keeps the one we had (RFC 6749 §6).
-      ...(tokens.refresh_token === undefined && record.tokens?.refresh_token !== undefined
-        ? { refresh_token: record.tokens.refresh_token }
-        : {}),
-    };
-    const next: SignInRecord = { ...record, tokens: kept, savedAt: now };
-    if (issuer !== undefined) next.issuer = issuer;
-    if (typeof tokens.expires_in === 'number') next.expiresAt = now + tokens.expires_in * 1000;
-    else delete next.expiresAt;
-    await this.signIn.save(next);
-  }
-
-  async redirectToAuthorization(url: URL): Promise<void> {
-    const interactive = this.options.interactive;
-    if (interactive === undefined) {
-      if (this.refreshing) {
-        throw this.signIn.failed('the authorization server refused to refresh the stored sign-in', undefined);
-      }
-      throw this.signIn.required('needs a sign-in');
-    }
-    await interactive.open(url);
-  }
-
-  saveCodeVerifier(verifier: string): void {
-    this.verifier = verifier;
-  }
-
-  codeVerifier(): string {
-    if (this.verifier === undefined) throw new Error('no authorization request is in flight');
-    return this.verifier;
-  }
-
-  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
-    if (scope === 'verifier') {
-      this.verifier = undefined;
-      return;
-    }
-    const record = await this.signIn.current();
-    if (record === undefined) return;
-    if (scope === 'all') return this.signIn.forget('all');
-    if (scope === 'tokens') return this.signIn.forget('tokens');
-    if (scope === 'client') {
-      const { client: _c, ...rest } = record;
-      return this.signIn.save(rest);
-    }
-    const { discovery: _d, ...rest } = record;
-    return this.signIn.save(rest);
-  }
-
-  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
-    const record = (await this.signIn.current()) ?? { resource: redactUrl(this.options.url) };
-    await this.signIn.save({ ...record, discovery: state });
-  }
-
-  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    return (await this.signIn.current())?.discovery;
-  }
-}
-
-/** The HTTP status an SDK transport error carries, if any. */
-function httpStatus(error: unknown): number | undefined {
-  const status = (error as { data?: { status?: unknown } } | null)?.data?.status;
-  return typeof status === 'number' ? status : undefined;
-}
-
-/**
- * A remote's refusal as `remote_auth_required` (or the sign-in's own coded failure), or undefined when
- * `error` is not about authorization: an HTTP 401 (with or without our sign-in), the SDK's
- * `UnauthorizedError`, or a 403 `insufficient_scope` that was not stepped up.
- */
-export function authFailure(
-  error: unknown,
-  context: {
-    service: string;
-    url: string;
-    signIn?: RemoteSignIn | undefined;
-    /** Header → host variable, when the entry sends static credentials. */
-    headerSources?: Readonly<Record<string, string>> | undefined;
-    loginCommand: string;
-  },
-): SdkError | undefined {
-  if (isSdkError(error)) {
-    const code = (error as SdkError).code;
-    return code === 'remote_auth_required' || code === 'remote_auth_failed' ? (error as SdkError) : undefined;
-  }
-  const status = httpStatus(error);
-  const unauthorized = status === 401 || brandOf(error) === 'mcp.UnauthorizedError';
-  const scope = isInsufficientScope(error);
-  if (!unauthorized && !scope) return undefined;
-  const shown = redactUrl(context.url);
-  const variables = Object.entries(context.headerSources ?? {});
-  if (variables.length > 0 && context.signIn === undefined) {
-    const named = variables.map(([header, variable]) => `"${header}" (from ${variable})`).join(', ');
-    return new SdkError(
-      'remote_auth_required',
-      `remote service "${context.service}" refused the credentials of header ${named} with HTTP ${scope ? 403 : 401} (${shown})`,
-      {
-        remedy: `check the value of ${variables.map(([, v]) => v).join(', ')}: the server does not accept it (expired, revoked or for another service)`,
-        data: { service: context.service, url: shown, variables: variables.map(([, v]) => v) },
-        cause: error,
-      },
-    );
-  }
-  const what = scope
-    ? `asks for a wider scope${(error as { requiredScope?: string }).requiredScope ? ` ("${(error as { requiredScope?: string }).requiredScope}")` : ''} than the stored sign-in holds`
-    : 'answered HTTP 401: it needs a sign-in';
-  return new SdkError(
-    'remote_auth_required',
-    `remote service "${context.service}" ${what} (${shown}); sign in with: ${context.loginCommand}`,
-    {
-      remedy: `sign in: ${context.loginCommand}`,
-      data: { service: context.service, url: shown, login: context.loginCommand },
-      cause: error,
-    },
-  );
-}
-
-/**
- * The exact command that signs in to `service` of `project` (named by every `remote_auth_required`).
- * Arguments that are not plain words are single-quoted for a POSIX shell.
- */
-export function loginCommand(dataDir: string, project: string, service: string): string {
-  const quote = (word: string) => (/^[A-Za-z0-9_./:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`);
-  return `scienceevolve auth login --data-dir ${quote(dataDir)} --project ${quote(project)} --service ${quote(service)}`;
-}
+export { authFailure, isInsufficientScope, loginCommand } from './remoteAuthErrors.js';
