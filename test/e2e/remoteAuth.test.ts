@@ -148,7 +148,7 @@ test('auth login, a probe and a run with the token, refresh under a lock, revoca
   const ready = await cli(t, probe, env, outputs);
   assert.equal(ready.code, 0, ready.stderr);
   assert.deepEqual((ready.json.services as Array<{ tools: unknown[] }>)[0]!.tools, ['whoami']);
-  assert.ok((await stats(base)).headerSeen > 0, 'the X-Api-Key header reached the service');
+  assert.ok(((await stats(base)).headerSeen ?? 0) > 0, 'the X-Api-Key header reached the service');
 
   // A run whose scripted Main calls the remote tool.
   const script = join(box, 'script.json');
@@ -221,7 +221,7 @@ test('auth login, a probe and a run with the token, refresh under a lock, revoca
     .access_token;
   const logout = await cli(t, ['auth', 'logout', ...place, '--service', 'papers', '--json'], env, outputs);
   assert.deepEqual(logout.json, { service: 'papers', removed: true, revoked: true });
-  assert.ok((await stats(base)).revoked >= 1);
+  assert.ok(((await stats(base)).revoked ?? 0) >= 1);
 
   // The grep: no secret in any data-dir file but the token store, in any output, event or log.
   const secrets = [HEADER_SECRET, CLIENT_SECRET, accessToken, refreshed, latest, ciToken];
