@@ -96,6 +96,16 @@ async function remoteEntry(target: SignInTarget): Promise<McpServerEntry & { url
  */
 export async function authLogin(options: AuthLoginOptions): Promise<SignInStatus> {
   const entry = await remoteEntry(options);
+  if (Object.keys(entry.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) {
+    throw new SdkError(
+      'usage',
+      `the remote service "${entry.name}" sends its own Authorization header (from a host variable); it does not sign in`,
+      {
+        remedy: 'remove "Authorization" from the entry\'s "headers" to sign in with OAuth instead',
+        data: { service: entry.name },
+      },
+    );
+  }
   const store = tokenStoreFile(options.dataDir, options.project, entry.url);
   await store.withLock(() => store.remove());
   const loopback = await startLoopbackSignIn({
