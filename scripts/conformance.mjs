@@ -7,6 +7,10 @@
 //              service is the fixture. The suite connects by URL only, so a small loopback proxy adds the
 //              face's bearer token; it forwards a loopback Host as the face's own and any other Host as
 //              is, so the face's Host/Origin checks still decide the DNS-rebinding scenario.
+// A third target, `client`, runs the suite's client scenarios (all of `auth/*`, initialize, tools_call,
+// sse-retry, elicitation-sep1034-client-defaults) against the SDK's own remote-service client through
+// scripts/conformance-client.mjs (its browser: scripts/conformance-browser.mjs); the suite starts a test
+// server (and authorization server) per scenario and runs the adapter with its URL.
 // A scenario fails when any of its checks is a FAILURE or a WARNING (the suite's own baseline rule). The
 // script exits 1 on a failure not listed in test/conformance/baseline.json, on a baseline entry that now
 // passes (stale), on a scenario without results, or on a process left behind. Offline; needs
@@ -33,7 +37,10 @@ const DEADLINE_MS = 5 * 60_000;
 const { values: options } = parseArgs({
   options: { only: { type: 'string' }, verbose: { type: 'boolean', default: false } },
 });
-const TARGETS = ['gateway', 'http-face'];
+const TARGETS = ['gateway', 'http-face', 'client'];
+const CLIENT_ADAPTER = join(ROOT, 'scripts/conformance-client.mjs');
+/** Client scenarios run side by side (each is a test server and one adapter process). */
+const CLIENT_CONCURRENCY = 3;
 if (options.only !== undefined && !TARGETS.includes(options.only)) {
   console.error(`error [usage]: --only takes ${TARGETS.join(' or ')}, not "${options.only}"`);
   process.exit(2);
@@ -246,6 +253,76 @@ async function httpFaceTarget(outDir) {
   if (code !== 0) throw new Error(`services serve exited ${code} on SIGTERM:\n${serve.stderr()}`);
 }
 
+/** The suite's client scenarios (every one it lists). */
+async function clientScenarioList() {
+  const run = start([CONFORMANCE, 'list', '--client'], 'conformance list --client');
+  await run.exited;
+  return [...run.stdout().matchAll(/^\s+- (\S+)$/gm)].map((m) => m[1]);
+}
+
+/** Each client scenario into its own directory `<outDir>/<n>` (the suite names results by scenario and time). */
+async function clientTarget(outDir) {
+  const scenarios = await clientScenarioList();
+  let next = 0;
+  let output = '';
+  const worker = async () => {
+    while (next < scenarios.length) {
+      const index = next++;
+      const dir = join(outDir, String(index));
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'scenario'), scenarios[index]);
+      const run = start(
+        [
+          CONFORMANCE,
+          'client',
+          '--command',
+          `${JSON.stringify(process.execPath)} ${JSON.stringify(CLIENT_ADAPTER)}`,
+          '--scenario',
+          scenarios[index],
+          '--timeout',
+          '60000',
+          '-o',
+          dir,
+        ],
+        `conformance client ${scenarios[index]}`,
+      );
+      await run.exited;
+      output += `== ${scenarios[index]}\n${run.stdout()}${run.stderr()}`;
+    }
+  };
+  await Promise.all(Array.from({ length: CLIENT_CONCURRENCY }, worker));
+  writeFileSync(join(outDir, 'output.txt'), output);
+  if (options.verbose) console.log(output);
+  return scenarios;
+}
+
+/** The checks.json files under `dir`. */
+function checkFiles(dir) {
+  const found = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...checkFiles(path));
+    else if (entry.name === 'checks.json') found.push(path);
+  }
+  return found;
+}
+
+/** scenario → { failed, bad } for the client target. */
+function readClientResults(outDir) {
+  const results = new Map();
+  for (const entry of readdirSync(outDir)) {
+    if (!/^\d+$/.test(entry)) continue;
+    const dir = join(outDir, entry);
+    const scenario = readFileSync(join(dir, 'scenario'), 'utf8');
+    const files = checkFiles(dir);
+    if (files.length !== 1) continue;
+    const checks = JSON.parse(readFileSync(files[0], 'utf8'));
+    const bad = checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
+    results.set(scenario, { failed: bad.length > 0 || checks.length === 0, bad });
+  }
+  return results;
+}
+
 /** Live processes whose command line mentions the work directory (ours, if any are left). */
 function leftovers() {
   const found = [];
@@ -267,10 +344,17 @@ async function main() {
   const started = performance.now();
   const baseline = JSON.parse(readFileSync(BASELINE, 'utf8'));
   const targets = options.only === undefined ? TARGETS : [options.only];
-  const expected = await scenarioList();
+  const serverScenarios = await scenarioList();
+  let clientScenarios = [];
   const outDirs = Object.fromEntries(targets.map((t) => [t, join(work, `results-${t}`)]));
   for (const dir of Object.values(outDirs)) mkdirSync(dir, { recursive: true });
-  const run = { gateway: gatewayTarget, 'http-face': httpFaceTarget };
+  const run = {
+    gateway: gatewayTarget,
+    'http-face': httpFaceTarget,
+    client: async (dir) => {
+      clientScenarios = await clientTarget(dir);
+    },
+  };
   // The two targets are independent and mostly wait on processes: run them side by side.
   const outcomes = await Promise.allSettled(targets.map((t) => run[t](outDirs[t])));
 
@@ -284,7 +368,8 @@ async function main() {
       continue;
     }
     const allowed = baseline[target] ?? {};
-    const results = readResults(outDirs[target]);
+    const expected = target === 'client' ? clientScenarios : serverScenarios;
+    const results = target === 'client' ? readClientResults(outDirs[target]) : readResults(outDirs[target]);
     for (const scenario of expected) {
       const result = results.get(scenario);
       const reason = allowed[scenario];

@@ -25,6 +25,7 @@ const MODULES = new Map<string, () => Promise<CommandRun>>([
   ['worker', () => import('./commands/worker.js').then((m) => m.workerCommand)],
   ['ui', () => import('./commands/ui.js').then((m) => m.uiCommand)],
   ['migrate', () => import('./commands/migrate.js').then((m) => m.migrateCommand)],
+  ['auth', () => import('./commands/auth.js').then((m) => m.authCommand)],
   ['schema', () => import('./commands/schema.js').then((m) => m.schemaCommand)],
   ['init', () => import('./commands/init.js').then((m) => m.initCommand)],
 ]);

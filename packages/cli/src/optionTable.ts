@@ -371,6 +371,16 @@ export const COMMANDS = [
         value: 'K=VAR',
         help: 'a header whose value is read from an environment variable, e.g. Authorization=MY_TOKEN',
       },
+      'data-dir': {
+        type: 'string',
+        value: 'D',
+        help: 'with --project: the data dir whose stored sign-in (scienceevolve auth login) for this URL is used',
+      },
+      project: {
+        type: 'string',
+        value: 'P',
+        help: 'with --data-dir: the project whose sign-in for this URL is used (OAuth; refreshed as runs do)',
+      },
       'timeout-ms': {
         type: 'int',
         unit: 'ms',
@@ -578,6 +588,47 @@ export const COMMANDS = [
         help: 'the viewer listens here on 127.0.0.1',
       },
       host: { type: 'string', value: '127.0.0.1', help: 'only 127.0.0.1 (reach it from elsewhere with ssh -L)' },
+    },
+  },
+  {
+    name: 'auth login',
+    summary: 'sign in to a remote service of a project (OAuth: prints and opens the URL, takes the loopback redirect)',
+    options: {
+      ...DATA_DIR,
+      ...PROJECT,
+      service: {
+        type: 'string',
+        value: 'S',
+        help: 'the name of a remote entry ({ "name", "url" }) of the accepted workflow',
+      },
+      port: {
+        type: 'int',
+        unit: 'port',
+        range: RANGES.port,
+        default: '0 (any free port)',
+        help: 'the loopback port the authorization server redirects the browser to',
+      },
+      'timeout-ms': {
+        type: 'int',
+        unit: 'ms',
+        range: RANGES.positiveMs,
+        default: '300000',
+        help: 'milliseconds to wait for the browser to come back',
+      },
+    },
+  },
+  {
+    name: 'auth status',
+    summary: "what sign-ins a project holds and when they expire (never a token's value)",
+    options: { ...DATA_DIR, ...PROJECT },
+  },
+  {
+    name: 'auth logout',
+    summary: 'sign out of a remote service: revoke its tokens where the server offers it, remove them',
+    options: {
+      ...DATA_DIR,
+      ...PROJECT,
+      service: { type: 'string', value: 'S', help: 'the name of a remote entry of the accepted workflow' },
     },
   },
   {

@@ -30,6 +30,8 @@ export const ERROR_CODES = [
   'forward_timeout',
   'unsupported_request',
   'remote_unreachable',
+  'remote_auth_required',
+  'remote_auth_failed',
   'service_busy',
   'service_resting',
   'result_too_large',
@@ -284,6 +286,10 @@ export const ERROR_FIXES: Readonly<Record<ErrorCode, string>> = {
   workspace_config_refused:
     'remove what the message names (read it first: a service may have written it), or run the CLI as a command harness without the preset',
   missing_dependency: 'run the npm install line the message ends with',
+  remote_auth_required:
+    'sign in with the scienceevolve auth login command the message names (or give the entry its credentials: headers from host variables, or client credentials)',
+  remote_auth_failed:
+    'sign in again with scienceevolve auth login (the stored sign-in was refused or revoked), or check the client credentials',
 };
 
 /** The fix of an error: its own `remedy`, else its code's in {@link ERROR_FIXES}. */

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
@@ -164,6 +164,21 @@ type WriteTargets = Record<
   string
 >;
 
+/** A sign-in file of the token store (`<dataDir>/auth/<project>/…`), as `auth login` leaves one. */
+async function tokenStoreFile(box: EngineSandbox): Promise<string> {
+  const dir = join(box.dataDir, 'auth', box.project);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const path = join(dir, `${'0'.repeat(40)}.json`);
+  await writeFile(
+    path,
+    JSON.stringify({ resource: 'https://x/mcp', tokens: { access_token: 'held', token_type: 'bearer' } }),
+    {
+      mode: 0o600,
+    },
+  );
+  return path;
+}
+
 function writeDirs(box: EngineSandbox): WriteTargets {
   const paths = { dataDir: box.dataDir, projectRoot: join(box.dataDir, 'projects', box.project, 'service-data') };
   const runs = join(paths.dataDir, 'projects', box.project, 'runs');
@@ -235,6 +250,13 @@ test('auto: project services run sandboxed — no host environment, writes only 
   assert.equal(report.connect, 'connected');
   assert.notEqual(offline.connect, 'connected');
 
+  // The token store (remote sign-ins) lies in the hidden data dir: not there for the service.
+  const tokens = await tokenStoreFile(box);
+  const reach = (await served.call('prober__reach', { paths: [tokens] })) as unknown as {
+    read: Record<string, string>;
+  };
+  assert.notEqual(reach.read[tokens], 'ok', 'a sandboxed service reads the token store');
+
   await served.client.close();
   await assertGone(served.pid);
   await assertNothingLeft(box.project, []);
@@ -268,6 +290,11 @@ test('control, sandbox "off": the same probes find the secret and write outside,
   assert.ok(report.parentEnviron.text?.includes(SECRET), "unsandboxed, /proc/$PPID/environ shows the host's secret");
   assert.equal(report.writes[dirs.outside], 'ok');
   assert.equal(report.connect, 'connected');
+  const tokens = await tokenStoreFile(box);
+  const reach = (await served.call('prober__reach', { paths: [tokens] })) as unknown as {
+    read: Record<string, string>;
+  };
+  assert.equal(reach.read[tokens], 'ok', 'unsandboxed, the token store is readable (so the test above can fail)');
   await served.client.close();
   await assertGone(served.pid);
   await assertNothingLeft(box.project, []);

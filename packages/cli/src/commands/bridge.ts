@@ -5,6 +5,7 @@
  * and `--url-env VAR`; a credential given in `--header` or in `--url`'s query is a usage error.
  */
 import { protectStdout } from '@scienceevolve/sdk';
+import { storedSignIn } from '@scienceevolve/sdk/auth';
 import { httpToStdio, isSecretName, redactUrl } from '@scienceevolve/sdk/internal';
 import { parseCommand, required } from '../args.js';
 import { command } from '../optionTable.js';
@@ -132,6 +133,13 @@ export async function bridgeCommand(argv: string[], io: Io): Promise<number> {
     // Defined, not assigned: a header named `__proto__` would otherwise be dropped.
     Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
   }
+  if ((values['data-dir'] === undefined) !== (values.project === undefined)) {
+    throw usageError('--data-dir and --project go together', 'give both to use the stored sign-in, or neither');
+  }
+  const signIn =
+    values.project === undefined || values['data-dir'] === undefined
+      ? undefined
+      : storedSignIn({ dataDir: values['data-dir'], project: values.project, url });
   const timeoutMs = values['timeout-ms'];
   const connectTimeoutMs = values['connect-timeout-ms'];
   // fd 1 carries the protocol only, from the first moment: everything else the process prints goes to stderr.
@@ -141,6 +149,7 @@ export async function bridgeCommand(argv: string[], io: Io): Promise<number> {
     const bridge = await httpToStdio({
       url,
       headers,
+      ...(signIn === undefined ? {} : { signIn }),
       output: protocolOutput,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
       ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),

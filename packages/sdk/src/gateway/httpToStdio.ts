@@ -21,6 +21,7 @@ import { SdkError } from '../errors.js';
 import { headerValueProblem, networkMessage, redactUrl } from '../redact.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS } from '../sessions/forwarding.js';
 import { endSession, isNetworkFailure, isSessionGone } from '../sessions/remoteHttp.js';
+import { authFailure, type RemoteSignIn } from '../sessions/remoteAuth.js';
 import { durationMs } from '../workflow/workflowSchema.js';
 import { LineTransport, type LineLimits } from '../faces/lineTransport.js';
 import { toProtocolError, unsupportedRequestMessage } from '../faces/surfaceServer.js';
@@ -31,6 +32,8 @@ export interface HttpToStdioOptions extends Partial<LineLimits> {
   url: string;
   /** Extra HTTP headers sent with every request (e.g. `Authorization`). Never logged or shown in an error. */
   headers?: Record<string, string>;
+  /** A stored OAuth sign-in (`storedSignIn`): its token goes with every request; a 401 is `remote_auth_required`. */
+  signIn?: RemoteSignIn;
   /** Where requests come from. Default `process.stdin`. */
   input?: Readable;
   /** Where the protocol goes. Default `process.stdout`. */
@@ -112,6 +115,16 @@ export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToSt
         cause: error,
       },
     );
+  /** A 401 (or a refused sign-in) as `remote_auth_required` / `remote_auth_failed`. */
+  const refusedAuth = (error: unknown) =>
+    authFailure(error, {
+      service: 'bridge',
+      url: options.url,
+      signIn: options.signIn,
+      headerSources: Object.fromEntries(Object.keys(headers).map((name) => [name, `the value given for ${name}`])),
+      loginCommand:
+        'scienceevolve auth login --data-dir D --project P --service S (the entry of this URL), then pass --data-dir D --project P',
+    });
   const connectNew = async (): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> => {
     const client = new Client(
       { name: 'scienceevolve-http-to-stdio', version: '0.1.0' },
@@ -127,12 +140,13 @@ export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToSt
     };
     const transport = new StreamableHTTPClientTransport(new URL(options.url), {
       requestInit: { headers },
+      ...(options.signIn === undefined ? {} : { authProvider: options.signIn }),
     });
     try {
       await client.connect(transport, { timeout: connectTimeout });
     } catch (error) {
       await client.close().catch(() => {});
-      throw unreachable('could not connect to the MCP server at {url}', error);
+      throw refusedAuth(error) ?? unreachable('could not connect to the MCP server at {url}', error);
     }
     return { client, transport };
   };
@@ -172,7 +186,7 @@ export async function httpToStdio(options: HttpToStdioOptions): Promise<HttpToSt
     } catch (error) {
       if (!signal.aborted && isSessionGone(error, transport.sessionId !== undefined)) return { gone: used, error };
       if (isNetworkFailure(error)) throw unreachable('the MCP server at {url} could not be reached', error);
-      throw error;
+      throw refusedAuth(error) ?? error;
     }
   };
   const forward = async <T>(work: (client: Client, signal: AbortSignal) => Promise<T>, signal: AbortSignal) => {

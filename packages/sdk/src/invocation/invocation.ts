@@ -22,6 +22,7 @@ import {
 } from '../processes/processGroup.js';
 import { sharedStartGate, type StartGate } from '../processes/admission.js';
 import { connectRemoteService } from '../sessions/remoteService.js';
+import { remoteCredentials } from './remoteCredentials.js';
 import { decideSandbox, type SandboxDecision, type ServiceSandbox, sandboxAvailability } from '../processes/sandbox.js';
 import { buildServiceEnv, linkServiceModules, serviceCompileCacheDir } from '../processes/serviceEnv.js';
 import { DEFAULT_STARTUP_BUDGET_MS } from '../sessions/startBudget.js';
@@ -211,6 +212,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
               aliases: planned.aliases,
               url: planned.url,
               workspace: options.workspace,
+              ...remoteCredentials(planned, { dataDir: paths.dataDir, projectId: paths.projectId, hostEnv }),
             },
             { deadline, signal: cancel.signal, onEvent },
           );

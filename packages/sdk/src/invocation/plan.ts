@@ -6,7 +6,7 @@
 import { SdkError } from '../errors.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { definitionDigest } from '../workflow/digest.js';
-import type { McpDefinition, McpServerEntry, ToolFilter } from '../workflow/workflowSchema.js';
+import type { McpDefinition, McpServerEntry, RemoteOAuth, ToolFilter } from '../workflow/workflowSchema.js';
 
 /** One process to start: a definition and every name the agent sees it under. */
 export interface PlannedProjectService {
@@ -28,6 +28,10 @@ export interface PlannedRemoteService {
   name: string;
   aliases: string[];
   url: string;
+  /** Header → value template (`Bearer ${VAR}`), read from the host when connected. */
+  headers?: Readonly<Record<string, string>>;
+  /** The entry's OAuth settings. */
+  oauth?: RemoteOAuth;
   /** Alias → its tool filter, for the aliases that have one. */
   toolFilters: Map<string, ToolFilter>;
 }
@@ -55,6 +59,8 @@ export function planServices(version: WorkflowVersion, agent: string): PlannedSe
         name: entry.name,
         aliases: [entry.name],
         url: entry.url,
+        ...(entry.headers === undefined ? {} : { headers: entry.headers }),
+        ...(entry.oauth === undefined ? {} : { oauth: entry.oauth }),
         toolFilters: filtersOf(entry),
       });
       continue;

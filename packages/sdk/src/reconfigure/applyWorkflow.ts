@@ -10,7 +10,7 @@ import { type WorkflowVersion, acceptWorkflow, readAccepted } from '../store/wor
 import { definitionDigest } from '../workflow/digest.js';
 import { toJsonPath } from '../workflow/jsonPath.js';
 import { type ValidationIssue, invalidWorkflowError, validateWorkflow } from '../workflow/validate.js';
-import type { Workflow } from '../workflow/workflowSchema.js';
+import { headerVariables, type Workflow } from '../workflow/workflowSchema.js';
 import { remoteUrlRefusal } from './allowedUrls.js';
 import { filterPolicyIssues } from './filterPolicy.js';
 import { resolveReferences } from './references.js';
@@ -228,5 +228,49 @@ export function mainReconfigurationIssues(current: WorkflowVersion | undefined, 
     });
   }
   issues.push(...filterPolicyIssues(before, next));
+  issues.push(...remoteCredentialIssues(before, next, mayMap));
+  return issues;
+}
+
+/**
+ * A remote entry's credentials under Main (SPEC §8): an entry may keep headers and OAuth settings exactly as
+ * an operator's entry of the same URL has them (so a credential never goes to a URL Main chose); otherwise
+ * its `headers` may read only `orchestration.mainMayMapEnv` variables, and `oauth` (secrets from host
+ * variables or files) is the operator's alone.
+ */
+function remoteCredentialIssues(before: Workflow, next: Workflow, mayMap: ReadonlySet<string>): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const accepted = new Set<string>();
+  for (const agent of Object.values(before.agents)) {
+    for (const entry of agent.mcpServers) {
+      if (entry.url !== undefined)
+        accepted.add(stableStringify([entry.url, entry.headers ?? null, entry.oauth ?? null]));
+    }
+  }
+  for (const [agentName, agent] of Object.entries(next.agents)) {
+    agent.mcpServers.forEach((entry, index) => {
+      if (entry.url === undefined || (entry.headers === undefined && entry.oauth === undefined)) return;
+      if (accepted.has(stableStringify([entry.url, entry.headers ?? null, entry.oauth ?? null]))) return;
+      if (entry.oauth !== undefined) {
+        issues.push({
+          code: 'env_not_allowed',
+          path: toJsonPath(['agents', agentName, 'mcpServers', index, 'oauth']),
+          message:
+            'OAuth settings (client secrets and keys) are the operator\'s: remove "oauth", or keep an operator entry of this URL exactly as get_workflow returned it',
+        });
+      }
+      for (const variable of headerVariables(entry.headers ?? {})) {
+        if (mayMap.has(variable)) continue;
+        issues.push({
+          code: 'env_not_allowed',
+          path: toJsonPath(['agents', agentName, 'mcpServers', index, 'headers']),
+          message:
+            mayMap.size === 0
+              ? `a remote entry Main proposes may not send host variables (orchestration.mainMayMapEnv is empty): remove "headers", or keep an operator entry of this URL unchanged`
+              : `a remote entry Main proposes may send only the host variables in orchestration.mainMayMapEnv (${[...mayMap].join(', ')}), not "${variable}"`,
+        });
+      }
+    });
+  }
   return issues;
 }

@@ -9,6 +9,7 @@
 import { type Client, type RequestOptions, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, SdkError } from '../errors.js';
 import { BaseSession } from './baseSession.js';
+import { authFailure, isInsufficientScope, type RemoteSignIn } from './remoteAuth.js';
 import { mcpCode } from './forwarding.js';
 import { newServiceClient } from './mcpCatalog.js';
 import {
@@ -35,6 +36,15 @@ export interface RemoteServiceSpec {
   url: string;
   /** Extra HTTP headers sent with every request (e.g. `Authorization`); never reported in events or errors. */
   headers?: Readonly<Record<string, string>>;
+  /** Header → the host variable its value came from (named when the server refuses it). */
+  headerSources?: Readonly<Record<string, string>>;
+  /**
+   * The stored OAuth sign-in (see `remoteAuth.ts`): its token goes with every request, refreshed under a
+   * cross-process lock. Without it, a 401 is `remote_auth_required` at once.
+   */
+  signIn?: RemoteSignIn;
+  /** The command that signs in, named in `remote_auth_required`. Default `scienceevolve auth login …`. */
+  loginCommand?: string;
   /**
    * The invocation's workspace (absolute path; in Git-on, the role's worktree), answered to `roots/list`
    * as the one `file://` root. Without it the client declares no `roots`.
@@ -101,6 +111,7 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   private newTransport(url: URL): StreamableHTTPClientTransport {
     return new StreamableHTTPClientTransport(url, {
       requestInit: { headers: { ...this.spec.headers } },
+      ...(this.spec.signIn === undefined ? {} : { authProvider: this.spec.signIn }),
     });
   }
 
@@ -197,6 +208,17 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
     try {
       return withoutServerInfo(await super.forward(what, options, send));
     } catch (error) {
+      if (error instanceof StepUpNeeded && this.spec.signIn !== undefined) {
+        // A 403 insufficient_scope: one re-authorization for the wider scope (a person only), then once more.
+        await this.spec.signIn.stepUp(error.requiredScope);
+        try {
+          return withoutServerInfo(await super.forward(what, options, send));
+        } catch (again) {
+          if (again instanceof StepUpNeeded) throw this.authError(again.cause) ?? again;
+          throw again;
+        }
+      }
+      if (error instanceof StepUpNeeded) throw this.authError(error.cause) ?? error;
       if (!(error instanceof SessionGone)) throw error;
       if (!hadSession)
         throw this.describe('remote_unreachable', `answered HTTP 404 to ${what}`, { cause: error.cause });
@@ -248,6 +270,9 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   protected callFailed(error: unknown, what: string): unknown {
     // Whether the request carried a session is known where it was sent: see forward().
     if (isSessionGone(error, true)) return new SessionGone(error);
+    if (isInsufficientScope(error)) return new StepUpNeeded(error);
+    const refused = this.authError(error);
+    if (refused !== undefined) return refused;
     const code = mcpCode(error);
     if (isNetworkFailure(error) || code === 'CONNECTION_CLOSED' || code === 'NOT_CONNECTED') {
       return this.describe(
@@ -266,6 +291,8 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   private classifyStartError(error: unknown, budget: StartBudget, phase: 'connect' | 'listing'): SdkError {
     const timedOut = this.startTimeout(error, budget, phase);
     if (timedOut !== undefined) return timedOut;
+    const refused = this.authError(error);
+    if (refused !== undefined) return refused;
     // Our own listing errors (`list_too_long`, `list_cursor_repeated`) already name the service and list.
     if (isSdkError(error)) return error as SdkError;
     if (phase === 'connect') {
@@ -280,6 +307,19 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
         cause: error,
       },
     );
+  }
+
+  /** `error` as `remote_auth_required` / `remote_auth_failed` when it is a refusal to authorize (see `remoteAuth.ts`). */
+  private authError(error: unknown): SdkError | undefined {
+    return authFailure(error, {
+      service: this.name,
+      url: this.spec.url,
+      signIn: this.spec.signIn,
+      headerSources: this.spec.headerSources,
+      loginCommand:
+        this.spec.loginCommand ??
+        `scienceevolve auth login --data-dir <data dir> --project <project> --service ${this.name}`,
+    });
   }
 
   protected describe(code: ErrorCode, what: string, facts: FailureFacts = {}): SdkError {
@@ -305,5 +345,14 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
 class SessionGone extends Error {
   constructor(cause: unknown) {
     super('the remote service forgot the session', { cause });
+  }
+}
+
+/** The remote answered 403 `insufficient_scope`: a marker between {@link RemoteService.callFailed} and the step-up. */
+class StepUpNeeded extends Error {
+  readonly requiredScope: string | undefined;
+  constructor(cause: Error & { requiredScope?: string }) {
+    super('the remote service asks for a wider scope', { cause });
+    this.requiredScope = cause.requiredScope;
   }
 }

@@ -116,6 +116,96 @@ export const ToolFilterSchema = z
 /** A per-assignment tool filter. @internal */
 export type ToolFilter = z.infer<typeof ToolFilterSchema>;
 
+/** An HTTP header name a remote entry may set. */
+export const HEADER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
+
+/**
+ * A header value template: one host variable, alone or after one scheme word (`Bearer ${VAR}`,
+ * `Token ${VAR}`). Nothing else: a literal secret can never be written into a workflow (which is stored).
+ */
+export const HEADER_TEMPLATE_PATTERN = /^(?:[A-Za-z][A-Za-z0-9_-]{0,31} )?\$\{[A-Za-z_][A-Za-z0-9_]*\}$/;
+
+/** The host variables (`${VAR}`) named by a remote entry's header templates, in order. */
+export function headerVariables(templates: Readonly<Record<string, string>>): string[] {
+  return Object.values(templates).flatMap((t) => [...t.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]!));
+}
+
+/** Headers the MCP transport sets itself: a remote entry may not name them. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'accept',
+  'connection',
+  'transfer-encoding',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+  'last-event-id',
+  'cookie',
+]);
+
+/** An absolute path of a file that holds one secret (0600, the user's own). */
+const SecretFileSchema = z.string().regex(/^\/[^\0]*$/, { error: 'must be an absolute path' });
+
+/**
+ * A remote entry's OAuth 2.1 settings (SPEC §8). Without it, a remote that answers 401 is signed in to with
+ * `scienceevolve auth login` (dynamic registration or a client ID metadata document). With it:
+ * - `clientId` (+ `clientSecretEnv` / `clientSecretFile`): a pre-registered client;
+ * - `grant: "client_credentials"`: unattended sign-in with that client's secret
+ *   (`authMethod` `client_secret_basic`, the default, or `client_secret_post`) or private key
+ *   (`private_key_jwt`: `privateKeyEnv` / `privateKeyFile`, PEM, signed with `algorithm`, default `RS256`);
+ * - `scope`: the scope to ask for when the server names none;
+ * - `clientMetadataUrl`: an https URL of this client's metadata document, used where the server supports it.
+ * Secrets are read from host variables or 0600 files when the service is connected, never stored.
+ */
+export const RemoteOAuthSchema = z
+  .strictObject({
+    grant: z.enum(['authorization_code', 'client_credentials']).optional(),
+    clientId: z.string().min(1).max(512).optional(),
+    clientSecretEnv: EnvNameSchema.optional(),
+    clientSecretFile: SecretFileSchema.optional(),
+    authMethod: z.enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt']).optional(),
+    privateKeyEnv: EnvNameSchema.optional(),
+    privateKeyFile: SecretFileSchema.optional(),
+    algorithm: z.enum(['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'EdDSA']).optional(),
+    scope: z.string().min(1).max(1024).optional(),
+    clientMetadataUrl: z.url({ protocol: /^https$/, error: 'must be an https:// URL' }).optional(),
+  })
+  .superRefine((oauth, ctx) => {
+    const issue = (path: string, message: string) =>
+      ctx.addIssue({ code: 'custom', path: [path], params: { code: 'invalid_workflow' }, message });
+    if (oauth.clientSecretEnv !== undefined && oauth.clientSecretFile !== undefined) {
+      issue('clientSecretFile', 'give "clientSecretEnv" or "clientSecretFile", not both');
+    }
+    if (oauth.privateKeyEnv !== undefined && oauth.privateKeyFile !== undefined) {
+      issue('privateKeyFile', 'give "privateKeyEnv" or "privateKeyFile", not both');
+    }
+    const hasSecret = oauth.clientSecretEnv !== undefined || oauth.clientSecretFile !== undefined;
+    const hasKey = oauth.privateKeyEnv !== undefined || oauth.privateKeyFile !== undefined;
+    if ((hasSecret || hasKey || oauth.grant === 'client_credentials') && oauth.clientId === undefined) {
+      issue(
+        'clientId',
+        'a client secret, a private key or the client_credentials grant needs the pre-registered "clientId"',
+      );
+    }
+    if (oauth.authMethod === 'private_key_jwt' && !hasKey) {
+      issue('privateKeyEnv', 'private_key_jwt needs "privateKeyEnv" or "privateKeyFile" (a PEM private key)');
+    }
+    if (oauth.authMethod !== 'private_key_jwt' && hasKey) {
+      issue('authMethod', 'a private key is used only with "authMethod": "private_key_jwt"');
+    }
+    if (oauth.grant === 'client_credentials' && oauth.authMethod !== 'private_key_jwt' && !hasSecret) {
+      issue(
+        'clientSecretEnv',
+        'the client_credentials grant needs "clientSecretEnv" or "clientSecretFile" (or a private key with private_key_jwt)',
+      );
+    }
+  });
+/** A remote entry's OAuth settings. */
+export type RemoteOAuth = z.infer<typeof RemoteOAuthSchema>;
+
 /** One entry of an agent's `mcpServers`: `{ name, project }` or `{ name, url }`, never both. @internal */
 export const McpServerEntrySchema = z
   .strictObject({
@@ -129,8 +219,44 @@ export const McpServerEntrySchema = z
       .optional(),
     /** Which of the service's tools this agent is offered; every tool when absent. */
     tools: ToolFilterSchema.optional(),
+    /**
+     * Request headers of a remote entry whose values come from host variables: `"Bearer ${VAR}"` or
+     * `"${VAR}"` (see {@link HEADER_TEMPLATE_PATTERN}); read when the service is connected, never stored.
+     */
+    headers: z
+      .record(
+        z.string().regex(HEADER_NAME_PATTERN, {
+          error: 'must be an HTTP header name (letters, digits and - only), e.g. "Authorization"',
+        }),
+        z.string().regex(HEADER_TEMPLATE_PATTERN, {
+          error:
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: `${VAR}` is the header template syntax, not JavaScript's
+            'must name a host variable, as "${VAR}" or "<Scheme> ${VAR}" (e.g. "Bearer ${GITHUB_TOKEN}"): a value is never written into the workflow',
+        }),
+      )
+      .optional(),
+    /** OAuth settings of a remote entry (pre-registered client, client credentials); see {@link RemoteOAuthSchema}. */
+    oauth: RemoteOAuthSchema.optional(),
   })
   .superRefine((entry, ctx) => {
+    if (entry.url === undefined && (entry.headers !== undefined || entry.oauth !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [entry.headers !== undefined ? 'headers' : 'oauth'],
+        params: { code: 'invalid_workflow' },
+        message: '"headers" and "oauth" belong to remote entries ({ "name", "url" }); remove them from a project entry',
+      });
+    }
+    for (const header of Object.keys(entry.headers ?? {})) {
+      if (RESERVED_HEADERS.has(header.toLowerCase())) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['headers', header],
+          params: { code: 'invalid_workflow' },
+          message: `"${header}" is set by the MCP transport itself; remove it`,
+        });
+      }
+    }
     if (entry.project !== undefined && entry.url !== undefined) {
       ctx.addIssue({
         code: 'custom',
