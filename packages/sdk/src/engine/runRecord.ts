@@ -95,6 +95,8 @@ export interface RunRecord {
   resumes: number;
   /** Usage of every model call of the run. */
   usage?: UsageTotals;
+  /** The OpenTelemetry trace id of the run's latest host (started or resumed) when export was on. */
+  traceId?: string;
   invocations: InvocationRecord[];
 }
 

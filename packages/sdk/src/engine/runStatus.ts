@@ -41,6 +41,8 @@ export interface RunStatusReport {
   hostPid: number;
   resumes: number;
   output: string | null;
+  /** The OpenTelemetry trace id of the run's latest host, when it ran with export on (docs/telemetry.md). */
+  traceId?: string;
   /** Usage of every model call of the run, across resumes. */
   usage: UsageTotals;
   invocations: InvocationStatus[];
@@ -163,6 +165,7 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
         hostPid: r.host.pid,
         resumes: r.resumes,
         output: r.output,
+        ...(typeof r.traceId === 'string' && /^[0-9a-f]{32}$/.test(r.traceId) ? { traceId: r.traceId } : {}),
         usage: r.usage ?? emptyUsage(),
         invocations: r.invocations.map((i) => ({
           id: i.id,

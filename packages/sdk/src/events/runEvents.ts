@@ -96,6 +96,8 @@ export interface RunStartedEvent extends EventBase {
   /** `runs/<runId>`. */
   runDir: string;
   git: boolean;
+  /** The OpenTelemetry trace id of the run (32 hex), when export is on (docs/telemetry.md). */
+  traceId?: string;
 }
 
 /** `resume` took the run over. */
@@ -108,6 +110,8 @@ export interface RunResumedEvent extends EventBase {
   /** Invocations that were in flight and are continued (Main's now; a worker's when Main delegates it again). */
   interrupted: string[];
   version: number;
+  /** The OpenTelemetry trace id of the resumed run's new trace, when export is on. */
+  traceId?: string;
 }
 
 /** The run ended (or stopped: `cancelled`, `interrupted`). */

@@ -77,6 +77,7 @@ export const RunEventSchemas = {
     workspace: z.string(),
     runDir: z.string(),
     git: z.boolean(),
+    traceId: z.string().regex(/^[0-9a-f]{32}$/).optional(),
   }),
   'run.resumed': z.object({
     ...base,
@@ -85,6 +86,7 @@ export const RunEventSchemas = {
     from: RunStatusSchema,
     interrupted: z.array(z.string()),
     version: count,
+    traceId: z.string().regex(/^[0-9a-f]{32}$/).optional(),
   }),
   'run.finished': z.object({
     ...base,

@@ -24,6 +24,7 @@ import type { ServiceEventBase } from './serviceEvents.js';
 import type { ForwardOptions, RemoteServiceSession, SessionStartOptions } from './serviceSession.js';
 import { StartBudget } from './startBudget.js';
 import { runEach } from '../processes/teardown.js';
+import { tracingFetch } from '../events/telemetry.js';
 
 /** A remote entry of an agent's `mcpServers`. */
 export interface RemoteServiceSpec {
@@ -99,8 +100,11 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   }
 
   private newTransport(url: URL): StreamableHTTPClientTransport {
+    const traced = tracingFetch();
     return new StreamableHTTPClientTransport(url, {
       requestInit: { headers: { ...this.spec.headers } },
+      // With export on, each request carries the active trace context as headers (per call).
+      ...(traced === undefined ? {} : { fetch: traced }),
     });
   }
 
@@ -172,6 +176,10 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
         invalidLines: 0,
       });
     }
+  }
+
+  protected override sessionIdForTrace(): string | undefined {
+    return this.transport?.sessionId;
   }
 
   protected connectedClient(): Client {

@@ -6,6 +6,7 @@
  * and the same attempt as a local one runs — services under this process's own supervisor, the agent's
  * harness, collection whatever happens. Strays of an earlier, dead worker are swept at start.
  */
+import { startTelemetry } from '../events/telemetry.js';
 import { workflowDigest } from '../store/storeChain.js';
 import { hostname } from 'node:os';
 import { readdir, rm, stat } from 'node:fs/promises';
@@ -66,6 +67,8 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   const id = `${hostname()}:${process.pid}`;
   const log = options.onLog ?? (() => {});
   const abort = new AbortController();
+  // With export on, each job is a span under the run's trace (the job carries its context).
+  await startTelemetry();
   await sweepDataDir(options.dataDir);
   const consumer = await startQueueConsumer({ ...options, onLog: log, workerId: id }, async (job) => {
     await job.log(`taken by ${id}`);
