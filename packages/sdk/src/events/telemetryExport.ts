@@ -65,6 +65,13 @@ function exporterTimeout(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS'): 
   return set !== undefined && set.trim() !== '' ? {} : { timeoutMillis: FLUSH_BOUND_MS };
 }
 
+/** `OTEL_METRIC_EXPORT_INTERVAL` (decimal ms, 1,000 … 3,600,000), else 60,000. */
+function metricInterval(env: NodeJS.ProcessEnv): number {
+  const text = (env.OTEL_METRIC_EXPORT_INTERVAL ?? '').trim();
+  const value = /^\d{1,7}$/.test(text) ? Number(text) : Number.NaN;
+  return value >= 1000 && value <= 3_600_000 ? value : 60_000;
+}
+
 /** Counts what was handed to the exporter and what it delivered; the difference is what was dropped. */
 class CountingExporter implements SpanExporter {
   delivered = 0;
@@ -156,7 +163,7 @@ export function createTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry
       readers: [
         new PeriodicExportingMetricReader({
           exporter: metricExporter,
-          exportIntervalMillis: 60_000,
+          exportIntervalMillis: metricInterval(env),
           exportTimeoutMillis: FLUSH_BOUND_MS,
         }),
       ],
