@@ -67,6 +67,9 @@ const CatalogNamesSchema = z.object({
 const ListNamesSchema = z.array(z.enum(['tools', 'resources', 'prompts']));
 const ShortErrorSchema = z.object({ code: z.string(), message: z.string() });
 
+/** An OpenTelemetry trace id: 32 lowercase hex digits. */
+const TraceIdSchema = z.string().regex(/^[0-9a-f]{32}$/);
+
 /** The schema of each event, by its `type`. */
 export const RunEventSchemas = {
   'run.started': z.object({
@@ -77,7 +80,7 @@ export const RunEventSchemas = {
     workspace: z.string(),
     runDir: z.string(),
     git: z.boolean(),
-    traceId: z.string().regex(/^[0-9a-f]{32}$/).optional(),
+    traceId: TraceIdSchema.optional(),
   }),
   'run.resumed': z.object({
     ...base,
@@ -86,7 +89,7 @@ export const RunEventSchemas = {
     from: RunStatusSchema,
     interrupted: z.array(z.string()),
     version: count,
-    traceId: z.string().regex(/^[0-9a-f]{32}$/).optional(),
+    traceId: TraceIdSchema.optional(),
   }),
   'run.finished': z.object({
     ...base,
