@@ -59,6 +59,17 @@ function wants(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS'): boolean {
   );
 }
 
+/**
+ * The URL of a signal's export: `OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT` as it is, else
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` with `/v1/traces` or `/v1/metrics` appended (the specification's rule).
+ */
+function signalUrl(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS'): { url: string } {
+  const own = (env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`] ?? '').trim();
+  if (own !== '') return { url: own };
+  const base = (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? '').trim();
+  return { url: `${base.endsWith('/') ? base : `${base}/`}v1/${signal.toLowerCase()}` };
+}
+
 /** The request timeout of an exporter: the operator's, else the flush bound (a hanging collector holds nothing). */
 function exporterTimeout(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS'): { timeoutMillis?: number } {
   const set = env[`OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`] ?? env.OTEL_EXPORTER_OTLP_TIMEOUT;
@@ -137,7 +148,7 @@ export function createTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry
   let exporter: CountingExporter | undefined;
   const processors: SpanProcessor[] = [counter];
   if (wants(env, 'TRACES')) {
-    const options = exporterTimeout(env, 'TRACES');
+    const options = { ...exporterTimeout(env, 'TRACES'), ...signalUrl(env, 'TRACES') };
     exporter = new CountingExporter(
       protocolOf(env, 'TRACES') === 'http/json' ? new JsonTraceExporter(options) : new ProtoTraceExporter(options),
     );
@@ -155,7 +166,7 @@ export function createTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry
 
   let meterProvider: MeterProvider | undefined;
   if (wants(env, 'METRICS')) {
-    const options = exporterTimeout(env, 'METRICS');
+    const options = { ...exporterTimeout(env, 'METRICS'), ...signalUrl(env, 'METRICS') };
     const metricExporter: PushMetricExporter =
       protocolOf(env, 'METRICS') === 'http/json' ? new JsonMetricExporter(options) : new ProtoMetricExporter(options);
     meterProvider = new MeterProvider({
