@@ -117,7 +117,10 @@ export function withTraceMeta<M extends object>(message: M): M {
   if (carrier === undefined) return message;
   const m = message as { method?: unknown; id?: unknown; params?: unknown };
   if (typeof m.method !== 'string' || m.id === undefined) return message;
-  const params = typeof m.params === 'object' && m.params !== null ? (m.params as Record<string, unknown>) : {};
+  if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))) {
+    return message;
+  }
+  const params = (m.params ?? {}) as Record<string, unknown>;
   const meta = typeof params._meta === 'object' && params._meta !== null ? (params._meta as object) : {};
   return { ...message, params: { ...params, _meta: { ...meta, ...carrier } } };
 }

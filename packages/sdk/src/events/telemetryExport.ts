@@ -33,6 +33,7 @@ import { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporte
 import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import type { AttemptOutcome, CallFacts, Telemetry, TelemetryEvent, TraceCarrier } from './telemetry.js';
 import { SpanBook } from './telemetrySpans.js';
+import { errorText, redactText, redactUrlsIn } from '../redact.js';
 
 /** Milliseconds a flush may take before the rest is given up (and counted as dropped): 2,000. */
 export const FLUSH_BOUND_MS = 2000;
@@ -134,8 +135,26 @@ function bounded(work: Promise<unknown>, ms: number): Promise<void> {
   });
 }
 
-/** Starts export as `process.env` configures it (see the module comment). */
+/**
+ * Starts export as `env` configures it (see the module comment). A setting the exporters refuse throws
+ * an error whose message shows no URL credentials and no header value.
+ */
 export function createTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry {
+  try {
+    return create(env);
+  } catch (error) {
+    const headers = [
+      'OTEL_EXPORTER_OTLP_HEADERS',
+      'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
+      'OTEL_EXPORTER_OTLP_METRICS_HEADERS',
+    ]
+      .map((name) => env[name] ?? '')
+      .flatMap((value) => value.split(',').map((pair) => pair.slice(pair.indexOf('=') + 1)));
+    throw new Error(redactText(redactUrlsIn(errorText(error)), { values: headers }));
+  }
+}
+
+function create(env: NodeJS.ProcessEnv): Telemetry {
   // The active context follows async work; an embedding application's own manager is kept if it has one.
   const manager = new AsyncLocalStorageContextManager();
   if (!context.setGlobalContextManager(manager.enable())) manager.disable();
@@ -237,10 +256,17 @@ export function createTelemetry(env: NodeJS.ProcessEnv = process.env): Telemetry
       try {
         return await book.inMessage('process', job, extract(from) ?? context.active(), SpanKind.CONSUMER, fn);
       } finally {
-        await flush();
+        // In the background: the job's result is not held up by the collector (the worker's close waits).
+        void flush();
       }
     },
-    onEvent: (event: TelemetryEvent) => book.onEvent(event),
+    onEvent: (event: TelemetryEvent) => {
+      try {
+        book.onEvent(event);
+      } catch {
+        // Telemetry never breaks the run's journal.
+      }
+    },
     aiTelemetry: (agent: string) => ({
       isEnabled: true,
       tracer,

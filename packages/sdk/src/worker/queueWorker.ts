@@ -6,7 +6,7 @@
  * and the same attempt as a local one runs — services under this process's own supervisor, the agent's
  * harness, collection whatever happens. Strays of an earlier, dead worker are swept at start.
  */
-import { startTelemetry } from '../events/telemetry.js';
+import { startTelemetry, telemetry } from '../events/telemetry.js';
 import { workflowDigest } from '../store/storeChain.js';
 import { hostname } from 'node:os';
 import { readdir, rm, stat } from 'node:fs/promises';
@@ -98,7 +98,12 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
           }),
         );
       }
-      await consumer.close();
+      try {
+        await consumer.close();
+      } finally {
+        // What the jobs' background flushes have not delivered yet, within the flush bound.
+        await telemetry()?.flush();
+      }
     },
   };
 }
