@@ -154,6 +154,16 @@ export function continueTrace<T>(carrier: TraceCarrier | undefined, fn: () => T)
   return loaded === undefined || carrier === undefined ? fn() : loaded.continueFrom(carrier, fn);
 }
 
+/** {@link continueTrace} from a request's `params._meta`; with export off, one check and `fn()`. */
+export function continueTraceOfMeta<T>(params: unknown, fn: () => T): T {
+  return loaded === undefined ? fn() : continueTrace(carrierOfMeta(params), fn);
+}
+
+/** {@link continueTrace} from HTTP request headers; with export off, one check and `fn()`. */
+export function continueTraceOfHeaders<T>(headers: Record<string, string | string[] | undefined>, fn: () => T): T {
+  return loaded === undefined ? fn() : continueTrace(carrierOfHeaders(headers), fn);
+}
+
 /** The trace context in HTTP request headers (`traceparent`, `tracestate`), if any. */
 export function carrierOfHeaders(headers: Record<string, string | string[] | undefined>): TraceCarrier | undefined {
   const traceparent = headers.traceparent;

@@ -8,7 +8,7 @@
  * (other requests, a `tools/call` the SDK must refuse as malformed, every 2026-07-28 connection) goes
  * through the SDK as before.
  */
-import { carrierOfMeta, continueTrace } from '../events/telemetry.js';
+import { continueTraceOfMeta } from '../events/telemetry.js';
 import type { JSONRPCMessage, Server } from '@modelcontextprotocol/server';
 import type { LineTransport } from './lineTransport.js';
 import type { Surface } from '../surface/surface.js';
@@ -92,7 +92,7 @@ export function answerToolCallsDirectly(
       const server = legacyServer();
       if (server === undefined) return false;
       // A client's traceparent in `_meta` is continued (events/telemetry.ts).
-      void continueTrace(carrierOfMeta(params), () => answer(m.id as RequestId, params, server));
+      void continueTraceOfMeta(params, () => answer(m.id as RequestId, params, server));
       return true;
     }
     if (m.method === 'notifications/cancelled' && isPlainObject(m.params)) {

@@ -3,7 +3,7 @@
  * {@link Surface}. One instance is made per connection (stdio) or per request (HTTP) by the SDK's
  * serving entries; the surface itself is shared.
  */
-import { carrierOfMeta, continueTrace } from '../events/telemetry.js';
+import { continueTraceOfMeta } from '../events/telemetry.js';
 import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { isSdkError, type SdkError } from '../errors.js';
 import type { Surface, SurfaceListChange, SurfaceProgress } from '../surface/surface.js';
@@ -59,7 +59,7 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
 
 /** {@link guarded}, continuing the trace context of the request's `_meta` when export is on. */
 function traced<T>(params: unknown, work: () => Promise<T>): Promise<T> {
-  return continueTrace(carrierOfMeta(params), () => guarded(work));
+  return continueTraceOfMeta(params, () => guarded(work));
 }
 
 /** What {@link answerToolCall} is given besides the call: the request's signal and how to send its progress. */
