@@ -5,15 +5,15 @@
  * service behind it receives our call span's context. One serve process and one service each: 60 s.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startOtlpReceiver } from '../fixtures/otel/otlpReceiver.js';
-import { assertGone, assertNothingLeft, labProject, labServeArgs, spawnNode } from './helpers.js';
-import { until } from './telemetryHelpers.js';
+import { assertGone, assertNothingLeft, labProject, labServeArgs, labWorkflow, ROOT, spawnNode } from './helpers.js';
+import { assertOneTrace, runCliWith, until } from './telemetryHelpers.js';
 
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
@@ -90,5 +90,41 @@ test('the HTTP face continues the traceparent header', async (t) => {
   assert.ok(call !== undefined, JSON.stringify(receiver.spans.map((s) => s.name)));
   assert.equal(call.traceId, CLIENT_TRACE);
   assert.equal(call.parentSpanId, CLIENT_SPAN);
+  await assertNothingLeft({ dir: lab.dir, projectId: lab.project });
+});
+
+test("an agent CLI's calls, through the relay and the invocation's face, are spans of the run's trace", async (t) => {
+  const lab = await labProject(t);
+  const receiver = await startOtlpReceiver();
+  t.after(() => receiver.close());
+  const agent = join(ROOT, 'test/fixtures/agents/mcpAgent.mjs');
+  const workflow = labWorkflow();
+  const main = (workflow.agents as Record<string, Record<string, unknown>>).main!;
+  main.harness = { type: 'command', command: 'node', args: [agent, '{mcpConfig}', 'call', '{prompt}'] };
+  writeFileSync(join(lab.dir, 'cli-workflow.json'), JSON.stringify(workflow));
+  const r = await runCliWith(
+    [
+      'run',
+      '--data-dir',
+      lab.dataDir,
+      '--project',
+      lab.project,
+      '--workflow',
+      join(lab.dir, 'cli-workflow.json'),
+    ].concat([
+      '--workspace',
+      lab.workspace,
+      '--json',
+      JSON.stringify({ tool: 'lab__echo', arguments: { text: 'via cli' } }),
+    ]),
+    { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.match((r.json as { output: string }).output, /answer from \S+: echo: via cli/);
+  const spans = receiver.spans;
+  assertOneTrace(spans);
+  const call = spans.find((s) => s.name === 'tools/call echo');
+  assert.ok(call !== undefined, spans.map((s) => s.name).join(', '));
+  assert.equal(spans.find((s) => s.spanId === call.parentSpanId)?.name, 'scienceevolve.attempt');
   await assertNothingLeft({ dir: lab.dir, projectId: lab.project });
 });

@@ -62,6 +62,11 @@ export interface Telemetry {
   inQueueSubmit<T>(job: string, fn: () => Promise<T>): Promise<T>;
   /** A journaled run event: spans of service starts, span events, metrics. */
   onEvent(event: TelemetryEvent): void;
+  /**
+   * A runner that runs a function in the context active now, unless a span is active where it is called
+   * (a call that continues a client's trace keeps it).
+   */
+  contextRunner(): <T>(fn: () => T) => T;
   /** The AI SDK's `experimental_telemetry` setting for a model call. */
   aiTelemetry(agent: string): Record<string, unknown>;
   /** Flushes spans and metrics within the flush bound; reports dropped spans once on stderr. */

@@ -250,6 +250,10 @@ function create(env: NodeJS.ProcessEnv): Telemetry {
       return ctx === undefined ? fn() : context.with(ctx, fn);
     },
     carrier,
+    contextRunner: () => {
+      const captured = context.active();
+      return <T>(fn: () => T): T => (trace.getSpan(context.active()) === undefined ? context.with(captured, fn) : fn());
+    },
     inQueueSubmit: <T>(job: string, fn: () => Promise<T>) =>
       book.inMessage('send', job, context.active(), SpanKind.PRODUCER, fn),
     inQueueJob: async <T>(job: string, from: TraceCarrier | undefined, fn: () => Promise<T>) => {
