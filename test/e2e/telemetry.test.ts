@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startOtlpReceiver } from '../fixtures/otel/otlpReceiver.js';
@@ -220,13 +221,23 @@ test('a service instrumented with OpenTelemetry continues the trace: its span is
   await assertNothingLeft({ dir });
 });
 
-for (const collector of ['down', 'refusing'] as const) {
+for (const collector of ['down', 'refusing', 'hanging'] as const) {
   test(`a collector that is ${collector}: the run succeeds and says once how many spans were dropped`, async (t) => {
     const dir = tempDir(t);
     t.after(() => killLeftovers({ dir }));
     let endpoint: string;
     if (collector === 'down') endpoint = `http://127.0.0.1:${await closedPort()}`;
-    else {
+    else if (collector === 'hanging') {
+      // Accepts connections and never answers: the exporter's 2 s timeout and the flush bound end the wait.
+      const held: Socket[] = [];
+      const server = createNetServer((socket) => held.push(socket));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      t.after(() => {
+        for (const socket of held) socket.destroy();
+        server.close();
+      });
+      endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    } else {
       const receiver = await startOtlpReceiver({ refuse: true });
       t.after(() => receiver.close());
       endpoint = receiver.url;
