@@ -37,6 +37,12 @@ const HEAVY_PACKAGES = 'node_modules/(@modelcontextprotocol|@ai-sdk|ai|bullmq|io
 const HEAVY_CORE = '^(child_process|http|https|http2|node:child_process|node:http|node:https|node:http2)$';
 
 /**
+ * The telemetry seam (events/telemetry.ts): it imports nothing of the SDK at run time and loads the
+ * OpenTelemetry implementation only when export is on, so every layer may call it (docs/telemetry.md).
+ */
+const TELEMETRY_SEAM = `${SDK}events/telemetry\\.ts$`;
+
+/**
  * What each layer of packages/sdk/src may import inside packages/sdk/src besides its own folder
  * (a layer is a folder, or `errors.ts`). Everything not listed is above it, or beside it and kept apart.
  */
@@ -130,13 +136,22 @@ const layerRules = Object.entries(LAYERS).map(([layer, allowed]) => ({
         '(imports point down the picture; the surface and the invocation never import each other, the engine wires them)',
   severity: 'error',
   from: { path: layerPath(layer) },
-  to: { path: SDK, pathNot: [layerPath(layer), ...allowed.map(layerPath), ENTRIES] },
+  to: { path: SDK, pathNot: [layerPath(layer), ...allowed.map(layerPath), ENTRIES, TELEMETRY_SEAM] },
 }));
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
     ...layerRules,
+    {
+      name: 'telemetry-seam-stands-alone',
+      comment:
+        'packages/sdk/src/events/telemetry.ts, which every layer may import, imports nothing of the SDK but the ' +
+        'implementation it loads (dynamic import) when export is on',
+      severity: 'error',
+      from: { path: TELEMETRY_SEAM },
+      to: { path: SDK, pathNot: `${SDK}events/telemetryExport\\.ts$` },
+    },
     {
       name: 'sdk-index-is-the-top',
       comment:

@@ -7,12 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertGone } from '../fixtures/store/children.js';
 import { tempDir } from '../fixtures/store/tempDir.js';
+import { labWorkflow } from '../e2e/helpers.js';
 import { BIN, ROOT, workflowFixture } from './runCli.js';
 
 const PRELOAD = fileURLToPath(new URL('../fixtures/cli/moduleLog.mjs', import.meta.url));
@@ -26,6 +27,8 @@ const FORBIDDEN_PACKAGES = [
   '/node_modules/bullmq/',
   '/node_modules/ioredis/',
   '/node_modules/supergateway/',
+  // OpenTelemetry is loaded only when export is on (OTEL_EXPORTER_OTLP_ENDPOINT), never by a cheap command.
+  '/node_modules/@opentelemetry/',
 ];
 const FORBIDDEN_BUILTINS = ['child_process', 'http', 'https', 'http2'];
 
@@ -38,16 +41,22 @@ function forbiddenAmong(loaded: readonly string[]): string[] {
   );
 }
 
+/** This process's environment without OTEL_* (export off unless a test turns it on). */
+function withoutOtel(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('OTEL_')));
+}
+
 /** Runs the bin with the module-listing preload; returns its exit code, output and every module it loaded. */
 async function runListed(
   dir: string,
   args: string[],
+  env: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string; loaded: string[] }> {
   const log = join(dir, `modules-${Math.random().toString(36).slice(2)}.log`);
   await writeFile(log, '');
   const child = spawn(process.execPath, ['--import', PRELOAD, BIN, ...args], {
     cwd: ROOT,
-    env: { ...process.env, SCIENCEEVOLVE_MODULE_LOG: log },
+    env: { ...withoutOtel(), ...env, SCIENCEEVOLVE_MODULE_LOG: log },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -126,5 +135,75 @@ describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 },
     const models = r.loaded.filter((m) => m.includes('/node_modules/ai/') || m.includes('/node_modules/@ai-sdk/'));
     assert.deepEqual(models, [], 'services probe loads no model library');
     assert.ok(!r.loaded.some((m) => m.endsWith('/packages/sdk/dist/index.js')), 'services probe loads no SDK root');
+  });
+
+  test('OpenTelemetry is loaded only when export is on: a probe and a run without it load none of its SDK', async (t) => {
+    const dir = await tempDir(t);
+    const workflow = join(dir, 'workflow.json');
+    await writeFile(workflow, JSON.stringify(labWorkflow()));
+    const script = join(dir, 'script.json');
+    await writeFile(
+      script,
+      JSON.stringify({ agents: { main: [{ call: 'lab__echo', arguments: { text: 'x' } }, { final: 'done' }] } }),
+    );
+    const workspace = join(dir, 'ws');
+    await mkdir(workspace);
+    const dataDir = join(dir, 'data');
+    const otel = (loaded: readonly string[]) => loaded.filter((m) => m.includes('/node_modules/@opentelemetry/'));
+    const sdk = (loaded: readonly string[]) =>
+      otel(loaded).filter((m) => !m.includes('/node_modules/@opentelemetry/api/'));
+
+    // validate never exports, even with the variable set.
+    const validate = await runListed(dir, ['validate', workflow, '--json'], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9/',
+    });
+    assert.equal(validate.code, 0, validate.stderr);
+    assert.deepEqual(otel(validate.loaded), [], 'validate loads no OpenTelemetry package');
+
+    const probe = await runListed(dir, [
+      'services',
+      'probe',
+      '--data-dir',
+      dataDir,
+      '--workflow',
+      workflow,
+      '--workspace',
+      workspace,
+      '--agent',
+      'main',
+      '--json',
+    ]);
+    assert.equal(probe.code, 0, probe.stderr);
+    assert.deepEqual(otel(probe.loaded), [], 'a probe without the variable loads no OpenTelemetry package');
+
+    const runArgs = [
+      'run',
+      '--data-dir',
+      dataDir,
+      '--workflow',
+      workflow,
+      '--workspace',
+      workspace,
+      '--script',
+      script,
+      '--json',
+      'r',
+    ];
+    const off = await runListed(dir, runArgs);
+    assert.equal(off.code, 0, off.stderr);
+    // The AI SDK (loaded by run for the model loops) imports @opentelemetry/api itself; nothing else is loaded.
+    assert.deepEqual(sdk(off.loaded), [], 'a run without the variable loads no OpenTelemetry SDK or exporter');
+
+    // With the variable (a collector that is down: the run is unaffected), the listing sees the SDK.
+    const on = await runListed(dir, runArgs, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9/' });
+    assert.equal(on.code, 0, on.stderr);
+    assert.ok(
+      sdk(on.loaded).some((m) => m.includes('/@opentelemetry/sdk-trace-base/')),
+      'the tracer SDK listed',
+    );
+    assert.ok(
+      sdk(on.loaded).some((m) => m.includes('/@opentelemetry/exporter-trace-otlp-proto/')),
+      'the exporter listed',
+    );
   });
 });

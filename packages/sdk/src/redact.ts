@@ -175,3 +175,24 @@ export function commandSecrets(command: string): Required<Secrets> {
 export function redactCommand(command: string): string {
   return redactText(command, commandSecrets(command));
 }
+
+/** Depth past which {@link redactValue} shows a value as {@link REDACTED}: 16. */
+const MAX_REDACT_DEPTH = 16;
+
+/**
+ * A JSON value (a tool call's arguments or result) as telemetry may record it, when the operator turned
+ * that on: every member whose name says secret ({@link isSecretName}) is {@link REDACTED}, every string
+ * that is a URL or holds one is shown as {@link redactUrlsIn} shows it, and `secrets` are replaced
+ * wherever they occur. Nesting deeper than 16 levels is cut.
+ */
+export function redactValue(value: unknown, secrets: Secrets = {}, depth = 0): unknown {
+  if (depth > MAX_REDACT_DEPTH) return REDACTED;
+  if (typeof value === 'string') return redactText(redactUrlsIn(value), secrets);
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, secrets, depth + 1));
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = Object.create(null);
+  for (const [key, item] of Object.entries(value)) {
+    out[key] = isSecretName(key) ? REDACTED : redactValue(item, secrets, depth + 1);
+  }
+  return out;
+}

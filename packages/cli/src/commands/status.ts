@@ -24,7 +24,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<number> {
     else io.stdout(`project ${p.project}: accepted version ${p.acceptedVersion ?? '(none)'}\n`);
     for (const r of p.runs) {
       io.stdout(
-        `  run ${r.run}: ${r.status} (started ${r.startedAt}${r.resumes > 0 ? `, resumed ${r.resumes}×` : ''})${usageText(r.usage)}\n`,
+        `  run ${r.run}: ${r.status} (started ${r.startedAt}${r.resumes > 0 ? `, resumed ${r.resumes}×` : ''})${usageText(r.usage)}${r.traceId === undefined ? '' : `, trace ${r.traceId}`}\n`,
       );
       for (const i of r.invocations) {
         io.stdout(

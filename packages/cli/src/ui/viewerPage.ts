@@ -344,7 +344,7 @@ export const VIEWER_JS = String.raw`'use strict';
     out.push(el('h1', '', 'Run ' + runId + ' ', s ? badge(s.status) : badge('damaged', 'bad')));
     if (state.damaged) out.push(el('p', 'err', 'run.json is damaged: ' + state.damaged));
     if (s) {
-      out.push(el('p', 'muted', 'project ' + (s.workspace || project) + ' · started ' + when(s.startedAt) + ' · ' + ms(s.durationMs) + (s.finishedAt ? '' : ' so far') + (s.resumes ? ' · resumed ' + s.resumes + '×' : '') + (tokens(s.usage) ? ' · ' + tokens(s.usage) : '')));
+      out.push(el('p', 'muted', 'project ' + (s.workspace || project) + ' · started ' + when(s.startedAt) + ' · ' + ms(s.durationMs) + (s.finishedAt ? '' : ' so far') + (s.resumes ? ' · resumed ' + s.resumes + '×' : '') + (tokens(s.usage) ? ' · ' + tokens(s.usage) : '') + (s.traceId ? ' · trace ' + s.traceId : '')));
       // The requirement and the answer, shown open: what the run was asked and what it answered.
       if (typeof s.requirement === 'string') out.push(el('h3', '', 'Requirement'), el('pre', 'requirement', s.requirement));
       if (s.output !== null && s.output !== undefined) out.push(el('h3', '', 'Answer'), el('pre', 'answer', s.output));
@@ -463,10 +463,10 @@ export const VIEWER_JS = String.raw`'use strict';
     let fail = false;
     switch (e.type) {
       case 'run.started':
-        what.append('project ' + e.project + ' · ', link('version ' + e.version, hashOf('p', e.project, 'v', String(e.version))), ' · workspace ' + e.workspace + (e.git ? ' · git' : ''));
+        what.append('project ' + e.project + ' · ', link('version ' + e.version, hashOf('p', e.project, 'v', String(e.version))), ' · workspace ' + e.workspace + (e.git ? ' · git' : '') + (e.traceId ? ' · trace ' + e.traceId : ''));
         break;
       case 'run.resumed':
-        what.append('resumed (' + e.resumes + ') from ' + e.from + '; continuing ' + (e.interrupted || []).join(', '));
+        what.append('resumed (' + e.resumes + ') from ' + e.from + '; continuing ' + (e.interrupted || []).join(', ') + (e.traceId ? ' · trace ' + e.traceId : ''));
         break;
       case 'run.finished':
         fail = e.status === 'failed';

@@ -3,6 +3,7 @@
  * `services serve` (start and serve the agent's managed bridge). Both load the workflow when one is given,
  * sweep strays of earlier dead hosts of the project, and start every service under the host's supervisor.
  */
+import { startTelemetry, telemetry } from '../events/telemetry.js';
 import { randomBytes } from 'node:crypto';
 import { makeDirs } from '../fileModes.js';
 import { resolve } from 'node:path';
@@ -205,6 +206,8 @@ export interface ServeAgentOptions extends AgentServicesOptions {
  * @public
  */
 export async function serveAgentServices(options: ServeAgentOptions): Promise<ServedAgent> {
+  // With export on, each call through the served surface is a span (continuing the client's traceparent).
+  await startTelemetry();
   const prepared = await prepare(options);
   const services = await start(prepared, options, newProbeRunId('serve'));
   if (services.failures.length > 0) {
@@ -242,7 +245,13 @@ export async function serveAgentServices(options: ServeAgentOptions): Promise<Se
       invocation: services.invocationId,
       runtimePath: services.runtimePath,
       surface,
-      close: () => services.close(),
+      close: async () => {
+        try {
+          await services.close();
+        } finally {
+          await telemetry()?.flush();
+        }
+      },
     };
   } catch (error) {
     await services.close();

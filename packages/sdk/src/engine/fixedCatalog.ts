@@ -3,6 +3,7 @@
  * `get_workflow` always; `apply_workflow` only when `orchestration.allowMainReconfiguration` is true;
  * `delegate` when the engine runs Main. Workers never get the catalog.
  */
+import { telemetry } from '../events/telemetry.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { LocalService, LocalTool } from '../surface/surface.js';
 import { SdkError, isSdkError, toSdkError } from '../errors.js';
@@ -118,7 +119,25 @@ export function fixedCatalog(options: FixedCatalogOptions): LocalService {
     });
   }
   if (options.delegate) tools.push(options.delegate);
-  return { name: FIXED_CATALOG_SERVICE, tools };
+  return { name: FIXED_CATALOG_SERVICE, tools: tools.map(traced) };
+}
+
+/** `local` with each call in a `tools/call` span when export is on (a worker's invocation is under `delegate`'s). */
+function traced(local: LocalTool): LocalTool {
+  return {
+    tool: local.tool,
+    handler: async (args, extra) => {
+      const spans = telemetry();
+      if (spans === undefined) return local.handler(args, extra);
+      const facts = {
+        method: 'tools/call',
+        target: local.tool.name,
+        service: FIXED_CATALOG_SERVICE,
+        kind: 'fixed',
+      } as const;
+      return spans.inCall({ ...facts, arguments: args }, async () => local.handler(args, extra));
+    },
+  };
 }
 
 /** A tool result carrying `value` as structured content and as the JSON text of its one text item. */

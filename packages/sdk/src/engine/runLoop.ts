@@ -32,6 +32,7 @@ import {
   replayAttemptEvent,
   startedAttempt,
 } from './attemptApply.js';
+import { telemetry } from '../events/telemetry.js';
 import type { EngineOptions, RunResult } from './engineOptions.js';
 import { setInvocationState } from './invocationState.js';
 import { type QueuedAttemptHost, runQueuedAttempt } from './queuedAttempt.js';
@@ -127,6 +128,7 @@ export class RunEngine implements AttemptCoordinator, QueuedAttemptHost {
   emit(event: RunEventInput): void {
     const full = { ...event, time: event.time ?? now(), run: this.record.run } as RunEvent;
     this.journal.append(full);
+    telemetry()?.onEvent(full);
     this.stream.push(full);
     try {
       this.options.onEvent?.(full);
@@ -319,10 +321,14 @@ export class RunEngine implements AttemptCoordinator, QueuedAttemptHost {
 
   /** One attempt: a queue job for a worker invocation when the run has a queue, else in this host. */
   private attempt(invocation: InvocationRecord, restarted: boolean): Promise<AttemptResult> {
-    if (this.queueClient !== undefined && invocation.agent !== 'main') {
-      return runQueuedAttempt(this, invocation, restarted);
-    }
-    return this.localAttempt(invocation, restarted);
+    const run = () =>
+      this.queueClient !== undefined && invocation.agent !== 'main'
+        ? runQueuedAttempt(this, invocation, restarted)
+        : this.localAttempt(invocation, restarted);
+    const traced = telemetry();
+    if (traced === undefined) return run();
+    const facts = { run: this.record.run, invocation: invocation.id, agent: invocation.agent };
+    return traced.inAttempt({ ...facts, attempt: invocation.attempts.length + 1 }, run);
   }
 
   /**

@@ -91,6 +91,7 @@ export async function runStatus(options: StatusOptions): Promise<StatusReport> {
         requirement: r.requirement,
         workspace: r.workspace,
         output: r.output,
+        ...(typeof r.traceId === 'string' && /^[0-9a-f]{32}$/.test(r.traceId) ? { traceId: r.traceId } : {}),
         usage: r.usage ?? emptyUsage(),
         invocations: r.invocations.map((i) => ({
           id: i.id,

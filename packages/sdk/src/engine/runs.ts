@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { makeDirs, makePrivateDir } from '../fileModes.js';
 import { SdkError } from '../errors.js';
 import { EventStream } from '../events/eventStream.js';
+import { startTelemetry } from '../events/telemetry.js';
 import { type RunEvent, emptyUsage } from '../events/runEvents.js';
 import { RunHarnesses } from '../harness/harnessFor.js';
 import { sweepProjectStrays } from '../invocation/hostSupervision.js';
@@ -78,6 +79,7 @@ export function runWorkflow(options: RunOptions): Promise<RunResult> {
 
 async function beginRun(runId: string, options: RunOptions, stream: EventStream): Promise<RunResult> {
   checkEngineDurations(options);
+  await startTelemetry();
   const workspace = resolve(options.workspace);
   // Everything that can be refused is checked before the workflow is accepted or anything is written.
   const workflow =
@@ -135,6 +137,9 @@ async function beginOpenRun(
     usage: emptyUsage(),
     invocations: [],
   };
+  const traced = await startTelemetry();
+  const traceId = traced?.runStarted(runId, false);
+  if (traceId !== undefined) record.traceId = traceId;
   const file = new RunFile(runRecordPath(paths, runId), record);
   await file.save();
   const engine = new RunEngine(paths, file, harnesses, options, stream, queue);
@@ -145,8 +150,9 @@ async function beginOpenRun(
     workspace,
     runDir,
     git: version.workflow.orchestration.git,
+    ...(traceId === undefined ? {} : { traceId }),
   });
-  return engine.driveMain();
+  return traced === undefined ? engine.driveMain() : traced.inRun(runId, () => engine.driveMain());
 }
 
 /** Options of {@link resumeRuns}. @public */
@@ -292,6 +298,10 @@ async function resumeClaimed(
   });
   if (claimed === undefined) return undefined;
   const { record, from } = claimed;
+  const traced = await startTelemetry();
+  // A resume is a new trace (the host that started the run is gone); run.json keeps the latest trace id.
+  const traceId = traced?.runStarted(record.run, true);
+  if (traceId !== undefined) record.traceId = traceId;
   const file = new RunFile(runRecordPath(paths, record.run), record);
   const stream = new EventStream();
   try {
@@ -305,10 +315,11 @@ async function resumeClaimed(
       from,
       interrupted: unfinished,
       version: versionNumber,
+      ...(traceId === undefined ? {} : { traceId }),
     });
     engine.interruptInFlight();
     await file.save();
-    return await engine.driveMain();
+    return await (traced === undefined ? engine.driveMain() : traced.inRun(record.run, () => engine.driveMain()));
   } finally {
     stream.end();
   }

@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { type Surface, withCallTool } from '../surface/surface.js';
 import type { RunEventInput } from '../events/runEvents.js';
+import { telemetry } from '../events/telemetry.js';
 import { resultText } from '../harness/harness.js';
 import { type RecordedToolResult, recordedAnswer, recordedFailure, resultDigest } from '../harness/stepDigests.js';
 
@@ -26,6 +27,17 @@ export interface ObserveOptions {
 
 /** `surface` with every tool call journaled and counted. */
 export function observeSurface(surface: Surface, options: ObserveOptions): Surface {
+  const observed = observeCalls(surface, options);
+  // With export on, a call that reaches the surface with no span active (an agent CLI's, through a face
+  // whose connection began outside the attempt) is traced under the attempt active here.
+  const inAttempt = telemetry()?.contextRunner();
+  if (inAttempt === undefined) return observed;
+  return withCallTool(observed, (name, args, requestOptions) =>
+    inAttempt(() => observed.callTool(name, args, requestOptions)),
+  );
+}
+
+function observeCalls(surface: Surface, options: ObserveOptions): Surface {
   return withCallTool(surface, async (name, args, requestOptions) => {
     const base = { invocation: options.invocation, agent: options.agent, tool: name };
     options.onCall?.();

@@ -116,6 +116,8 @@ export interface RunStartedEvent extends EventBase {
   runDir: string;
   /** Whether the run is Git-on (`orchestration.git`): a worktree per role. */
   git: boolean;
+  /** The OpenTelemetry trace id of the run (32 hex), when export is on (docs/telemetry.md). */
+  traceId?: string;
 }
 
 /** `resume` took the run over. @public */
@@ -130,6 +132,8 @@ export interface RunResumedEvent extends EventBase {
   interrupted: string[];
   /** The accepted workflow version the run continues with. */
   version: number;
+  /** The OpenTelemetry trace id of the resumed run's new trace, when export is on. */
+  traceId?: string;
 }
 
 /** The run ended (or stopped: `cancelled`, `interrupted`). @public */

@@ -8,6 +8,7 @@
  * (other requests, a `tools/call` the SDK must refuse as malformed, every 2026-07-28 connection) goes
  * through the SDK as before.
  */
+import { continueTraceOfMeta } from '../events/telemetry.js';
 import type { JSONRPCMessage, Server } from '@modelcontextprotocol/server';
 import type { LineTransport } from './lineTransport.js';
 import type { Surface } from '../surface/surface.js';
@@ -90,7 +91,8 @@ export function answerToolCallsDirectly(
       if (inFlight.has(m.id)) return false;
       const server = legacyServer();
       if (server === undefined) return false;
-      void answer(m.id, params, server);
+      // A client's traceparent in `_meta` is continued (events/telemetry.ts).
+      void continueTraceOfMeta(params, () => answer(m.id as RequestId, params, server));
       return true;
     }
     if (m.method === 'notifications/cancelled' && isPlainObject(m.params)) {

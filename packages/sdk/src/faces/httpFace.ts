@@ -11,6 +11,7 @@
  * faces' input limits refuse (nested too deep, a batch, not JSON, not JSON-RPC: {@link checkMessage}) →
  * 400 with the same JSON-RPC error the stdio face answers.
  */
+import { continueTraceOfHeaders } from '../events/telemetry.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server as HttpServer, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -346,7 +347,8 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
   };
 
   const server: HttpServer = createServer(timeouts, (req, res) => {
-    handle(req, res).catch((error: unknown) => {
+    // A client's `traceparent` header is continued (events/telemetry.ts); `_meta` in the call wins.
+    continueTraceOfHeaders(req.headers, () => handle(req, res)).catch((error: unknown) => {
       reportError(error);
       if (!res.headersSent) refuse(res, 500, 'internal error of the HTTP face');
       else res.destroy();

@@ -3,6 +3,7 @@
  * {@link Surface}. One instance is made per connection (stdio) or per request (HTTP) by the SDK's
  * serving entries; the surface itself is shared.
  */
+import { continueTraceOfMeta } from '../events/telemetry.js';
 import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { isSdkError, type SdkError } from '../errors.js';
 import type { Surface, SurfaceListChange, SurfaceProgress } from '../surface/surface.js';
@@ -54,6 +55,11 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
   } catch (error) {
     throw toProtocolError(error);
   }
+}
+
+/** {@link guarded}, continuing the trace context of the request's `_meta` when export is on. */
+function traced<T>(params: unknown, work: () => Promise<T>): Promise<T> {
+  return continueTraceOfMeta(params, () => guarded(work));
 }
 
 /** What {@link answerToolCall} is given besides the call: the request's signal and how to send its progress. */
@@ -132,8 +138,9 @@ export function createSurfaceServer(surface: Surface, options: SurfaceServerOpti
   });
 
   server.setRequestHandler('tools/list', async () => ({ tools: [...surface.tools] }));
+  // A client's traceparent in `_meta` is continued (events/telemetry.ts): our call spans join its trace.
   server.setRequestHandler('tools/call', (request, ctx) =>
-    guarded(() =>
+    traced(request.params, () =>
       answerToolCall(surface, server, request.params, {
         signal: ctx.mcpReq.signal,
         progressToken: ctx.mcpReq._meta?.progressToken ?? request.params._meta?.progressToken,
@@ -146,11 +153,13 @@ export function createSurfaceServer(surface: Surface, options: SurfaceServerOpti
     resourceTemplates: [...surface.resourceTemplates],
   }));
   server.setRequestHandler('resources/read', (request, ctx) =>
-    guarded(() => surface.readResource(request.params.uri, { signal: ctx.mcpReq.signal })),
+    traced(request.params, () => surface.readResource(request.params.uri, { signal: ctx.mcpReq.signal })),
   );
   server.setRequestHandler('prompts/list', async () => ({ prompts: [...surface.prompts] }));
   server.setRequestHandler('prompts/get', (request, ctx) =>
-    guarded(() => surface.getPrompt(request.params.name, request.params.arguments, { signal: ctx.mcpReq.signal })),
+    traced(request.params, () =>
+      surface.getPrompt(request.params.name, request.params.arguments, { signal: ctx.mcpReq.signal }),
+    ),
   );
   if (options.announceListChanges) {
     const stop = surface.onListChanged((change) => announceListChange(server, change));

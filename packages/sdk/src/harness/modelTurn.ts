@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type GenerateTextResult, type ModelMessage, type ToolSet, generateText } from 'ai';
 import { SdkError, toSdkError } from '../errors.js';
+import { telemetry } from '../events/telemetry.js';
 import type { HarnessInput, TokenUsage } from './harness.js';
 import { type FailureContext, type ModelEndpoint, type ModelLoopConfig, classifyFailure } from './modelProviders.js';
 import { responseFacts } from './stepDigests.js';
@@ -39,6 +40,7 @@ export async function callModel(
 ): Promise<GenerateTextResult<ToolSet, never>> {
   let lastMessage = '';
   let lastStatus: number | undefined;
+  const traced = telemetry();
   for (let attempt = 0; ; attempt++) {
     throwIfCancelled(input.signal);
     const timeout = new AbortController();
@@ -58,6 +60,8 @@ export async function callModel(
         ...(config.maxOutputTokens === undefined ? {} : { maxOutputTokens: config.maxOutputTokens }),
         ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
         providerOptions: endpoint.providerOptions,
+        // With export on, the AI SDK's own GenAI spans (model, tokens) under the attempt's span.
+        ...(traced === undefined ? {} : { experimental_telemetry: traced.aiTelemetry(agent) }),
       })) as unknown as GenerateTextResult<ToolSet, never>;
       input.report({
         kind: 'model.called',

@@ -3,6 +3,7 @@
  * for their results. BullMQ is loaded (dynamic import) only when a queue is opened, so a run without
  * `--queue` never loads it. Job contents are opaque here: the engine owns their shape.
  */
+import { telemetry } from '../events/telemetry.js';
 import type { Queue, QueueEvents } from 'bullmq';
 import { SdkError } from '../errors.js';
 import { redactUrlsIn } from '../redact.js';
@@ -86,6 +87,15 @@ export class QueueClient {
 
   /** Adds a job under `jobId`; a job of that id that already exists is kept as it is (BullMQ ids are unique). */
   async submit(jobId: string, data: object): Promise<void> {
+    const traced = telemetry();
+    // With export on, the job carries the trace context (`traceContext`): the worker's spans join the run's trace.
+    if (traced !== undefined) {
+      return traced.inQueueSubmit(jobId, () => this.add(jobId, { ...data, traceContext: traced.carrier() }));
+    }
+    return this.add(jobId, data);
+  }
+
+  private async add(jobId: string, data: object): Promise<void> {
     await this.guard(
       this.queue.add('invocation', data, {
         jobId,

@@ -3,6 +3,7 @@
  * each to a processor. BullMQ is loaded (dynamic import) only here. A job's lock is renewed while it runs;
  * a worker that dies loses it, and another worker's stalled-job check puts the job back to be taken again.
  */
+import { carrierOfMeta, type TraceCarrier, telemetry } from '../events/telemetry.js';
 import type { Worker } from 'bullmq';
 import { SdkError } from '../errors.js';
 import { JobRefusal, refusalReason, shownReason } from './jobRefusal.js';
@@ -32,6 +33,12 @@ export interface ConsumerSettings {
   onLog?: ((line: string) => void) | undefined;
   /** How the job's log names this worker when it hands a job back. Default `a stopping worker`. */
   workerId?: string | undefined;
+}
+
+/** The trace context a job carries (`traceContext`, set by the queue client's `submit`), if any. */
+function carrierOfJob(data: unknown): TraceCarrier | undefined {
+  const carried = (data as { traceContext?: unknown } | null)?.traceContext;
+  return typeof carried === 'object' && carried !== null ? carrierOfMeta({ _meta: carried }) : undefined;
 }
 
 /** One job as the processor sees it. */
@@ -110,7 +117,11 @@ export async function startQueueConsumer(
       if (job.id === undefined) throw new Error('a job without an id');
       const id = job.id;
       try {
-        return await processor({ id, data: job.data, log: async (line) => void (await job.log(line)) });
+        const consumed = { id, data: job.data, log: async (line: string) => void (await job.log(line)) };
+        const traced = telemetry();
+        return await (traced === undefined
+          ? processor(consumed)
+          : traced.inQueueJob(id, carrierOfJob(job.data), () => processor(consumed)));
       } catch (error) {
         if (error instanceof JobHandBack && token !== undefined) {
           // Back to waiting under this worker's lock; WaitingError tells BullMQ the job moved on its own.

@@ -252,6 +252,11 @@ export const RunStatusReportSchema = z.strictObject({
   /** The absolute workspace it ran in. */
   workspace: z.string(),
   output: z.string().nullable(),
+  /** The OpenTelemetry trace id of the run's latest host, when it ran with export on (docs/telemetry.md). */
+  traceId: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional(),
   /** Usage of every model call of the run, across resumes. */
   usage: UsageTotalsSchema.strict(),
   invocations: z.array(InvocationStatusSchema),

@@ -44,6 +44,9 @@ const serviceFields = {
   ...ServiceFieldsSchema.shape,
 };
 
+/** An OpenTelemetry trace id: 32 lowercase hex digits. */
+const TraceIdSchema = z.string().regex(/^[0-9a-f]{32}$/);
+
 /** The schema of each event, by its `type`. */
 export const RunEventSchemas = {
   /** The run was accepted and is starting Main. */
@@ -57,6 +60,7 @@ export const RunEventSchemas = {
     /** `runs/<runId>`. */
     runDir: z.string(),
     git: z.boolean(),
+    traceId: TraceIdSchema.optional(),
   }),
   /** `resume` took the run over. */
   'run.resumed': z.object({
@@ -69,6 +73,7 @@ export const RunEventSchemas = {
     /** Invocations that were in flight and are continued (Main's now; a worker's when Main delegates it again). */
     interrupted: z.array(z.string()),
     version: count,
+    traceId: TraceIdSchema.optional(),
   }),
   /** The run ended (or stopped: `cancelled`, `interrupted`). */
   'run.finished': z.object({

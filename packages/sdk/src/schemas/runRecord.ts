@@ -99,6 +99,8 @@ export const RunRecordSchema = z.object({
   resumes: count,
   /** Usage of every model call of the run. */
   usage: UsageTotalsSchema.optional(),
+  /** The OpenTelemetry trace id of the run's latest host, when it ran with export on (docs/telemetry.md). */
+  traceId: z.string().optional(),
   invocations: z.array(InvocationRecordSchema),
 });
 /** `run.json`: a run's durable state. */

@@ -7,6 +7,7 @@
 import type { Client, RequestOptions } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
+import { type CallFacts, telemetry } from '../events/telemetry.js';
 import { diffCatalogs, hasChanges } from './catalogDiff.js';
 import { type ChangedList, listCatalog, onListChanged, routeProgress } from './mcpCatalog.js';
 import { callToolKept, OutputSchemaChecks } from './rawToolCall.js';
@@ -65,6 +66,8 @@ export abstract class BaseSession implements ServiceSession {
   /** Aborts a re-listing in flight when the session closes. */
   private readonly relistAbort = new AbortController();
   private readonly catalogListeners = new Set<(change: CatalogChange) => void>();
+  /** The arguments of the `tools/call` being forwarded, for its span (see {@link forward}). */
+  private callArguments: unknown;
   /** The output-schema checks of kept tool results (one validator per session). */
   private readonly outputChecks = new OutputSchemaChecks();
   /** The state reported before the first transition (`starting` for a project service, `initializing` for a remote one). */
@@ -116,6 +119,7 @@ export abstract class BaseSession implements ServiceSession {
       ...(args === undefined ? {} : { arguments: args }),
       ...(progressToken === undefined ? {} : { _meta: { progressToken } }),
     });
+    this.callArguments = args;
     // A project service's result is passed on as it arrived (sessions/rawToolCall.ts); a remote one goes
     // through the client's callTool, which also mirrors `x-mcp-header` arguments into HTTP headers.
     return this.forward(`tools/call "${name}"`, options, (client, o, progressToken) =>
@@ -307,7 +311,39 @@ export abstract class BaseSession implements ServiceSession {
    * `onProgress`, `send` is given a progress token: each progress for it starts the timeout again, up to
    * `maxTotalTimeoutMs` (default 10 × the timeout) in all.
    */
-  protected async forward<T>(
+  protected forward<T>(
+    what: string,
+    options: ForwardOptions | undefined,
+    send: (client: Client, requestOptions: RequestOptions, progressToken?: string) => Promise<T>,
+  ): Promise<T> {
+    // Taken synchronously: callTool sets it just before calling here, in the same tick.
+    const args = this.callArguments;
+    this.callArguments = undefined;
+    const traced = telemetry();
+    if (traced === undefined) return this.forwardNow(what, options, send);
+    return traced.inCall(this.callFacts(what, args), () => this.forwardNow(what, options, send));
+  }
+
+  /** What a call's span says of it (`what` is `<method> "<target>"`); see events/telemetrySpans.ts. */
+  private callFacts(what: string, args: unknown): CallFacts {
+    const space = what.indexOf(' ');
+    return {
+      method: space === -1 ? what : what.slice(0, space),
+      target: space === -1 ? '' : what.slice(space + 1).replace(/^"|"$/g, ''),
+      service: this.name,
+      kind: this.kind,
+      protocolVersion: this.listed?.protocolVersion,
+      sessionId: this.sessionIdForTrace(),
+      arguments: args,
+    };
+  }
+
+  /** The MCP session id of the connection, for a call's span (a remote 2025-era connection has one). */
+  protected sessionIdForTrace(): string | undefined {
+    return undefined;
+  }
+
+  private async forwardNow<T>(
     what: string,
     options: ForwardOptions | undefined,
     send: (client: Client, requestOptions: RequestOptions, progressToken?: string) => Promise<T>,

@@ -25,6 +25,7 @@ import type { ServiceEventBase } from './serviceEvents.js';
 import type { ForwardOptions, RemoteServiceSession, SessionStartOptions } from './serviceSession.js';
 import { StartBudget } from './startBudget.js';
 import { runEach } from '../processes/teardown.js';
+import { tracingFetch } from '../events/telemetry.js';
 
 /** A remote entry of an agent's `mcpServers`. */
 export interface RemoteServiceSpec {
@@ -109,9 +110,12 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
   }
 
   private newTransport(url: URL): StreamableHTTPClientTransport {
+    const traced = tracingFetch();
     return new StreamableHTTPClientTransport(url, {
       requestInit: { headers: { ...this.spec.headers } },
       ...(this.spec.signIn === undefined ? {} : { authProvider: this.spec.signIn }),
+      // With export on, each request carries the active trace context as headers (per call).
+      ...(traced === undefined ? {} : { fetch: traced }),
     });
   }
 
@@ -183,6 +187,10 @@ class RemoteService extends BaseSession implements RemoteServiceSession {
         invalidLines: 0,
       });
     }
+  }
+
+  protected override sessionIdForTrace(): string | undefined {
+    return this.transport?.sessionId;
   }
 
   protected connectedClient(): Client {

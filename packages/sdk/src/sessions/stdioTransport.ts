@@ -17,6 +17,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { parseJSONRPCMessage } from '@modelcontextprotocol/client';
+import { withTraceMeta } from '../events/telemetry.js';
 
 /** The longest line accepted from a service, in characters: 64 Mi. A longer line ends the connection. */
 export const MAX_LINE_CHARS = 64 * 1024 * 1024;
@@ -105,7 +106,8 @@ export class ServiceStdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed || this.stdin.destroyed || this.stdin.writableEnded) throw new Error('Not connected');
-    const line = `${JSON.stringify(message)}\n`;
+    // With export on, a request carries the active trace context in params._meta (per call).
+    const line = `${JSON.stringify(withTraceMeta(message))}\n`;
     await new Promise<void>((resolve, reject) => {
       this.stdin.write(line, (error) => (error ? reject(error) : resolve()));
     });

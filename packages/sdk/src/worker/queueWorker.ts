@@ -6,6 +6,8 @@
  * and the same attempt as a local one runs — services under this process's own supervisor, the agent's
  * harness, collection whatever happens. Strays of an earlier, dead worker are swept at start.
  */
+import { startTelemetry, telemetry } from '../events/telemetry.js';
+import { workflowDigest } from '../store/storeChain.js';
 import { hostname } from 'node:os';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -19,7 +21,6 @@ import { ATTEMPT_FORMAT, type AttemptOutcome, type AttemptSpec, AttemptSpecSchem
 import { ProjectPaths, openProject } from '../store/projectStore.js';
 import { checkProjectId } from '../store/projectId.js';
 import { storeSource } from '../store/sourceStore.js';
-import { workflowDigest } from '../store/storeChain.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { definitionDigest } from '../workflow/digest.js';
 import { parseWorkflow } from '../workflow/validate.js';
@@ -52,6 +53,8 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   const id = `${hostname()}:${process.pid}`;
   const log = options.onLog ?? (() => {});
   const abort = new AbortController();
+  // With export on, each job is a span under the run's trace (the job carries its context).
+  await startTelemetry();
   await sweepDataDir(options.dataDir);
   const consumer = await startQueueConsumer({ ...options, onLog: log, workerId: id }, async (job) => {
     await job.log(`taken by ${id}`);
@@ -81,7 +84,12 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
           }),
         );
       }
-      await consumer.close();
+      try {
+        await consumer.close();
+      } finally {
+        // What the jobs' background flushes have not delivered yet, within the flush bound.
+        await telemetry()?.flush();
+      }
     },
   };
 }
