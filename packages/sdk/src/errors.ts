@@ -79,6 +79,12 @@ export const ERROR_CODES = [
   'worker_lost',
   'invalid_job',
   'insecure_file',
+  'task_failed',
+  'task_cancelled',
+  'task_deadline',
+  'task_unknown',
+  'question_unanswered',
+  'sampling_refused',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

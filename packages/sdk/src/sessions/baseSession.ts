@@ -4,7 +4,7 @@
  * caller abort, `forward_timeout`), the start budget's `startup_timeout`, and an idempotent close. Each
  * kind adds how it connects, how it describes a failure, and how it is collected.
  */
-import type { Client, RequestOptions } from '@modelcontextprotocol/client';
+import type { CallToolResult, Client, RequestOptions, Tool } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
 import { diffCatalogs, hasChanges } from './catalogDiff.js';
@@ -21,6 +21,8 @@ import {
 } from './serviceEvents.js';
 import type { ForwardOptions, ServiceCatalog, ServiceSession } from './serviceSession.js';
 import type { StartBudget } from './startBudget.js';
+import { TaskFollower } from './taskFollower.js';
+import { type AcceptedTask, callsAsTask } from './tasks.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
 /** A service event without the fields the session fills in (`time` and the {@link ServiceEventBase}). */
@@ -65,6 +67,8 @@ export abstract class BaseSession implements ServiceSession {
   /** Aborts a re-listing in flight when the session closes. */
   private readonly relistAbort = new AbortController();
   private readonly catalogListeners = new Set<(change: CatalogChange) => void>();
+  /** The tasks this session follows (made at the first task-capable call). */
+  private tasks: TaskFollower | undefined;
   /** The output-schema checks of kept tool results (one validator per session). */
   private readonly outputChecks = new OutputSchemaChecks();
   /** The state reported before the first transition (`starting` for a project service, `initializing` for a remote one). */
@@ -116,6 +120,9 @@ export abstract class BaseSession implements ServiceSession {
       ...(args === undefined ? {} : { arguments: args }),
       ...(progressToken === undefined ? {} : { _meta: { progressToken } }),
     });
+    if (this.current === 'ready' && callsAsTask(this.connectedClient(), toolDefinition)) {
+      return this.callAsTask(name, args, toolDefinition, options);
+    }
     // A project service's result is passed on as it arrived (sessions/rawToolCall.ts); a remote one goes
     // through the client's callTool, which also mirrors `x-mcp-header` arguments into HTTP headers.
     return this.forward(`tools/call "${name}"`, options, (client, o, progressToken) =>
@@ -123,6 +130,32 @@ export abstract class BaseSession implements ServiceSession {
         ? callToolKept(client, params(progressToken), toolDefinition, this.outputChecks, o)
         : client.callTool(params(progressToken), { ...o, ...(toolDefinition === undefined ? {} : { toolDefinition }) }),
     ) as ReturnType<ServiceSession['callTool']>;
+  }
+
+  /** A task-capable call: sent task-augmented, then followed by {@link TaskFollower} (sessions/taskFollower.ts). */
+  private callAsTask(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    tool: Tool | undefined,
+    options: ForwardOptions | undefined,
+  ): Promise<CallToolResult> {
+    this.tasks ??= new TaskFollower(this.name, () => this.connectedClient(), (error, what) => this.callFailed(error, what));
+    return this.tasks.call(name, args, options ?? {}, (what, forwardOptions, send) =>
+      this.forward(what, forwardOptions, send),
+    ).then((result) => {
+      this.outputChecks.check(tool, result);
+      return result;
+    });
+  }
+
+  resumeTask(tool: string, task: AcceptedTask, options?: ForwardOptions): Promise<CallToolResult> {
+    if (this.current !== 'ready') return Promise.reject(this.notReady(`task ${task.taskId} of tool "${tool}"`));
+    this.tasks ??= new TaskFollower(this.name, () => this.connectedClient(), (error, what) => this.callFailed(error, what));
+    return this.tasks.follow(tool, task, options ?? {});
+  }
+
+  async cancelOpenTasks(): Promise<void> {
+    await this.tasks?.cancelAll();
   }
 
   readResource(uri: string, options?: ForwardOptions): ReturnType<ServiceSession['readResource']> {
@@ -156,7 +189,9 @@ export abstract class BaseSession implements ServiceSession {
       this.relistAbort.abort();
       this.catalogListeners.clear();
     }
-    this.closing ??= this.shutdown();
+    // Tasks still followed are cancelled at the service before it is collected (a project service's
+    // tasks die with it; a remote service's would run on, unwatched).
+    this.closing ??= (this.tasks?.cancelAll() ?? Promise.resolve()).then(() => this.shutdown());
     return this.closing;
   }
 

@@ -169,7 +169,8 @@ export class ServiceGate {
    *
    * @param what - the request, for messages (`tool "search"`, `resource "file:///a"`).
    * @param send - is given `progressed`: calling it (at each progress notification of the request) starts
-   *   the timeout again, never past `maxTotalTimeoutMs` from the start.
+   *   the timeout again, never past `maxTotalTimeoutMs` from the start; and `polling`: calling it (the
+   *   service answered with an MCP task) stops the timeout for good.
    */
   async run<T>(
     what: string,
@@ -178,6 +179,8 @@ export class ServiceGate {
       signal: AbortSignal;
       maxTotalTimeoutMs: number;
       progressed: () => void;
+      /** The service answered with a task: the timeout stops for good (the task has its own deadline). */
+      polling: () => void;
     }) => Promise<T>,
     callerSignal?: AbortSignal,
   ): Promise<T> {
@@ -212,6 +215,7 @@ export class ServiceGate {
     const startedAt = Date.now();
     const { timeoutMs, maxTotalTimeoutMs } = this.limits;
     let arm: () => void = () => {};
+    let polled = false;
     const timeout = new Promise<never>((_, reject) => {
       const fire = (hardMaximum: boolean) => {
         timedOut = true;
@@ -230,7 +234,7 @@ export class ServiceGate {
       };
       // Armed at the start and again at each progress: timeoutMs from now, never past the hard maximum.
       arm = () => {
-        if (timedOut) return;
+        if (timedOut || polled) return;
         clearTimeout(timer);
         const left = maxTotalTimeoutMs - (Date.now() - startedAt);
         timer = setTimeout(() => fire(left < timeoutMs), Math.max(0, Math.min(timeoutMs, left)));
@@ -246,7 +250,16 @@ export class ServiceGate {
     aborted.catch(() => {});
     try {
       const result = await Promise.race([
-        send({ timeoutMs, signal: controller.signal, maxTotalTimeoutMs, progressed: () => arm() }),
+        send({
+          timeoutMs,
+          signal: controller.signal,
+          maxTotalTimeoutMs,
+          progressed: () => arm(),
+          polling: () => {
+            polled = true;
+            clearTimeout(timer);
+          },
+        }),
         timeout,
         aborted,
       ]);

@@ -7,6 +7,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ERROR_CODES, type ErrorCode, isSdkError, SdkError } from '../errors.js';
 import { checkImageLimits } from './resultLimits.js';
+import { taskOptions } from './surfaceTasks.js';
 import { isServiceAnswer } from './serviceGate.js';
 import type { Surface } from './surfaceTypes.js';
 import {
@@ -104,10 +105,11 @@ export function createDispatch(
         const result = checkImageLimits(
           await gate.run(
             what,
-            ({ timeoutMs, signal: forwardSignal, maxTotalTimeoutMs, progressed }) =>
+            ({ timeoutMs, signal: forwardSignal, maxTotalTimeoutMs, progressed, polling }) =>
               session.callTool(target.route.sourceName, input, {
                 timeoutMs,
                 signal: forwardSignal,
+                task: taskOptions(requestOptions, target.route.service, target.route.sourceName, polling),
                 ...(onProgress === undefined
                   ? {}
                   : {

@@ -87,6 +87,21 @@ export interface SurfaceRequestOptions {
    * the engine journals it with the call's `tool.called` event, so `resume` can check a recorded result.
    */
   callId?: string;
+  /**
+   * For `callTool`: how a call a service answers with an MCP task is followed — its deadline, and who is
+   * told the moment the task is accepted (the engine journals and checkpoints it). See surface/surfaceTasks.ts.
+   */
+  task?: SurfaceTaskOptions;
+}
+
+/** The caller's part of following a tool call that became an MCP task. */
+export interface SurfaceTaskOptions {
+  /** Milliseconds from acceptance until the task is given up (`task_deadline`). Default 86,400,000 (24 h). */
+  deadlineMs?: number;
+  /** Told (and awaited) when the service accepts the call as a task, before the first poll. */
+  onAccepted?: (accepted: { service: string; tool: string; taskId: string; era: 'legacy' | 'modern' }) => void | Promise<void>;
+  /** Told after each poll with the task's status (a face's keep-alive). */
+  onStatus?: (status: string, statusMessage: string | undefined) => void;
 }
 
 /** Which lists of a surface changed, told to {@link Surface.onListChanged} listeners. */
