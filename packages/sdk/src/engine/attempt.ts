@@ -270,6 +270,9 @@ export async function runAttempt(
       onCall: () => {
         attempt.toolCalls = (attempt.toolCalls ?? 0) + 1;
       },
+      ...(version.workflow.orchestration.taskDeadlineMs === undefined
+        ? {}
+        : { taskDeadlineMs: version.workflow.orchestration.taskDeadlineMs }),
     });
     let result: HarnessOutput;
     try {

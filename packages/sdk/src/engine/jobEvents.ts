@@ -28,6 +28,7 @@ type WorkerEventType =
   | 'service.recovered'
   | 'tool.calling'
   | 'tool.called'
+  | 'tool.task_accepted'
   | 'model.called'
   | 'model.retry';
 
@@ -182,6 +183,15 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
     summary: str,
     callId: opt(str),
     resultDigest: opt(str),
+  },
+  'tool.task_accepted': {
+    ...base,
+    tool: str,
+    service: str,
+    sourceTool: str,
+    taskId: str,
+    era: str,
+    callId: opt(str),
   },
   'model.called': {
     ...base,

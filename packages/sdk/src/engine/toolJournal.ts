@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { type Surface, withCallTool } from '../surface/surface.js';
 import type { RunEventInput } from '../events/runEvents.js';
+import type { SurfaceTaskOptions } from '../surface/surfaceTypes.js';
 import { resultText } from '../harness/harness.js';
 import { recordedAnswer } from '../harness/modelTools.js';
 import { type RecordedToolResult, recordedFailure, resultDigest } from '../harness/stepDigests.js';
@@ -23,6 +24,8 @@ export interface ObserveOptions {
   emit: (event: RunEventInput) => void;
   /** Called once for every call that reached the surface (before it is answered). */
   onCall?: () => void;
+  /** Milliseconds a call that became an MCP task may run (the workflow's `orchestration.taskDeadlineMs`). Default 24 h. */
+  taskDeadlineMs?: number;
 }
 
 /** `surface` with every tool call journaled and counted. */
@@ -44,8 +47,20 @@ export function observeSurface(surface: Surface, options: ObserveOptions): Surfa
         summary: firstBytes(text, TOOL_SUMMARY_BYTES),
         resultDigest: resultDigest(recorded),
       });
+    const given = requestOptions?.task ?? (options.taskDeadlineMs === undefined ? undefined : { deadlineMs: options.taskDeadlineMs });
+    const taskOptions = withTaskJournal(given, (accepted) =>
+      options.emit({
+        type: 'tool.task_accepted',
+        ...base,
+        service: accepted.service,
+        sourceTool: accepted.tool,
+        taskId: accepted.taskId,
+        era: accepted.era,
+        ...(typeof callId === 'string' ? { callId } : {}),
+      }),
+    );
     try {
-      const result = await surface.callTool(name, args, requestOptions);
+      const result = await surface.callTool(name, args, { ...requestOptions, task: taskOptions });
       called(result.isError !== true, resultText(result), recordedAnswer(result));
       return result;
     } catch (error) {
@@ -54,6 +69,20 @@ export function observeSurface(surface: Surface, options: ObserveOptions): Surfa
       throw error;
     }
   });
+}
+
+/** `given` with `journal` told first of an accepted task (the caller's own `onAccepted` after it). */
+function withTaskJournal(
+  given: SurfaceTaskOptions | undefined,
+  journal: NonNullable<SurfaceTaskOptions['onAccepted']>,
+): SurfaceTaskOptions {
+  return {
+    ...given,
+    onAccepted: async (accepted) => {
+      await journal(accepted);
+      await given?.onAccepted?.(accepted);
+    },
+  };
 }
 
 /** The first `limit` bytes of `text` in UTF-8, never cutting a character. */

@@ -296,6 +296,24 @@ export interface ToolCalledEvent extends InvocationEventBase {
   resultDigest?: string;
 }
 
+/**
+ * A service answered a tool call with an MCP task (SPEC §7), journaled the moment it was accepted and
+ * before it is polled: `resume` re-attaches to the task instead of calling the tool again.
+ */
+export interface ToolTaskAcceptedEvent extends InvocationEventBase {
+  type: 'tool.task_accepted';
+  /** The surface name of the tool. */
+  tool: string;
+  /** The service (its first name) and its own name of the tool. */
+  service: string;
+  sourceTool: string;
+  taskId: string;
+  /** `legacy`: 2025-11-25 experimental tasks; `modern`: the 2026-07-28 tasks extension. */
+  era: 'legacy' | 'modern';
+  /** The caller's id of the call, when it gave one. */
+  callId?: string;
+}
+
 /** Main's `apply_workflow` accepted a new version. */
 export interface WorkflowReconfiguredEvent extends InvocationEventBase {
   type: 'workflow.reconfigured';
@@ -394,6 +412,7 @@ export type RunEvent =
   | ServiceCatalogRefreshFailedEvent
   | ToolCallingEvent
   | ToolCalledEvent
+  | ToolTaskAcceptedEvent
   | WorkflowReconfiguredEvent
   | ModelCalledEvent
   | ModelRetryEvent

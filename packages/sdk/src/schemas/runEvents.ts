@@ -199,6 +199,16 @@ export const RunEventSchemas = {
     callId: z.string().optional(),
     resultDigest: z.string().optional(),
   }),
+  'tool.task_accepted': z.object({
+    ...invocationBase,
+    type: z.literal('tool.task_accepted'),
+    tool: z.string(),
+    service: z.string(),
+    sourceTool: z.string(),
+    taskId: z.string(),
+    era: z.enum(['legacy', 'modern']),
+    callId: z.string().optional(),
+  }),
   'workflow.reconfigured': z.object({
     ...invocationBase,
     type: z.literal('workflow.reconfigured'),

@@ -331,6 +331,11 @@ export const OrchestrationSchema = z.strictObject({
    * `auto`, left absent when not written (a workflow stored before the setting existed reads the same).
    */
   sandbox: z.enum(['off', 'auto', 'required']).optional(),
+  /**
+   * Milliseconds a tool call a service answered with an MCP task may run before it is given up
+   * (`task_deadline`, and `tasks/cancel` sent). Default 86,400,000 (24 h), left absent when not written.
+   */
+  taskDeadlineMs: z.int().min(1000).max(MAX_DURATION_MS).optional(),
 });
 /** `orchestration`, with defaults filled. */
 export type Orchestration = z.infer<typeof OrchestrationSchema>;
