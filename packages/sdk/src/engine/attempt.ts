@@ -29,6 +29,7 @@ import type { Prestarts } from './prestart.js';
 import { type EngineOptions, startGateFor } from './engineOptions.js';
 import { delegateTool, fixedCatalog } from './fixedCatalog.js';
 import { type AttemptRecord, type InvocationRecord, type RunFile, type RunRecord, now } from './runRecord.js';
+import type { OpenTask } from './taskResume.js';
 import { observeSurface } from './toolJournal.js';
 import { type RoleWorktrees, roleBranch } from './worktrees.js';
 
@@ -49,6 +50,8 @@ export interface AttemptHost {
    * the harness to check a checkpoint against. Read only when there is a checkpoint.
    */
   journaled(invocation: string): Promise<JournaledSteps>;
+  /** Tasks journaled as accepted for the invocation and never answered (re-attached, not called again). Optional: a queued attempt has none. */
+  openTasks?(invocation: string): Promise<OpenTask[]>;
   /** Changes an invocation's state, journaling the transition. */
   setState(invocation: InvocationRecord, to: InvocationState): void;
   /** The workflow version in force. */
@@ -270,6 +273,7 @@ export async function runAttempt(
       onCall: () => {
         attempt.toolCalls = (attempt.toolCalls ?? 0) + 1;
       },
+      openTasks: (await host.openTasks?.(invocation.id)) ?? [],
       ...(version.workflow.orchestration.taskDeadlineMs === undefined
         ? {}
         : { taskDeadlineMs: version.workflow.orchestration.taskDeadlineMs }),

@@ -183,6 +183,7 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
     summary: str,
     callId: opt(str),
     resultDigest: opt(str),
+    taskId: opt(str),
   },
   'tool.task_accepted': {
     ...base,
@@ -191,6 +192,7 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
     sourceTool: str,
     taskId: str,
     era: str,
+    argumentsDigest: str,
     callId: opt(str),
   },
   'model.called': {

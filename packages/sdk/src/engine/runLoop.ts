@@ -29,6 +29,7 @@ import { type QueuedAttemptHost, runQueuedAttempt } from './queuedAttempt.js';
 import { Prestarts } from './prestart.js';
 import { type InvocationRecord, type RunFile, type RunRecord, now, runEventsPath } from './runRecord.js';
 import { journaledSteps } from './journaledSteps.js';
+import { type OpenTask, openTasks } from './taskResume.js';
 import { RoleWorktrees } from './worktrees.js';
 
 export type { EngineOptions, RunResult } from './engineOptions.js';
@@ -104,6 +105,11 @@ export class RunEngine implements AttemptHost, QueuedAttemptHost {
   /** What this run's journal holds of `invocation`'s steps (a checkpoint is checked against it). */
   async journaled(invocation: string): Promise<JournaledSteps> {
     return journaledSteps(await readEvents(runEventsPath(this.paths, this.record.run)), invocation);
+  }
+
+  /** The tasks this run's journal holds as accepted for `invocation` and never answered. */
+  async openTasks(invocation: string): Promise<OpenTask[]> {
+    return openTasks(await readEvents(runEventsPath(this.paths, this.record.run)), invocation);
   }
 
   /** Journals one public event (adding time and run id) and hands it to the stream and `onEvent`. */

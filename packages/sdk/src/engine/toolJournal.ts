@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { type Surface, withCallTool } from '../surface/surface.js';
 import type { RunEventInput } from '../events/runEvents.js';
 import type { SurfaceTaskOptions } from '../surface/surfaceTypes.js';
+import { argumentsDigest, type OpenTask } from './taskResume.js';
 import { resultText } from '../harness/harness.js';
 import { recordedAnswer } from '../harness/modelTools.js';
 import { type RecordedToolResult, recordedFailure, resultDigest } from '../harness/stepDigests.js';
@@ -26,16 +27,28 @@ export interface ObserveOptions {
   onCall?: () => void;
   /** Milliseconds a call that became an MCP task may run (the workflow's `orchestration.taskDeadlineMs`). Default 24 h. */
   taskDeadlineMs?: number;
+  /** Tasks an earlier host journaled as accepted for this invocation and never saw answered. */
+  openTasks?: readonly OpenTask[];
 }
 
-/** `surface` with every tool call journaled and counted. */
+/**
+ * `surface` with every tool call journaled and counted. A call the service answers with an MCP task is
+ * journaled the moment it is accepted (`tool.task_accepted`); a call that matches one of `openTasks`
+ * (same tool, same arguments: journaled by an earlier host that did not see it answered) re-attaches
+ * to that task instead of calling the tool again (engine/taskResume.ts).
+ */
 export function observeSurface(surface: Surface, options: ObserveOptions): Surface {
+  const open = [...(options.openTasks ?? [])];
   return withCallTool(surface, async (name, args, requestOptions) => {
     const base = { invocation: options.invocation, agent: options.agent, tool: name };
     options.onCall?.();
     options.emit({ type: 'tool.calling', ...base });
     const started = performance.now();
     const callId = requestOptions?.callId;
+    const digest = argumentsDigest(args);
+    const reattach = open.findIndex((task) => task.tool === name && task.argumentsDigest === digest);
+    const resumed = reattach < 0 ? undefined : open.splice(reattach, 1)[0];
+    let taskId = resumed?.taskId;
     const called = (ok: boolean, text: string, recorded: RecordedToolResult) =>
       options.emit({
         type: 'tool.called',
@@ -46,9 +59,15 @@ export function observeSurface(surface: Surface, options: ObserveOptions): Surfa
         durationMs: Math.round(performance.now() - started),
         summary: firstBytes(text, TOOL_SUMMARY_BYTES),
         resultDigest: resultDigest(recorded),
+        ...(taskId === undefined ? {} : { taskId }),
       });
-    const given = requestOptions?.task ?? (options.taskDeadlineMs === undefined ? undefined : { deadlineMs: options.taskDeadlineMs });
-    const taskOptions = withTaskJournal(given, (accepted) =>
+    const given: SurfaceTaskOptions = {
+      ...(options.taskDeadlineMs === undefined ? {} : { deadlineMs: options.taskDeadlineMs }),
+      ...requestOptions?.task,
+      ...(resumed === undefined ? {} : { resume: { taskId: resumed.taskId, era: resumed.era } }),
+    };
+    const taskOptions = withTaskJournal(given, (accepted) => {
+      taskId = accepted.taskId;
       options.emit({
         type: 'tool.task_accepted',
         ...base,
@@ -56,9 +75,10 @@ export function observeSurface(surface: Surface, options: ObserveOptions): Surfa
         sourceTool: accepted.tool,
         taskId: accepted.taskId,
         era: accepted.era,
+        argumentsDigest: digest,
         ...(typeof callId === 'string' ? { callId } : {}),
-      }),
-    );
+      });
+    });
     try {
       const result = await surface.callTool(name, args, { ...requestOptions, task: taskOptions });
       called(result.isError !== true, resultText(result), recordedAnswer(result));

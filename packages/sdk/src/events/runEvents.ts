@@ -294,6 +294,8 @@ export interface ToolCalledEvent extends InvocationEventBase {
    * a model reads; a failed call's error message). Absent in journals written before it was recorded.
    */
   resultDigest?: string;
+  /** The MCP task the call ran as, when the service answered it with one (see {@link ToolTaskAcceptedEvent}). */
+  taskId?: string;
 }
 
 /**
@@ -310,6 +312,8 @@ export interface ToolTaskAcceptedEvent extends InvocationEventBase {
   taskId: string;
   /** `legacy`: 2025-11-25 experimental tasks; `modern`: the 2026-07-28 tasks extension. */
   era: 'legacy' | 'modern';
+  /** sha256 (hex) of the canonical JSON of the call's arguments: `resume` matches the call made again by it. */
+  argumentsDigest: string;
   /** The caller's id of the call, when it gave one. */
   callId?: string;
 }

@@ -198,6 +198,7 @@ export const RunEventSchemas = {
     summary: z.string(),
     callId: z.string().optional(),
     resultDigest: z.string().optional(),
+    taskId: z.string().optional(),
   }),
   'tool.task_accepted': z.object({
     ...invocationBase,
@@ -207,6 +208,7 @@ export const RunEventSchemas = {
     sourceTool: z.string(),
     taskId: z.string(),
     era: z.enum(['legacy', 'modern']),
+    argumentsDigest: z.string(),
     callId: z.string().optional(),
   }),
   'workflow.reconfigured': z.object({

@@ -7,6 +7,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ERROR_CODES, type ErrorCode, isSdkError, SdkError } from '../errors.js';
 import { checkImageLimits } from './resultLimits.js';
+import type { ForwardOptions } from '../sessions/serviceSession.js';
 import { taskOptions } from './surfaceTasks.js';
 import { isServiceAnswer } from './serviceGate.js';
 import type { Surface } from './surfaceTypes.js';
@@ -100,13 +101,19 @@ export function createDispatch(
       }
       const { session, gate } = target.session!;
       const onProgress = requestOptions.onProgress;
+      // A call journaled as an accepted task by an earlier host re-attaches to it (never calls again).
+      const resume = requestOptions.task?.resume;
+      const forwardTo = (forward: ForwardOptions) =>
+        resume !== undefined && session.resumeTask !== undefined
+          ? session.resumeTask(target.route.sourceName, resume, forward)
+          : session.callTool(target.route.sourceName, input, forward);
       try {
         const what = `tool "${target.route.sourceName}"`;
         const result = checkImageLimits(
           await gate.run(
             what,
             ({ timeoutMs, signal: forwardSignal, maxTotalTimeoutMs, progressed, polling }) =>
-              session.callTool(target.route.sourceName, input, {
+              forwardTo({
                 timeoutMs,
                 signal: forwardSignal,
                 task: taskOptions(requestOptions, target.route.service, target.route.sourceName, polling),

@@ -102,6 +102,11 @@ export interface SurfaceTaskOptions {
   onAccepted?: (accepted: { service: string; tool: string; taskId: string; era: 'legacy' | 'modern' }) => void | Promise<void>;
   /** Told after each poll with the task's status (a face's keep-alive). */
   onStatus?: (status: string, statusMessage: string | undefined) => void;
+  /**
+   * Re-attach instead of calling: the service accepted this call as this task before (an earlier host
+   * journaled it); the task is polled to its end and the tool is not called again.
+   */
+  resume?: { taskId: string; era: 'legacy' | 'modern' };
 }
 
 /** Which lists of a surface changed, told to {@link Surface.onListChanged} listeners. */
