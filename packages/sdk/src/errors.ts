@@ -83,8 +83,8 @@ export const ERROR_CODES = [
   'task_cancelled',
   'task_deadline',
   'task_unknown',
+  'question_asked',
   'question_unanswered',
-  'sampling_refused',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

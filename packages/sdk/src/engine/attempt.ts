@@ -274,6 +274,7 @@ export async function runAttempt(
         attempt.toolCalls = (attempt.toolCalls ?? 0) + 1;
       },
       openTasks: (await host.openTasks?.(invocation.id)) ?? [],
+      ...(config.elicitation === undefined ? {} : { elicitation: config.elicitation }),
       ...(version.workflow.orchestration.taskDeadlineMs === undefined
         ? {}
         : { taskDeadlineMs: version.workflow.orchestration.taskDeadlineMs }),

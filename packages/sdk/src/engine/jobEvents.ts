@@ -29,6 +29,7 @@ type WorkerEventType =
   | 'tool.calling'
   | 'tool.called'
   | 'tool.task_accepted'
+  | 'tool.question'
   | 'model.called'
   | 'model.retry';
 
@@ -194,6 +195,17 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
     era: str,
     argumentsDigest: str,
     callId: opt(str),
+  },
+  'tool.question': {
+    ...base,
+    tool: str,
+    mode: str,
+    message: str,
+    requestedSchema: opt(any),
+    url: opt(str),
+    policy: str,
+    action: str,
+    content: opt(any),
   },
   'model.called': {
     ...base,

@@ -9,6 +9,12 @@ import { type Surface, withCallTool } from '../surface/surface.js';
 import type { RunEventInput } from '../events/runEvents.js';
 import type { SurfaceTaskOptions } from '../surface/surfaceTypes.js';
 import { argumentsDigest, type OpenTask } from './taskResume.js';
+import { redactElicited, redactUrl } from '../redact.js';
+import {
+  DEFAULT_ELICITATION_POLICY,
+  type ElicitationPolicy,
+  type QuestionOptions,
+} from '../sessions/elicitation.js';
 import { resultText } from '../harness/harness.js';
 import { recordedAnswer } from '../harness/modelTools.js';
 import { type RecordedToolResult, recordedFailure, resultDigest } from '../harness/stepDigests.js';
@@ -27,6 +33,8 @@ export interface ObserveOptions {
   onCall?: () => void;
   /** Milliseconds a call that became an MCP task may run (the workflow's `orchestration.taskDeadlineMs`). Default 24 h. */
   taskDeadlineMs?: number;
+  /** Who answers a question a service asks during a call (`agents.<name>.elicitation`). Default `model`. */
+  elicitation?: ElicitationPolicy;
   /** Tasks an earlier host journaled as accepted for this invocation and never saw answered. */
   openTasks?: readonly OpenTask[];
 }
@@ -79,8 +87,27 @@ export function observeSurface(surface: Surface, options: ObserveOptions): Surfa
         ...(typeof callId === 'string' ? { callId } : {}),
       });
     });
+    const policy = options.elicitation ?? DEFAULT_ELICITATION_POLICY;
+    const question: QuestionOptions = {
+      policy,
+      ...requestOptions?.question,
+      onQuestion: (asked, answer) => {
+        options.emit({
+          type: 'tool.question',
+          ...base,
+          mode: asked.mode,
+          message: asked.message,
+          ...(asked.requestedSchema === undefined ? {} : { requestedSchema: asked.requestedSchema }),
+          ...(asked.url === undefined ? {} : { url: redactUrl(asked.url) }),
+          policy,
+          action: answer.action,
+          ...(answer.content === undefined ? {} : { content: redactElicited(answer.content, asked.requestedSchema) }),
+        });
+        requestOptions?.question?.onQuestion?.(asked, answer);
+      },
+    };
     try {
-      const result = await surface.callTool(name, args, { ...requestOptions, task: taskOptions });
+      const result = await surface.callTool(name, args, { ...requestOptions, task: taskOptions, question });
       called(result.isError !== true, resultText(result), recordedAnswer(result));
       return result;
     } catch (error) {
@@ -115,8 +142,16 @@ export function firstBytes(text: string, limit: number): string {
   return bytes.subarray(0, end).toString('utf8');
 }
 
-/** Arguments as journaled: whole up to {@link TOOL_ARGUMENTS_BYTES} of JSON, else a marked preview. */
-function boundedArguments(args: Record<string, unknown> | undefined): unknown {
+/**
+ * Arguments as journaled: whole up to {@link TOOL_ARGUMENTS_BYTES} of JSON, else a marked preview. A model's
+ * `answer` to a service's question has its secret-named fields redacted.
+ */
+function boundedArguments(given: Record<string, unknown> | undefined): unknown {
+  const answer = given?.answer;
+  const args =
+    typeof answer === 'object' && answer !== null && !Array.isArray(answer)
+      ? { ...given, answer: redactElicited(answer as Record<string, unknown>, undefined) }
+      : given;
   const json = JSON.stringify(args ?? {});
   if (Buffer.byteLength(json) <= TOOL_ARGUMENTS_BYTES) return args ?? {};
   return { truncated: true, bytes: Buffer.byteLength(json), preview: firstBytes(json, TOOL_SUMMARY_BYTES) };

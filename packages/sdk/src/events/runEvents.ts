@@ -318,6 +318,25 @@ export interface ToolTaskAcceptedEvent extends InvocationEventBase {
   callId?: string;
 }
 
+/**
+ * A service asked a question during a tool call (`elicitation/create`, or an `input_required` result) and
+ * how it was answered; answered values of fields the schema marks secret are `REDACTED`.
+ */
+export interface ToolQuestionEvent extends InvocationEventBase {
+  type: 'tool.question';
+  /** The surface name of the tool. */
+  tool: string;
+  mode: 'form' | 'url';
+  message: string;
+  requestedSchema?: Record<string, unknown>;
+  /** URL mode: shown, never opened. */
+  url?: string;
+  /** Who answered: the agent's policy. */
+  policy: 'model' | 'operator' | 'decline';
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, unknown>;
+}
+
 /** Main's `apply_workflow` accepted a new version. */
 export interface WorkflowReconfiguredEvent extends InvocationEventBase {
   type: 'workflow.reconfigured';
@@ -417,6 +436,7 @@ export type RunEvent =
   | ToolCallingEvent
   | ToolCalledEvent
   | ToolTaskAcceptedEvent
+  | ToolQuestionEvent
   | WorkflowReconfiguredEvent
   | ModelCalledEvent
   | ModelRetryEvent

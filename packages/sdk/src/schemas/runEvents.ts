@@ -211,6 +211,18 @@ export const RunEventSchemas = {
     argumentsDigest: z.string(),
     callId: z.string().optional(),
   }),
+  'tool.question': z.object({
+    ...invocationBase,
+    type: z.literal('tool.question'),
+    tool: z.string(),
+    mode: z.enum(['form', 'url']),
+    message: z.string(),
+    requestedSchema: z.record(z.string(), z.unknown()).optional(),
+    url: z.string().optional(),
+    policy: z.enum(['model', 'operator', 'decline']),
+    action: z.enum(['accept', 'decline', 'cancel']),
+    content: z.record(z.string(), z.unknown()).optional(),
+  }),
   'workflow.reconfigured': z.object({
     ...invocationBase,
     type: z.literal('workflow.reconfigured'),

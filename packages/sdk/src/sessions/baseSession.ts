@@ -21,6 +21,7 @@ import {
 } from './serviceEvents.js';
 import type { ForwardOptions, ServiceCatalog, ServiceSession } from './serviceSession.js';
 import type { StartBudget } from './startBudget.js';
+import { QuestionDesk } from './elicitation.js';
 import { TaskFollower } from './taskFollower.js';
 import { type AcceptedTask, callsAsTask } from './tasks.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
@@ -69,6 +70,8 @@ export abstract class BaseSession implements ServiceSession {
   private readonly catalogListeners = new Set<(change: CatalogChange) => void>();
   /** The tasks this session follows (made at the first task-capable call). */
   private tasks: TaskFollower | undefined;
+  /** Answers the questions the service asks during calls (sessions/elicitation.ts). */
+  private readonly questions = new QuestionDesk();
   /** The output-schema checks of kept tool results (one validator per session). */
   private readonly outputChecks = new OutputSchemaChecks();
   /** The state reported before the first transition (`starting` for a project service, `initializing` for a remote one). */
@@ -115,21 +118,31 @@ export abstract class BaseSession implements ServiceSession {
     // The lists are walked by listCatalog, not by the client, so the client holds no `tools/list` of its
     // own: the result is checked against the listed definition's output schema.
     const toolDefinition = this.listed?.tools.find((t) => t.name === name);
+    return this.questions.during(`tool "${name}"`, this.name, options?.question, () =>
+      this.current === 'ready' && callsAsTask(this.connectedClient(), toolDefinition)
+        ? this.callAsTask(name, args, toolDefinition, options)
+        : this.callDirect(name, args, toolDefinition, options),
+    );
+  }
+
+  private callDirect(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    toolDefinition: Tool | undefined,
+    options: ForwardOptions | undefined,
+  ): Promise<CallToolResult> {
     const params = (progressToken: string | number | undefined) => ({
       name,
       ...(args === undefined ? {} : { arguments: args }),
       ...(progressToken === undefined ? {} : { _meta: { progressToken } }),
     });
-    if (this.current === 'ready' && callsAsTask(this.connectedClient(), toolDefinition)) {
-      return this.callAsTask(name, args, toolDefinition, options);
-    }
     // A project service's result is passed on as it arrived (sessions/rawToolCall.ts); a remote one goes
     // through the client's callTool, which also mirrors `x-mcp-header` arguments into HTTP headers.
     return this.forward(`tools/call "${name}"`, options, (client, o, progressToken) =>
       this.kind === 'project'
         ? callToolKept(client, params(progressToken), toolDefinition, this.outputChecks, o)
         : client.callTool(params(progressToken), { ...o, ...(toolDefinition === undefined ? {} : { toolDefinition }) }),
-    ) as ReturnType<ServiceSession['callTool']>;
+    ) as Promise<CallToolResult>;
   }
 
   /** A task-capable call: sent task-augmented, then followed by {@link TaskFollower} (sessions/taskFollower.ts). */
@@ -219,6 +232,7 @@ export abstract class BaseSession implements ServiceSession {
   protected async listWithin(client: Client, budget: StartBudget): Promise<ServiceCatalog> {
     // Heard from here on: a change announced while the start lists is listed again once ready.
     onListChanged(client, (list) => this.listChanged(client, list));
+    this.questions.attach(client);
     this.listenForChanges(client);
     try {
       this.listed = await listCatalog(client, { signal: budget.signal, timeoutMs: () => budget.remainingMs() });

@@ -3,6 +3,7 @@
  * project service (a supervised stdio process group) or a remote Streamable HTTP service. The bridge
  * builds an agent's surface from a list of these; it never sees processes or transports.
  */
+import type { QuestionOptions } from './elicitation.js';
 import type { AcceptedTask, TaskFollowOptions } from './tasks.js';
 import type {
   CallToolResult,
@@ -67,6 +68,8 @@ export interface ForwardOptions {
    * task-capable call is always sent task-augmented; `timeoutMs` then bounds each request, not the task.
    */
   task?: TaskFollowOptions;
+  /** For `callTool`: who answers a question the service asks during the call (sessions/elicitation.ts). */
+  question?: QuestionOptions;
 }
 
 /** Options of starting (or connecting to) one service, whatever its kind. */

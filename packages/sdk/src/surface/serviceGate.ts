@@ -282,6 +282,9 @@ export class ServiceGate {
         // The caller gave up: says nothing about the service.
       } else if (isSdkError(error) && error.code === 'result_too_large') {
         // Counted as answered above.
+      } else if (isSdkError(error) && (error.code === 'question_asked' || error.code === 'question_unanswered')) {
+        // The service asked a question (sessions/elicitation.ts): it answered, it did not fail.
+        this.answered();
       } else {
         // Not answered (a crash, a lost connection) or answered with a JSON-RPC error (the service's
         // handler threw on a request that passed the bridge's own checks): both fail the request and

@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ERROR_CODES, type ErrorCode, isSdkError, SdkError } from '../errors.js';
 import { checkImageLimits } from './resultLimits.js';
 import type { ForwardOptions } from '../sessions/serviceSession.js';
-import { taskOptions } from './surfaceTasks.js';
+import { takeAnswer, taskOptions } from './surfaceTasks.js';
 import { isServiceAnswer } from './serviceGate.js';
 import type { Surface } from './surfaceTypes.js';
 import {
@@ -87,7 +87,7 @@ export function createDispatch(
           data: { tool: name },
         });
       }
-      const input = args ?? {};
+      const { input, answer } = takeAnswer(target.tool.inputSchema, args ?? {});
       const refusal = checkArguments(target, input);
       if (refusal !== undefined) return refusalResult(refusal);
       const signal = requestOptions.signal ?? new AbortController().signal;
@@ -117,6 +117,9 @@ export function createDispatch(
                 timeoutMs,
                 signal: forwardSignal,
                 task: taskOptions(requestOptions, target.route.service, target.route.sourceName, polling),
+                ...(requestOptions.question === undefined && answer === undefined
+                  ? {}
+                  : { question: { ...requestOptions.question, ...(answer === undefined ? {} : { answer }) } }),
                 ...(onProgress === undefined
                   ? {}
                   : {

@@ -17,6 +17,7 @@ import type {
 import type { CatalogChange } from '../sessions/serviceEvents.js';
 import type { ServiceSession } from '../sessions/serviceSession.js';
 import type { GateState } from './serviceGate.js';
+import type { QuestionOptions } from '../sessions/elicitation.js';
 
 /** What an in-process tool handler is given besides its arguments. */
 export interface LocalToolExtra {
@@ -92,6 +93,12 @@ export interface SurfaceRequestOptions {
    * told the moment the task is accepted (the engine journals and checkpoints it). See surface/surfaceTasks.ts.
    */
   task?: SurfaceTaskOptions;
+  /**
+   * For `callTool`: who answers a question the service asks during the call (sessions/elicitation.ts).
+   * With policy `model`, an `answer` argument the tool's input schema does not declare is taken out of the
+   * arguments and given to the service as the answer.
+   */
+  question?: QuestionOptions;
 }
 
 /** The caller's part of following a tool call that became an MCP task. */

@@ -303,6 +303,13 @@ export const AgentSchema = z.strictObject({
     .array(McpServerEntrySchema)
     .max(LIMITS.serversPerAgent, { error: `an agent may have at most ${LIMITS.serversPerAgent} services` })
     .default([]),
+  /**
+   * Who answers a question a service asks during a call (`elicitation/create`, `input_required`):
+   * `model` (a tool error states the question; the model calls again with `answer`), `operator` (an
+   * attended run's terminal; unattended, the call fails `question_unanswered`) or `decline`. Default
+   * `model`, left absent when not written.
+   */
+  elicitation: z.enum(['model', 'operator', 'decline']).optional(),
 });
 /** One agent, with defaults filled. */
 export type Agent = z.infer<typeof AgentSchema>;
