@@ -169,3 +169,26 @@ export function answerQuestions(client: Client): void {
     return answer as never;
   });
 }
+
+/**
+ * An operator answer that accepts a form question with the defaults its schema gives (SEP-1034): every
+ * property with a `default` of the right primitive type (or a string array) is filled; a URL question is
+ * declined. For unattended clients that must answer (the conformance client scenario
+ * `elicitation-sep1034-client-defaults`): `{ policy: "operator", askOperator: answerWithDefaults }`.
+ */
+export async function answerWithDefaults(question: Question): Promise<QuestionAnswer> {
+  if (question.mode !== 'form') return { action: 'decline' };
+  const properties = question.requestedSchema?.properties;
+  const content: Record<string, unknown> = {};
+  if (isPlainObject(properties)) {
+    for (const [name, field] of Object.entries(properties)) {
+      if (!isPlainObject(field) || !Object.hasOwn(field, 'default')) continue;
+      const value = field.default;
+      const ok =
+        ['string', 'number', 'boolean'].includes(typeof value) ||
+        (Array.isArray(value) && value.every((item) => typeof item === 'string'));
+      if (ok) content[name] = value;
+    }
+  }
+  return { action: 'accept', content };
+}
