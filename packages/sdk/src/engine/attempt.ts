@@ -275,6 +275,9 @@ export async function runAttempt(
       },
       openTasks: (await host.openTasks?.(invocation.id)) ?? [],
       ...(config.elicitation === undefined ? {} : { elicitation: config.elicitation }),
+      ...(host.options.askOperator === undefined
+        ? {}
+        : { askOperator: (question) => host.options.askOperator!(question, { agent }) }),
       ...(version.workflow.orchestration.taskDeadlineMs === undefined
         ? {}
         : { taskDeadlineMs: version.workflow.orchestration.taskDeadlineMs }),

@@ -35,6 +35,8 @@ export interface ObserveOptions {
   taskDeadlineMs?: number;
   /** Who answers a question a service asks during a call (`agents.<name>.elicitation`). Default `model`. */
   elicitation?: ElicitationPolicy;
+  /** Policy `operator`: asks the operator (the run's `askOperator`); absent, the run is unattended. */
+  askOperator?: QuestionOptions['askOperator'];
   /** Tasks an earlier host journaled as accepted for this invocation and never saw answered. */
   openTasks?: readonly OpenTask[];
 }
@@ -90,6 +92,7 @@ export function observeSurface(surface: Surface, options: ObserveOptions): Surfa
     const policy = options.elicitation ?? DEFAULT_ELICITATION_POLICY;
     const question: QuestionOptions = {
       policy,
+      ...(options.askOperator === undefined ? {} : { askOperator: options.askOperator }),
       ...requestOptions?.question,
       onQuestion: (asked, answer) => {
         options.emit({
