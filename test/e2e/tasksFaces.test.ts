@@ -33,7 +33,7 @@ for (const era of ['legacy', 'modern'] as const) {
   test(`faces (${era} service): a 5 s task answers a client without tasks, with keep-alives`, { timeout: 120_000 }, async (t) => {
     const { spec, log } = taskSpec(t, era);
     const { session } = await startService(t, spec);
-    const surface = createSurface([session], { limits: { timeoutMs: 2000 } });
+    const surface = createSurface([session], { timeoutMs: 2000 });
     for (const kind of ['stdio 2025-11-25', 'http 2026-07-28'] as const) {
       const client = await faceClient(t, surface, kind);
       const progress: number[] = [];

@@ -41,7 +41,7 @@ for (const era of ['legacy', 'modern'] as const) {
   test(`${era}: a 1.5 s task completes through a surface whose forwarding timeout is 500 ms`, async (t) => {
     const { spec, log } = taskSpec(t, era);
     const { session } = await startService(t, spec);
-    const surface = createSurface([session], { limits: { timeoutMs: 500 } });
+    const surface = createSurface([session], { timeoutMs: 500 });
     const accepted: unknown[] = [];
     const progress: number[] = [];
     const result = await surface.callTool(
