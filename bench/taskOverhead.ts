@@ -19,7 +19,9 @@ import { buildServiceEnv } from '../packages/sdk/src/processes/serviceEnv.js';
 import { startStdioService } from '../packages/sdk/src/sessions/stdioService.js';
 import { createSurface } from '../packages/sdk/src/surface/surface.js';
 
-const { values } = parseArgs({ options: { pairs: { type: 'string', default: '30' }, ms: { type: 'string', default: '300' } } });
+const { values } = parseArgs({
+  options: { pairs: { type: 'string', default: '30' }, ms: { type: 'string', default: '300' } },
+});
 const pairs = Number.parseInt(values.pairs, 10);
 const ms = Number.parseInt(values.ms, 10);
 
@@ -78,7 +80,14 @@ try {
   }
   surface.close();
   console.log(
-    JSON.stringify({ workMs: ms, pairs, pollIntervalMs: 100, plain: summary(plain), task: summary(task), overhead: summary(overhead) }),
+    JSON.stringify({
+      workMs: ms,
+      pairs,
+      pollIntervalMs: 100,
+      plain: summary(plain),
+      task: summary(task),
+      overhead: summary(overhead),
+    }),
   );
 } finally {
   await session.close();

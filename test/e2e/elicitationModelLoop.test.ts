@@ -22,7 +22,10 @@ function definition(era: 'legacy' | 'modern'): { entrypoint: string; files: Reco
       files: { 'server.cjs': readFileSync(new URL('../fixtures/elicitation/asksV1.cjs', import.meta.url), 'utf8') },
     };
   }
-  return { entrypoint: 'server.mjs', files: { 'server.mjs': asksV2Entry((name: string) => import.meta.resolve(name)) } };
+  return {
+    entrypoint: 'server.mjs',
+    files: { 'server.mjs': asksV2Entry((name: string) => import.meta.resolve(name)) },
+  };
 }
 
 for (const era of ['legacy', 'modern'] as const) {

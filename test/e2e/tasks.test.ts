@@ -24,7 +24,10 @@ function taskDefinition(era: 'legacy' | 'modern'): { entrypoint: string; files: 
       files: { 'server.cjs': readFileSync(new URL('../fixtures/tasks/tasksV1.cjs', import.meta.url), 'utf8') },
     };
   }
-  return { entrypoint: 'server.mjs', files: { 'server.mjs': tasksV2Entry((name: string) => import.meta.resolve(name)) } };
+  return {
+    entrypoint: 'server.mjs',
+    files: { 'server.mjs': tasksV2Entry((name: string) => import.meta.resolve(name)) },
+  };
 }
 
 for (const era of ['legacy', 'modern'] as const) {
@@ -39,7 +42,9 @@ for (const era of ['legacy', 'modern'] as const) {
     await writeFile(
       script,
       JSON.stringify({
-        agents: { main: [{ call: 'lab__work', arguments: { ms: 5000, text: 'five seconds' } }, { final: 'got: {{0}}' }] },
+        agents: {
+          main: [{ call: 'lab__work', arguments: { ms: 5000, text: 'five seconds' } }, { final: 'got: {{0}}' }],
+        },
       }),
     );
     const run = await runCliToEnd(t, [

@@ -25,12 +25,17 @@ function taskSpec(t: TestContext, era: 'legacy' | 'modern'): { spec: StdioServic
   const base = fixtureSpec(t, 'plain.cjs', { serviceName: 'lab', args: [log] });
   if (era === 'legacy') return { spec: { ...base, entrypointPath: TASKS_V1 }, log };
   const entry = join(dir, 'entry.mjs');
-  writeFileSync(entry, tasksV2Entry((name: string) => import.meta.resolve(name)));
+  writeFileSync(
+    entry,
+    tasksV2Entry((name: string) => import.meta.resolve(name)),
+  );
   return { spec: { ...base, entrypointPath: entry }, log };
 }
 
 for (const era of ['legacy', 'modern'] as const) {
-  test(`faces (${era} service): a 5 s task answers a client without tasks, with keep-alives`, { timeout: 120_000 }, async (t) => {
+  test(`faces (${era} service): a 5 s task answers a client without tasks, with keep-alives`, {
+    timeout: 120_000,
+  }, async (t) => {
     const { spec, log } = taskSpec(t, era);
     const { session } = await startService(t, spec);
     const surface = createSurface([session], { timeoutMs: 2000 });
@@ -44,7 +49,8 @@ for (const era of ['legacy', 'modern'] as const) {
       assert.notEqual(result.isError, true, JSON.stringify(result));
       assert.equal(result.content[0]?.text, `worked ${kind}`);
       assert.ok(progress.length >= 3, `keep-alives reached the client: ${progress}`);
-      for (let i = 1; i < progress.length; i++) assert.ok(progress[i]! > progress[i - 1]!, `progress rises: ${progress}`);
+      for (let i = 1; i < progress.length; i++)
+        assert.ok(progress[i]! > progress[i - 1]!, `progress rises: ${progress}`);
     }
     const runs = readFileSync(log, 'utf8')
       .split('\n')

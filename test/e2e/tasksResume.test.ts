@@ -63,9 +63,20 @@ async function remoteProject(t: TestContext, ms: number) {
   );
   await writeFile(
     script,
-    JSON.stringify({ agents: { main: [{ call: 'lab__work', arguments: { ms, text: 'remote' } }, { final: 'got: {{0}}' }] } }),
+    JSON.stringify({
+      agents: { main: [{ call: 'lab__work', arguments: { ms, text: 'remote' } }, { final: 'got: {{0}}' }] },
+    }),
   );
-  const common = ['--data-dir', box.dataDir, '--project', box.project, '--grace-ms', '300', '--forward-timeout-ms', '2000'];
+  const common = [
+    '--data-dir',
+    box.dataDir,
+    '--project',
+    box.project,
+    '--grace-ms',
+    '300',
+    '--forward-timeout-ms',
+    '2000',
+  ];
   const runArgs = ['run', ...common, '--workspace', box.workspace, '--workflow', workflow, '--script', script, 'long'];
   const runs = () =>
     readFileSync(log, 'utf8')
@@ -74,7 +85,9 @@ async function remoteProject(t: TestContext, ms: number) {
   return { box, log, common, runArgs, runs };
 }
 
-test('host SIGKILL while a remote task runs, then resume: the task result, the tool ran once', { timeout: 120_000 }, async (t) => {
+test('host SIGKILL while a remote task runs, then resume: the task result, the tool ran once', {
+  timeout: 120_000,
+}, async (t) => {
   const { box, common, runArgs, runs } = await remoteProject(t, 6000);
   const host = startCli(t, runArgs);
   const { runId, taskId } = await acceptedTask(box, host.stderr);

@@ -10,13 +10,14 @@ import type { EngineOptions } from '@scienceevolve/sdk';
 type AskOperator = NonNullable<EngineOptions['askOperator']>;
 
 /** A field's typed value from the line typed, or undefined when it does not parse as the field's type. */
-function valueOf(line: string, field: { type?: unknown }): unknown {
+function typedValue(line: string, field: { type?: unknown }): unknown {
   if (field.type === 'number' || field.type === 'integer') {
     if (!/^-?\d+(\.\d+)?$/.test(line)) return undefined;
     const n = Number(line);
     return field.type === 'integer' && !Number.isInteger(n) ? undefined : n;
   }
-  if (field.type === 'boolean') return line === 'true' || line === 'yes' ? true : line === 'false' || line === 'no' ? false : undefined;
+  if (field.type === 'boolean')
+    return line === 'true' || line === 'yes' ? true : line === 'false' || line === 'no' ? false : undefined;
   return line;
 }
 
@@ -33,7 +34,11 @@ export const askOnTerminal: AskOperator = async (question, { agent }) => {
     const properties = (question.requestedSchema?.properties ?? {}) as Record<string, Record<string, unknown>>;
     const content: Record<string, unknown> = {};
     for (const [name, field] of Object.entries(properties)) {
-      const hint = [field.type, field.description, field.default === undefined ? undefined : `default ${JSON.stringify(field.default)}`]
+      const hint = [
+        field.type,
+        field.description,
+        field.default === undefined ? undefined : `default ${JSON.stringify(field.default)}`,
+      ]
         .filter((part) => part !== undefined)
         .join(', ');
       for (;;) {
@@ -44,7 +49,7 @@ export const askOnTerminal: AskOperator = async (question, { agent }) => {
           if (field.default !== undefined) content[name] = field.default;
           break;
         }
-        const value = valueOf(line, field);
+        const value = typedValue(line, field);
         if (value !== undefined) {
           content[name] = value;
           break;

@@ -16,7 +16,10 @@ function textOf(result: { content?: unknown }): string {
 }
 
 test('decline, unattended operator, and the defaults answer', async (t) => {
-  const asks = await startService(t, { ...fixtureSpec(t, 'plain.cjs', { serviceName: 'trips' }), entrypointPath: ASKS });
+  const asks = await startService(t, {
+    ...fixtureSpec(t, 'plain.cjs', { serviceName: 'trips' }),
+    entrypointPath: ASKS,
+  });
   const declined = await asks.session.callTool('book', { city: 'Oslo' }, { question: { policy: 'decline' } });
   assert.equal(textOf(declined), 'not booked: decline');
   await assert.rejects(
@@ -28,9 +31,13 @@ test('decline, unattended operator, and the defaults answer', async (t) => {
     ...fixtureSpec(t, 'plain.cjs', { serviceName: 'profile' }),
     entrypointPath: DEFAULTS,
   });
-  const answered = await defaults.session.callTool('profile', {}, {
-    question: { policy: 'operator', askOperator: answerWithDefaults },
-  });
+  const answered = await defaults.session.callTool(
+    'profile',
+    {},
+    {
+      question: { policy: 'operator', askOperator: answerWithDefaults },
+    },
+  );
   assert.deepEqual(JSON.parse(textOf(answered)), {
     action: 'accept',
     content: { name: 'John Doe', age: 30, score: 95.5, status: 'active', verified: true },

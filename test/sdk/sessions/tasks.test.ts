@@ -24,7 +24,10 @@ function taskSpec(t: TestContext, era: 'legacy' | 'modern'): { spec: StdioServic
   const base = fixtureSpec(t, 'plain.cjs', { serviceName: 'lab', args: [log] });
   if (era === 'legacy') return { spec: { ...base, entrypointPath: TASKS_V1 }, log };
   const entry = join(dir, 'entry.mjs');
-  writeFileSync(entry, tasksV2Entry((name: string) => import.meta.resolve(name)));
+  writeFileSync(
+    entry,
+    tasksV2Entry((name: string) => import.meta.resolve(name)),
+  );
   return { spec: { ...base, entrypointPath: entry }, log };
 }
 
@@ -57,7 +60,10 @@ for (const era of ['legacy', 'modern'] as const) {
     assert.equal(accepted.length, 1, readFileSync(log, 'utf8'));
     assert.equal((accepted[0] as { era: string }).era, era);
     assert.equal((accepted[0] as { service: string }).service, 'lab');
-    assert.deepEqual(lines(log).filter((l) => l.startsWith('run')), ['run 1500']);
+    assert.deepEqual(
+      lines(log).filter((l) => l.startsWith('run')),
+      ['run 1500'],
+    );
     if (era === 'legacy') assert.ok(progress.length >= 2, `progress kept flowing: ${progress}`);
 
     const failed = await surface.callTool('lab__fail_work', { ms: 300 });
@@ -67,21 +73,30 @@ for (const era of ['legacy', 'modern'] as const) {
 
     const deadline = await surface.callTool('lab__work', { ms: 5000 }, { task: { deadlineMs: 400 } });
     assert.equal((deadline._meta?.['scienceevolve/error'] as { code?: string } | undefined)?.code, 'task_deadline');
-    assert.ok(lines(log).some((l) => l.startsWith('cancelled ')), 'the task past its deadline was cancelled');
+    assert.ok(
+      lines(log).some((l) => l.startsWith('cancelled ')),
+      'the task past its deadline was cancelled',
+    );
 
     const controller = new AbortController();
     const before = lines(log).filter((l) => l.startsWith('cancelled ')).length;
     const aborted = surface.callTool(
       'lab__work',
       { ms: 5000 },
-      { signal: controller.signal, task: { onAccepted: () => void setTimeout(() => controller.abort(new Error('stop')), 300) } },
+      {
+        signal: controller.signal,
+        task: { onAccepted: () => void setTimeout(() => controller.abort(new Error('stop')), 300) },
+      },
     );
     await assert.rejects(aborted, /stop/);
-    await waitFor(() => (lines(log).filter((l) => l.startsWith('cancelled ')).length === before + 1 ? true : undefined));
+    await waitFor(() =>
+      lines(log).filter((l) => l.startsWith('cancelled ')).length === before + 1 ? true : undefined,
+    );
 
     await assert.rejects(
       session.resumeTask!('work', { taskId: 'no-such-task', era }, { timeoutMs: 2000 }),
-      (error: { code?: string; message: string }) => error.code === 'task_unknown' && /no-such-task/.test(error.message),
+      (error: { code?: string; message: string }) =>
+        error.code === 'task_unknown' && /no-such-task/.test(error.message),
     );
     surface.close();
     await session.close();

@@ -10,11 +10,7 @@ import type { RunEventInput } from '../events/runEvents.js';
 import type { SurfaceTaskOptions } from '../surface/surfaceTypes.js';
 import { argumentsDigest, type OpenTask } from './taskResume.js';
 import { redactElicited, redactUrl } from '../redact.js';
-import {
-  DEFAULT_ELICITATION_POLICY,
-  type ElicitationPolicy,
-  type QuestionOptions,
-} from '../sessions/elicitation.js';
+import { DEFAULT_ELICITATION_POLICY, type ElicitationPolicy, type QuestionOptions } from '../sessions/elicitation.js';
 import { resultText } from '../harness/harness.js';
 import { recordedAnswer } from '../harness/modelTools.js';
 import { type RecordedToolResult, recordedFailure, resultDigest } from '../harness/stepDigests.js';

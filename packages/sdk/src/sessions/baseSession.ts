@@ -152,18 +152,26 @@ export abstract class BaseSession implements ServiceSession {
     tool: Tool | undefined,
     options: ForwardOptions | undefined,
   ): Promise<CallToolResult> {
-    this.tasks ??= new TaskFollower(this.name, () => this.connectedClient(), (error, what) => this.callFailed(error, what));
-    return this.tasks.call(name, args, options ?? {}, (what, forwardOptions, send) =>
-      this.forward(what, forwardOptions, send),
-    ).then((result) => {
-      this.outputChecks.check(tool, result);
-      return result;
-    });
+    this.tasks ??= new TaskFollower(
+      this.name,
+      () => this.connectedClient(),
+      (error, what) => this.callFailed(error, what),
+    );
+    return this.tasks
+      .call(name, args, options ?? {}, (what, forwardOptions, send) => this.forward(what, forwardOptions, send))
+      .then((result) => {
+        this.outputChecks.check(tool, result);
+        return result;
+      });
   }
 
   resumeTask(tool: string, task: AcceptedTask, options?: ForwardOptions): Promise<CallToolResult> {
     if (this.current !== 'ready') return Promise.reject(this.notReady(`task ${task.taskId} of tool "${tool}"`));
-    this.tasks ??= new TaskFollower(this.name, () => this.connectedClient(), (error, what) => this.callFailed(error, what));
+    this.tasks ??= new TaskFollower(
+      this.name,
+      () => this.connectedClient(),
+      (error, what) => this.callFailed(error, what),
+    );
     return this.tasks.follow(tool, task, options ?? {});
   }
 

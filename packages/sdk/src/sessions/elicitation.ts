@@ -71,7 +71,12 @@ export class QuestionDesk {
   }
 
   /** Runs `call` as one call whose questions `options` answers; throws the question when it is left unanswered. */
-  async during<T>(what: string, service: string, options: QuestionOptions | undefined, call: () => Promise<T>): Promise<T> {
+  async during<T>(
+    what: string,
+    service: string,
+    options: QuestionOptions | undefined,
+    call: () => Promise<T>,
+  ): Promise<T> {
     const slot: Slot = { options: options ?? {} };
     this.slots.push(slot);
     let result: T;
@@ -132,13 +137,17 @@ function questionError(what: string, service: string, question: Question, policy
       data: { service, question: { ...question } },
     });
   }
-  return new SdkError('question_unanswered', `service "${service}" asked, during ${what}, and no one could answer: ${shown}`, {
-    remedy:
-      question.mode === 'url'
-        ? 'Open the URL yourself, then call the tool again.'
-        : 'Run attended (a terminal) with agents.<agent>.elicitation "operator", or set it to "model".',
-    data: { service, question: { ...question } },
-  });
+  return new SdkError(
+    'question_unanswered',
+    `service "${service}" asked, during ${what}, and no one could answer: ${shown}`,
+    {
+      remedy:
+        question.mode === 'url'
+          ? 'Open the URL yourself, then call the tool again.'
+          : 'Run attended (a terminal) with agents.<agent>.elicitation "operator", or set it to "model".',
+      data: { service, question: { ...question } },
+    },
+  );
 }
 
 /** The question an `elicitation/create` request's params carry. */

@@ -93,7 +93,11 @@ export function callsAsTask(client: Client, tool: Tool | undefined): boolean {
   const caps = (client.getServerCapabilities() ?? {}) as ServerCaps;
   const taskSupport = (tool?.execution as { taskSupport?: unknown } | undefined)?.taskSupport;
   if (client.getProtocolEra() === 'modern') {
-    return isPlainObject(caps.extensions) && Object.hasOwn(caps.extensions, TASKS_EXTENSION_ID_V2) && taskSupport !== 'forbidden';
+    return (
+      isPlainObject(caps.extensions) &&
+      Object.hasOwn(caps.extensions, TASKS_EXTENSION_ID_V2) &&
+      taskSupport !== 'forbidden'
+    );
   }
   if (!isPlainObject(caps.tasks)) return false;
   return (
@@ -117,7 +121,12 @@ const RESULT_OR_TASK: StandardSchemaV1<unknown, CallToolResult | Record<string, 
 /** The official client's request funnel, reached where its 2026-07-28 codec would refuse `resultType: "task"`. */
 interface CodecFunnel {
   _negotiatedWireCodec?: () => { decodeResult: (method: string, raw: unknown) => unknown };
-  _requestWithSchemaViaCodec?: (codec: unknown, request: unknown, schema: unknown, options: unknown) => Promise<unknown>;
+  _requestWithSchemaViaCodec?: (
+    codec: unknown,
+    request: unknown,
+    schema: unknown,
+    options: unknown,
+  ) => Promise<unknown>;
 }
 
 /**
@@ -137,14 +146,26 @@ export async function sendTaskCall(
     const funnel = client as unknown as CodecFunnel;
     const codec = funnel._negotiatedWireCodec?.();
     if (codec === undefined || funnel._requestWithSchemaViaCodec === undefined) {
-      throw new SdkError('unsupported_request', 'the installed @modelcontextprotocol/client cannot receive 2026-07-28 task results', {
-        remedy: 'Install the @modelcontextprotocol/client version the SDK declares (^2.4.0).',
-      });
+      throw new SdkError(
+        'unsupported_request',
+        'the installed @modelcontextprotocol/client cannot receive 2026-07-28 task results',
+        {
+          remedy: 'Install the @modelcontextprotocol/client version the SDK declares (^2.4.0).',
+        },
+      );
     }
     const taskAware = Object.create(codec) as typeof codec;
     taskAware.decodeResult = (method, value) =>
-      isPlainObject(value) && value.resultType === 'task' ? { kind: 'complete', result: value } : codec.decodeResult(method, value);
-    raw = await funnel._requestWithSchemaViaCodec.call(client, taskAware, { method: 'tools/call', params }, RESULT_OR_TASK, options);
+      isPlainObject(value) && value.resultType === 'task'
+        ? { kind: 'complete', result: value }
+        : codec.decodeResult(method, value);
+    raw = await funnel._requestWithSchemaViaCodec.call(
+      client,
+      taskAware,
+      { method: 'tools/call', params },
+      RESULT_OR_TASK,
+      options,
+    );
     if (isPlainObject(raw) && raw.resultType === 'task') {
       const task = parsed(CreateTaskResultV2Schema, raw, 'the task a tools/call created');
       return { kind: 'task', task: accepted(task.taskId, 'modern', task.pollIntervalMs) };
@@ -195,10 +216,14 @@ export async function pollTask(client: Client, task: AcceptedTask, options: Poll
     const left = options.deadlineAt - Date.now();
     if (left <= 0) {
       await cancelTask(client, task).catch(() => {});
-      throw new SdkError('task_deadline', `${options.what} ran as task ${task.taskId} past its deadline; the task was cancelled at the service`, {
-        remedy: 'Raise orchestration.taskDeadlineMs in the workflow if the work needs longer, or ask for less.',
-        data: { taskId: task.taskId, era: task.era },
-      });
+      throw new SdkError(
+        'task_deadline',
+        `${options.what} ran as task ${task.taskId} past its deadline; the task was cancelled at the service`,
+        {
+          remedy: 'Raise orchestration.taskDeadlineMs in the workflow if the work needs longer, or ask for less.',
+          data: { taskId: task.taskId, era: task.era },
+        },
+      );
     }
     await sleep(Math.min(wait, left), options.signal);
     const requestOptions: RequestOptions = {
@@ -216,32 +241,54 @@ export async function pollTask(client: Client, task: AcceptedTask, options: Poll
         if (task.era === 'legacy') {
           // 2025-11-25: the server asks its question on the tasks/result stream (the client's elicitation
           // handler answers it) and answers tasks/result when the task is done.
-          return readLegacyResult(client, task, { ...requestOptions, timeout: Math.max(1, options.deadlineAt - Date.now()) }, options.what);
+          return readLegacyResult(
+            client,
+            task,
+            { ...requestOptions, timeout: Math.max(1, options.deadlineAt - Date.now()) },
+            options.what,
+          );
         }
         if (options.answerInput === undefined || status.inputRequests === undefined) {
-          throw new SdkError('question_unanswered', `${options.what} (task ${task.taskId}) asks for input and no one here answers it`, {
-            remedy: 'Set agents.<agent>.elicitation in the workflow to "model" or "operator".',
-            data: { taskId: task.taskId },
-          });
+          throw new SdkError(
+            'question_unanswered',
+            `${options.what} (task ${task.taskId}) asks for input and no one here answers it`,
+            {
+              remedy: 'Set agents.<agent>.elicitation in the workflow to "model" or "operator".',
+              data: { taskId: task.taskId },
+            },
+          );
         }
         await client.request(
-          { method: 'tasks/update', params: { taskId: task.taskId, inputResponses: await options.answerInput(status.inputRequests) } } as never,
+          {
+            method: 'tasks/update',
+            params: { taskId: task.taskId, inputResponses: await options.answerInput(status.inputRequests) },
+          } as never,
           ANY_OBJECT,
           requestOptions,
         );
         break;
       case 'completed':
-        return task.era === 'legacy' ? readLegacyResult(client, task, requestOptions, options.what) : keptResult(status.result, options.what);
+        return task.era === 'legacy'
+          ? readLegacyResult(client, task, requestOptions, options.what)
+          : keptResult(status.result, options.what);
       case 'failed':
-        throw new SdkError('task_failed', `${options.what} failed as task ${task.taskId}: ${status.errorMessage ?? status.statusMessage ?? 'the service gave no reason'}`, {
-          remedy: 'Read the service\'s message; fix the input or the service, then call the tool again.',
-          data: { taskId: task.taskId, era: task.era },
-        });
+        throw new SdkError(
+          'task_failed',
+          `${options.what} failed as task ${task.taskId}: ${status.errorMessage ?? status.statusMessage ?? 'the service gave no reason'}`,
+          {
+            remedy: "Read the service's message; fix the input or the service, then call the tool again.",
+            data: { taskId: task.taskId, era: task.era },
+          },
+        );
       case 'cancelled':
-        throw new SdkError('task_cancelled', `${options.what} was cancelled as task ${task.taskId}${status.statusMessage ? `: ${status.statusMessage}` : ''}`, {
-          remedy: 'Call the tool again if the work is still wanted.',
-          data: { taskId: task.taskId, era: task.era },
-        });
+        throw new SdkError(
+          'task_cancelled',
+          `${options.what} was cancelled as task ${task.taskId}${status.statusMessage ? `: ${status.statusMessage}` : ''}`,
+          {
+            remedy: 'Call the tool again if the work is still wanted.',
+            data: { taskId: task.taskId, era: task.era },
+          },
+        );
     }
   }
 }
@@ -264,7 +311,12 @@ const ANY_OBJECT: StandardSchemaV1<unknown, Record<string, unknown>> = {
   },
 };
 
-async function getTask(client: Client, task: AcceptedTask, options: RequestOptions, what: string): Promise<TaskStatusView> {
+async function getTask(
+  client: Client,
+  task: AcceptedTask,
+  options: RequestOptions,
+  what: string,
+): Promise<TaskStatusView> {
   let raw: Record<string, unknown>;
   try {
     raw = await client.request({ method: 'tasks/get', params: { taskId: task.taskId } } as never, ANY_OBJECT, options);
@@ -289,13 +341,22 @@ async function getTask(client: Client, task: AcceptedTask, options: RequestOptio
   };
 }
 
-async function readLegacyResult(client: Client, task: AcceptedTask, options: RequestOptions, what: string): Promise<CallToolResult> {
+async function readLegacyResult(
+  client: Client,
+  task: AcceptedTask,
+  options: RequestOptions,
+  what: string,
+): Promise<CallToolResult> {
   try {
-    return await client.request({ method: 'tasks/result', params: { taskId: task.taskId } } as never, KEPT_RESULT, options);
+    return await client.request(
+      { method: 'tasks/result', params: { taskId: task.taskId } } as never,
+      KEPT_RESULT,
+      options,
+    );
   } catch (error) {
     if (error instanceof ProtocolError || typeof (error as { code?: unknown })?.code === 'number') {
       throw new SdkError('task_failed', `${what} failed as task ${task.taskId}: ${(error as Error).message}`, {
-        remedy: 'Read the service\'s message; fix the input or the service, then call the tool again.',
+        remedy: "Read the service's message; fix the input or the service, then call the tool again.",
         data: { taskId: task.taskId, era: task.era },
         cause: error,
       });
@@ -307,9 +368,13 @@ async function readLegacyResult(client: Client, task: AcceptedTask, options: Req
 function keptResult(value: unknown, what: string): CallToolResult {
   const checked = KEPT_RESULT['~standard'].validate(value) as StandardSchemaV1.Result<CallToolResult>;
   if (checked.issues !== undefined) {
-    throw new SdkError('protocol_error', `${what}: the completed task's result is not a tool result (${checked.issues[0]?.message})`, {
-      remedy: 'Fix the service: a completed task carries a CallToolResult.',
-    });
+    throw new SdkError(
+      'protocol_error',
+      `${what}: the completed task's result is not a tool result (${checked.issues[0]?.message})`,
+      {
+        remedy: 'Fix the service: a completed task carries a CallToolResult.',
+      },
+    );
   }
   return checked.value;
 }
@@ -319,7 +384,8 @@ function unknownTask(task: AcceptedTask, what: string, cause: unknown): SdkError
     'task_unknown',
     `${what}: the service no longer knows task ${task.taskId} (${(cause as Error)?.message ?? String(cause)}); the tool was not called again`,
     {
-      remedy: 'The work may be lost (a restarted service forgets its tasks): call the tool again if it is still wanted.',
+      remedy:
+        'The work may be lost (a restarted service forgets its tasks): call the tool again if it is still wanted.',
       data: { taskId: task.taskId, era: task.era },
       cause,
     },
@@ -330,13 +396,21 @@ function unknownTask(task: AcceptedTask, what: string, cause: unknown): SdkError
 export async function cancelTask(client: Client, task: AcceptedTask): Promise<void> {
   const options = { timeout: CANCEL_TIMEOUT_MS };
   if (task.era === 'legacy') {
-    await client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } } as never, CancelTaskResultV1Schema, options);
+    await client.request(
+      { method: 'tasks/cancel', params: { taskId: task.taskId } } as never,
+      CancelTaskResultV1Schema,
+      options,
+    );
     return;
   }
   await client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } } as never, ANY_OBJECT, options);
 }
 
-function parsed<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: Error } }, value: unknown, what: string): T {
+function parsed<T>(
+  schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: Error } },
+  value: unknown,
+  what: string,
+): T {
   const outcome = schema.safeParse(value);
   if (!outcome.success) {
     throw new SdkError('protocol_error', `${what} is not a valid task: ${outcome.error.message.slice(0, 300)}`, {
@@ -364,4 +438,3 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
-

@@ -106,7 +106,12 @@ export interface SurfaceTaskOptions {
   /** Milliseconds from acceptance until the task is given up (`task_deadline`). Default 86,400,000 (24 h). */
   deadlineMs?: number;
   /** Told (and awaited) when the service accepts the call as a task, before the first poll. */
-  onAccepted?: (accepted: { service: string; tool: string; taskId: string; era: 'legacy' | 'modern' }) => void | Promise<void>;
+  onAccepted?: (accepted: {
+    service: string;
+    tool: string;
+    taskId: string;
+    era: 'legacy' | 'modern';
+  }) => void | Promise<void>;
   /** Told after each poll with the task's status (a face's keep-alive). */
   onStatus?: (status: string, statusMessage: string | undefined) => void;
   /**
