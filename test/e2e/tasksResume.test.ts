@@ -1,6 +1,6 @@
 /**
- * MCP tasks survive the host (SPEC §7, §10.3): a remote task server (tasksV1 behind Streamable HTTP, in
- * this test's process) runs a 6 s task; the host is SIGKILLed while the task runs; `resume` re-attaches
+ * MCP tasks survive the host (SPEC §7, §10.3): a remote task server of each era (tasksV1 or tasksV2 behind
+ * Streamable HTTP, in this test's process) runs a 6 s task; the host is SIGKILLed while the task runs; `resume` re-attaches
  * to the journaled task and the run finishes with the task's result — the tool ran once. And a run
  * cancelled by SIGINT sends `tasks/cancel` for its open task (the server records it). The built CLI in
  * child processes; every process proven gone.
@@ -48,11 +48,11 @@ async function acceptedTask(box: EngineSandbox, stderr: () => string): Promise<{
   }
 }
 
-async function remoteProject(t: TestContext, ms: number) {
+async function remoteProject(t: TestContext, ms: number, era: 'legacy' | 'modern' = 'legacy') {
   const box = await sandbox(t);
   const log = join(box.base, 'remote-tasks.log');
   writeFileSync(log, '');
-  const remote = await startRemoteTasks(log, (fn) => t.after(fn));
+  const remote = await startRemoteTasks(log, (fn) => t.after(fn), era);
   const workflow = join(box.base, 'workflow.json');
   const script = join(box.base, 'script.json');
   await writeFile(
@@ -85,30 +85,32 @@ async function remoteProject(t: TestContext, ms: number) {
   return { box, log, common, runArgs, runs };
 }
 
-test('host SIGKILL while a remote task runs, then resume: the task result, the tool ran once', {
-  timeout: 120_000,
-}, async (t) => {
-  const { box, common, runArgs, runs } = await remoteProject(t, 6000);
-  const host = startCli(t, runArgs);
-  const { runId, taskId } = await acceptedTask(box, host.stderr);
-  process.kill(host.pid, 'SIGKILL');
-  assert.equal(await host.exited, null);
-  await assertGone(host.pid);
+for (const era of ['legacy', 'modern'] as const) {
+  test(`host SIGKILL while a remote task runs (${era}), then resume: the task result, the tool ran once`, {
+    timeout: 120_000,
+  }, async (t) => {
+    const { box, common, runArgs, runs } = await remoteProject(t, 6000, era);
+    const host = startCli(t, runArgs);
+    const { runId, taskId } = await acceptedTask(box, host.stderr);
+    process.kill(host.pid, 'SIGKILL');
+    assert.equal(await host.exited, null);
+    await assertGone(host.pid);
 
-  const resumed = await runCliToEnd(t, ['resume', ...common, '--json']);
-  assert.equal(resumed.code, 0, resumed.stderr);
-  const doc = resumed.json as { runs: Array<{ run: string; status: string; output: string }> };
-  assert.equal(doc.runs.length, 1);
-  assert.equal(doc.runs[0]!.run, runId);
-  assert.equal(doc.runs[0]!.status, 'succeeded', resumed.stderr);
-  assert.equal(doc.runs[0]!.output, 'got: worked remote');
-  assert.deepEqual(runs(), ['run 6000'], 'the tool ran once');
-  const after = events(runEventsPath(new ProjectPaths(box.dataDir, box.project), runId));
-  const called = after.filter((e) => e.type === 'tool.called');
-  assert.equal(called.length, 1);
-  assert.equal((called[0] as { taskId?: string }).taskId, taskId, 'the resumed call re-attached to the task');
-  await assertNothingLeft(box.project, after);
-});
+    const resumed = await runCliToEnd(t, ['resume', ...common, '--json']);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const doc = resumed.json as { runs: Array<{ run: string; status: string; output: string }> };
+    assert.equal(doc.runs.length, 1);
+    assert.equal(doc.runs[0]!.run, runId);
+    assert.equal(doc.runs[0]!.status, 'succeeded', resumed.stderr);
+    assert.equal(doc.runs[0]!.output, 'got: worked remote');
+    assert.deepEqual(runs(), ['run 6000'], 'the tool ran once');
+    const after = events(runEventsPath(new ProjectPaths(box.dataDir, box.project), runId));
+    const called = after.filter((e) => e.type === 'tool.called');
+    assert.equal(called.length, 1);
+    assert.equal((called[0] as { taskId?: string }).taskId, taskId, 'the resumed call re-attached to the task');
+    await assertNothingLeft(box.project, after);
+  });
+}
 
 test('SIGINT on a run with an open remote task sends tasks/cancel', { timeout: 120_000 }, async (t) => {
   const { box, log, runArgs } = await remoteProject(t, 30_000);

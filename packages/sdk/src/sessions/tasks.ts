@@ -434,7 +434,8 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
-    timer.unref();
+    // Not unref'd: the wait between two polls is the work the caller awaits (a host whose only service is
+    // remote has nothing else keeping its event loop alive while a task runs).
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
