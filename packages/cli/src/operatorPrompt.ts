@@ -32,7 +32,8 @@ export const askOnTerminal: AskOperator = async (question, { agent }) => {
   try {
     process.stderr.write(`\n[${agent}] a service asks: ${question.message}\n`);
     const properties = (question.requestedSchema?.properties ?? {}) as Record<string, Record<string, unknown>>;
-    const content: Record<string, unknown> = {};
+    // Field names come from the service: no prototype behind them.
+    const content: Record<string, unknown> = Object.create(null);
     for (const [name, field] of Object.entries(properties)) {
       const hint = [
         field.type,
@@ -57,7 +58,7 @@ export const askOnTerminal: AskOperator = async (question, { agent }) => {
         process.stderr.write(`  not a ${String(field.type)}; type it again\n`);
       }
     }
-    return { action: 'accept', content };
+    return { action: 'accept', content: { ...content } };
   } finally {
     rl.close();
   }

@@ -188,7 +188,8 @@ export function answerQuestions(client: Client): void {
 export async function answerWithDefaults(question: Question): Promise<QuestionAnswer> {
   if (question.mode !== 'form') return { action: 'decline' };
   const properties = question.requestedSchema?.properties;
-  const content: Record<string, unknown> = {};
+  // Field names come from the service: no prototype behind them (`__proto__` is a field like any other).
+  const content: Record<string, unknown> = Object.create(null);
   if (isPlainObject(properties)) {
     for (const [name, field] of Object.entries(properties)) {
       if (!isPlainObject(field) || !Object.hasOwn(field, 'default')) continue;
@@ -199,5 +200,5 @@ export async function answerWithDefaults(question: Question): Promise<QuestionAn
       if (ok) content[name] = value;
     }
   }
-  return { action: 'accept', content };
+  return { action: 'accept', content: { ...content } };
 }
