@@ -83,6 +83,12 @@ export const ERROR_CODES = [
   'invalid_job',
   'insecure_file',
   'missing_dependency',
+  'task_failed',
+  'task_cancelled',
+  'task_deadline',
+  'task_unknown',
+  'question_asked',
+  'question_unanswered',
 ] as const;
 
 /** One of {@link ERROR_CODES}. @public */
@@ -290,6 +296,13 @@ export const ERROR_FIXES: Readonly<Record<ErrorCode, string>> = {
     'sign in with the scienceevolve auth login command the message names (or give the entry its credentials: headers from host variables, or client credentials)',
   remote_auth_failed:
     'sign in again with scienceevolve auth login (the stored sign-in was refused or revoked), or check the client credentials',
+  task_failed: "read the service's message; fix the input or the service, then call the tool again",
+  task_cancelled: 'call the tool again if the work is still wanted',
+  task_deadline: 'raise orchestration.taskDeadlineMs, or ask for less',
+  task_unknown: 'call the tool again if the work is still wanted (the service no longer knows the task)',
+  question_asked: 'call the same tool again with the same arguments plus "answer": an object of the schema\'s fields',
+  question_unanswered:
+    'run attended (a terminal) with "elicitation": "operator", set it to "model", or open the URL yourself and call the tool again',
 };
 
 /** The fix of an error: its own `remedy`, else its code's in {@link ERROR_FIXES}. */

@@ -36,6 +36,8 @@ export { serveAgentServices } from './engine/agentServices.js';
 export type { AgentServicesOptions, ServeAgentOptions, ServedAgent } from './engine/agentServices.js';
 export type { CollectionPreference } from './processes/processGroup.js';
 export type { CatalogChange, CatalogNames } from './sessions/serviceEvents.js';
+export type { ElicitationPolicy, Question, QuestionAnswer, QuestionOptions } from './sessions/elicitation.js';
+export type { SurfaceTaskOptions } from './surface/surfaceTypes.js';
 export type { ProcessRegistry } from './processes/processRegistry.js';
 export type { GateState } from './surface/serviceGate.js';
 export type {
@@ -100,6 +102,8 @@ export type {
   CatalogNames as RunEventCatalogNames,
   ToolCallingEvent,
   ToolCalledEvent,
+  ToolTaskAcceptedEvent,
+  ToolQuestionEvent,
   WorkflowReconfiguredEvent,
   ModelCalledEvent,
   ModelRetryEvent,

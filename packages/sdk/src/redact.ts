@@ -196,3 +196,32 @@ export function redactValue(value: unknown, secrets: Secrets = {}, depth = 0): u
   }
   return out;
 }
+
+/**
+ * Elicited `values` as a journal may show them: the value of every field that `requestedSchema` marks
+ * secret (`format: "password"`, `writeOnly: true`, `"x-secret": true`) or whose name looks like a
+ * credential ({@link isSecretName}) is {@link REDACTED}.
+ */
+export function redactElicited(
+  values: Readonly<Record<string, unknown>> | undefined,
+  requestedSchema: unknown,
+): Record<string, unknown> | undefined {
+  if (values === undefined) return undefined;
+  const properties =
+    typeof requestedSchema === 'object' && requestedSchema !== null
+      ? ((requestedSchema as { properties?: unknown }).properties as Record<string, unknown> | undefined)
+      : undefined;
+  const shown: Record<string, unknown> = Object.create(null);
+  for (const [name, value] of Object.entries(values)) {
+    const field =
+      properties !== undefined && typeof properties === 'object' && Object.hasOwn(properties, name)
+        ? (properties[name] as Record<string, unknown> | null)
+        : undefined;
+    const marked =
+      typeof field === 'object' &&
+      field !== null &&
+      (field.format === 'password' || field.writeOnly === true || field['x-secret'] === true);
+    shown[name] = marked || isSecretName(name) ? REDACTED : value;
+  }
+  return { ...shown };
+}

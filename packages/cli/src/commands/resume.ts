@@ -6,6 +6,7 @@ import { parseCommand, required } from '../args.js';
 import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
 import { cancelOnSignal, progressOnStderr, runEngineOptions } from './run.js';
+import { askOnTerminal, attended } from '../operatorPrompt.js';
 
 export async function resumeCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand(command('resume'), argv);
@@ -26,6 +27,7 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
       ...runEngineOptions(values),
       signal: abort.signal,
       onEvent: progressOnStderr(io),
+      ...(attended() ? { askOperator: askOnTerminal } : {}),
     });
     // The error as events publish it: a service's (or CLI's) stderr lines stay in run.json, out of the output.
     // A run whose record is damaged comes back failed with error store_tampered naming the run and its file.

@@ -11,6 +11,7 @@ import { parseCommand, required, sdkOptions } from '../args.js';
 import { RUN_OPTIONS, command } from '../optionTable.js';
 import { EXIT, type Io, failureText, printJson, usageError } from '../output.js';
 import { queueUrlOption } from '../queueUrlOption.js';
+import { askOnTerminal, attended } from '../operatorPrompt.js';
 import { untilSignal } from '../signals.js';
 
 /** Token counts as a short phrase: `1,234 in / 56 out tokens` (missing counts are left out). */
@@ -160,6 +161,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
       ...runEngineOptions(values),
       signal: abort.signal,
       onEvent: progressOnStderr(io),
+      ...(attended() ? { askOperator: askOnTerminal } : {}),
     });
     const result = await handle.result;
     if (values.json) {

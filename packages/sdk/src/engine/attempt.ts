@@ -28,6 +28,7 @@ import { setInvocationState } from './invocationState.js';
 import { fromJournaledJson } from './journaledSteps.js';
 import { type AttemptState, harnessInput, mainCatalog, serviceEvent, workspaceFor } from './attemptParts.js';
 import { type AttemptRecord, type InvocationRecord, now } from './runRecord.js';
+import type { OpenTask } from './taskResume.js';
 import { observeSurface } from './toolJournal.js';
 import { type RoleWorktrees, roleBranch } from './worktrees.js';
 
@@ -77,6 +78,11 @@ export interface AttemptRunner {
   readonly prestarts?: Prestarts;
   /** Main's capabilities: only the host that owns the run has them, so Main's attempts run there. */
   readonly main?: MainCapabilities;
+  /**
+   * Tasks the run's journal holds as accepted for the invocation and never answered: a replayed call
+   * re-attaches to its task instead of calling the tool again. Absent (a queue worker): none.
+   */
+  openTasks?(invocation: string): Promise<OpenTask[]>;
 }
 
 /**
@@ -300,6 +306,14 @@ export async function runAttempt(spec: AttemptSpec, runner: AttemptRunner): Prom
       onCall: () => {
         attempt.toolCalls = (attempt.toolCalls ?? 0) + 1;
       },
+      openTasks: (await runner.openTasks?.(invocation.id)) ?? [],
+      ...(config.elicitation === undefined ? {} : { elicitation: config.elicitation }),
+      ...(runner.options.askOperator === undefined
+        ? {}
+        : { askOperator: (question) => runner.options.askOperator!(question, { agent }) }),
+      ...(version.workflow.orchestration.taskDeadlineMs === undefined
+        ? {}
+        : { taskDeadlineMs: version.workflow.orchestration.taskDeadlineMs }),
     });
     const path = checkpointPath(runner.paths, spec.run, invocation.id);
     writer = new CheckpointWriter(path, { run: spec.run, invocation: invocation.id, agent });

@@ -4,6 +4,7 @@ import { StartGate } from '../processes/admission.js';
 import type { ErrorRecord, RunEvent, RunStatus } from '../events/runEvents.js';
 import type { HarnessFactories } from '../harness/harnessFor.js';
 import { QueueClient, type QueueSettings } from '../queue/queueClient.js';
+import type { Question, QuestionAnswer } from '../sessions/elicitation.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
 /** Options shared by `startRun` and `resumeRuns`. @public */
@@ -48,6 +49,11 @@ export interface EngineOptions {
    * still runs in this process. Default none: every invocation runs in this process, and no Redis is used.
    */
   queue?: string | QueueSettings | undefined;
+  /**
+   * Answers a service's question for an agent whose `elicitation` is `operator` (an attended run: the
+   * CLI prompts on its terminal). Absent (unattended), such a question fails the call `question_unanswered`.
+   */
+  askOperator?: (question: Question, context: { agent: string }) => Promise<QuestionAnswer>;
 }
 
 /**

@@ -29,6 +29,8 @@ type WorkerEventType =
   | 'service.recovered'
   | 'tool.calling'
   | 'tool.called'
+  | 'tool.task_accepted'
+  | 'tool.question'
   | 'model.called'
   | 'model.retry';
 
@@ -184,6 +186,28 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
     summary: str,
     callId: opt(str),
     resultDigest: opt(str),
+    taskId: opt(str),
+  },
+  'tool.task_accepted': {
+    ...base,
+    tool: str,
+    service: str,
+    sourceTool: str,
+    taskId: str,
+    era: str,
+    argumentsDigest: str,
+    callId: opt(str),
+  },
+  'tool.question': {
+    ...base,
+    tool: str,
+    mode: str,
+    message: str,
+    requestedSchema: opt(any),
+    url: opt(str),
+    policy: str,
+    action: str,
+    content: opt(any),
   },
   'model.called': {
     ...base,

@@ -47,6 +47,7 @@ import {
   runEventsPath,
 } from './runRecord.js';
 import { journaledSteps } from './journaledSteps.js';
+import { type OpenTask, openTasks } from './taskResume.js';
 import { RoleWorktrees } from './worktrees.js';
 
 export type { EngineOptions, RunResult } from './engineOptions.js';
@@ -122,6 +123,11 @@ export class RunEngine implements AttemptCoordinator, QueuedAttemptHost {
   /** What this run's journal holds of `invocation`'s steps (a checkpoint is checked against it). */
   async journaled(invocation: string): Promise<JournaledSteps> {
     return journaledSteps(await readEvents(runEventsPath(this.paths, this.record.run)), invocation);
+  }
+
+  /** The tasks this run's journal holds as accepted for `invocation` and never answered. */
+  async openTasks(invocation: string): Promise<OpenTask[]> {
+    return openTasks(await readEvents(runEventsPath(this.paths, this.record.run)), invocation);
   }
 
   /** Journals one public event (adding time and run id) and hands it to the stream and `onEvent`. */
@@ -368,6 +374,7 @@ export class RunEngine implements AttemptCoordinator, QueuedAttemptHost {
       },
       prestarts: this.prestarts,
       main: this.main,
+      openTasks: (id) => this.openTasks(id),
     });
     return applyAttemptOutcome(this, invocation, started, outcome, true);
   }

@@ -8,6 +8,10 @@ import { performance } from 'node:perf_hooks';
 import { type Surface, withCallTool } from '../surface/surface.js';
 import type { RunEventInput } from '../events/runEvents.js';
 import { telemetry } from '../events/telemetry.js';
+import type { SurfaceTaskOptions } from '../surface/surfaceTypes.js';
+import { argumentsDigest, type OpenTask } from './taskResume.js';
+import { redactElicited, redactUrl } from '../redact.js';
+import { DEFAULT_ELICITATION_POLICY, type ElicitationPolicy, type QuestionOptions } from '../sessions/elicitation.js';
 import { resultText } from '../harness/harness.js';
 import { type RecordedToolResult, recordedAnswer, recordedFailure, resultDigest } from '../harness/stepDigests.js';
 
@@ -23,9 +27,22 @@ export interface ObserveOptions {
   emit: (event: RunEventInput) => void;
   /** Called once for every call that reached the surface (before it is answered). */
   onCall?: () => void;
+  /** Milliseconds a call that became an MCP task may run (the workflow's `orchestration.taskDeadlineMs`). Default 24 h. */
+  taskDeadlineMs?: number;
+  /** Who answers a question a service asks during a call (`agents.<name>.elicitation`). Default `model`. */
+  elicitation?: ElicitationPolicy;
+  /** Policy `operator`: asks the operator (the run's `askOperator`); absent, the run is unattended. */
+  askOperator?: QuestionOptions['askOperator'];
+  /** Tasks an earlier host journaled as accepted for this invocation and never saw answered. */
+  openTasks?: readonly OpenTask[];
 }
 
-/** `surface` with every tool call journaled and counted. */
+/**
+ * `surface` with every tool call journaled and counted. A call the service answers with an MCP task is
+ * journaled the moment it is accepted (`tool.task_accepted`); a call that matches one of `openTasks`
+ * (same tool, same arguments: journaled by an earlier host that did not see it answered) re-attaches
+ * to that task instead of calling the tool again (engine/taskResume.ts).
+ */
 export function observeSurface(surface: Surface, options: ObserveOptions): Surface {
   const observed = observeCalls(surface, options);
   // With export on, a call that reaches the surface with no span active (an agent CLI's, through a face
@@ -38,12 +55,17 @@ export function observeSurface(surface: Surface, options: ObserveOptions): Surfa
 }
 
 function observeCalls(surface: Surface, options: ObserveOptions): Surface {
+  const open = [...(options.openTasks ?? [])];
   return withCallTool(surface, async (name, args, requestOptions) => {
     const base = { invocation: options.invocation, agent: options.agent, tool: name };
     options.onCall?.();
     options.emit({ type: 'tool.calling', ...base });
     const started = performance.now();
     const callId = requestOptions?.callId;
+    const digest = argumentsDigest(args);
+    const reattach = open.findIndex((task) => task.tool === name && task.argumentsDigest === digest);
+    const resumed = reattach < 0 ? undefined : open.splice(reattach, 1)[0];
+    let taskId = resumed?.taskId;
     const called = (ok: boolean, text: string, recorded: RecordedToolResult) =>
       options.emit({
         type: 'tool.called',
@@ -54,9 +76,48 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
         durationMs: Math.round(performance.now() - started),
         summary: firstBytes(text, TOOL_SUMMARY_BYTES),
         resultDigest: resultDigest(recorded),
+        ...(taskId === undefined ? {} : { taskId }),
       });
+    const given: SurfaceTaskOptions = {
+      ...(options.taskDeadlineMs === undefined ? {} : { deadlineMs: options.taskDeadlineMs }),
+      ...requestOptions?.task,
+      ...(resumed === undefined ? {} : { resume: { taskId: resumed.taskId, era: resumed.era } }),
+    };
+    const taskOptions = withTaskJournal(given, (accepted) => {
+      taskId = accepted.taskId;
+      options.emit({
+        type: 'tool.task_accepted',
+        ...base,
+        service: accepted.service,
+        sourceTool: accepted.tool,
+        taskId: accepted.taskId,
+        era: accepted.era,
+        argumentsDigest: digest,
+        ...(typeof callId === 'string' ? { callId } : {}),
+      });
+    });
+    const policy = options.elicitation ?? DEFAULT_ELICITATION_POLICY;
+    const question: QuestionOptions = {
+      policy,
+      ...(options.askOperator === undefined ? {} : { askOperator: options.askOperator }),
+      ...requestOptions?.question,
+      onQuestion: (asked, answer) => {
+        options.emit({
+          type: 'tool.question',
+          ...base,
+          mode: asked.mode,
+          message: asked.message,
+          ...(asked.requestedSchema === undefined ? {} : { requestedSchema: asked.requestedSchema }),
+          ...(asked.url === undefined ? {} : { url: redactUrl(asked.url) }),
+          policy,
+          action: answer.action,
+          ...(answer.content === undefined ? {} : { content: redactElicited(answer.content, asked.requestedSchema) }),
+        });
+        requestOptions?.question?.onQuestion?.(asked, answer);
+      },
+    };
     try {
-      const result = await surface.callTool(name, args, requestOptions);
+      const result = await surface.callTool(name, args, { ...requestOptions, task: taskOptions, question });
       called(result.isError !== true, resultText(result), recordedAnswer(result));
       return result;
     } catch (error) {
@@ -65,6 +126,20 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
       throw error;
     }
   });
+}
+
+/** `given` with `journal` told first of an accepted task (the caller's own `onAccepted` after it). */
+function withTaskJournal(
+  given: SurfaceTaskOptions | undefined,
+  journal: NonNullable<SurfaceTaskOptions['onAccepted']>,
+): SurfaceTaskOptions {
+  return {
+    ...given,
+    onAccepted: async (accepted) => {
+      await journal(accepted);
+      await given?.onAccepted?.(accepted);
+    },
+  };
 }
 
 /** The first `limit` bytes of `text` in UTF-8, never cutting a character. */
@@ -77,8 +152,16 @@ export function firstBytes(text: string, limit: number): string {
   return bytes.subarray(0, end).toString('utf8');
 }
 
-/** Arguments as journaled: whole up to {@link TOOL_ARGUMENTS_BYTES} of JSON, else a marked preview. */
-function boundedArguments(args: Record<string, unknown> | undefined): unknown {
+/**
+ * Arguments as journaled: whole up to {@link TOOL_ARGUMENTS_BYTES} of JSON, else a marked preview. A model's
+ * `answer` to a service's question has its secret-named fields redacted.
+ */
+function boundedArguments(given: Record<string, unknown> | undefined): unknown {
+  const answer = given?.answer;
+  const args =
+    typeof answer === 'object' && answer !== null && !Array.isArray(answer)
+      ? { ...given, answer: redactElicited(answer as Record<string, unknown>, undefined) }
+      : given;
   const json = JSON.stringify(args ?? {});
   if (Buffer.byteLength(json) <= TOOL_ARGUMENTS_BYTES) return args ?? {};
   return { truncated: true, bytes: Buffer.byteLength(json), preview: firstBytes(json, TOOL_SUMMARY_BYTES) };

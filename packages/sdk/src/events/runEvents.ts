@@ -396,6 +396,58 @@ export interface ToolCalledEvent extends InvocationEventBase {
    * a model reads; a failed call's error message). Absent in journals written before it was recorded.
    */
   resultDigest?: string;
+  /** The MCP task the call ran as, when the service answered it with one (see {@link ToolTaskAcceptedEvent}). */
+  taskId?: string;
+}
+
+/**
+ * A service answered a tool call with an MCP task (SPEC §7), journaled the moment it was accepted and
+ * before it is polled: `resume` re-attaches to the task instead of calling the tool again.
+ * @public
+ */
+export interface ToolTaskAcceptedEvent extends InvocationEventBase {
+  /** The event's type. */
+  type: 'tool.task_accepted';
+  /** The surface name of the tool. */
+  tool: string;
+  /** The service (its first name) and its own name of the tool. */
+  service: string;
+  /** The service's own name of the tool. */
+  sourceTool: string;
+  /** The task's id at the service (what `resume` polls). */
+  taskId: string;
+  /** `legacy`: 2025-11-25 experimental tasks; `modern`: the 2026-07-28 tasks extension. */
+  era: 'legacy' | 'modern';
+  /** sha256 (hex) of the canonical JSON of the call's arguments: `resume` matches the call made again by it. */
+  argumentsDigest: string;
+  /** The caller's id of the call, when it gave one. */
+  callId?: string;
+}
+
+/**
+ * A service asked a question during a tool call (`elicitation/create`, or an `input_required` result) and
+ * how it was answered; answered values of fields the schema marks secret are `REDACTED`.
+ * @public
+ */
+export interface ToolQuestionEvent extends InvocationEventBase {
+  /** The event's type. */
+  type: 'tool.question';
+  /** The surface name of the tool. */
+  tool: string;
+  /** `form`: a question with a schema of fields; `url`: a page the service asks the user to open. */
+  mode: 'form' | 'url';
+  /** The service's question. */
+  message: string;
+  /** Form mode: the JSON Schema of the answer. */
+  requestedSchema?: Record<string, unknown>;
+  /** URL mode: shown, never opened. */
+  url?: string;
+  /** Who answered: the agent's policy. */
+  policy: 'model' | 'operator' | 'decline';
+  /** How it was answered: accepted with `content`, declined, or cancelled. */
+  action: 'accept' | 'decline' | 'cancel';
+  /** The answer's fields (secret-marked ones `REDACTED`). */
+  content?: Record<string, unknown>;
 }
 
 /** Main's `apply_workflow` accepted a new version. @public */
@@ -520,6 +572,8 @@ export type RunEvent =
   | ServiceCatalogRefreshFailedEvent
   | ToolCallingEvent
   | ToolCalledEvent
+  | ToolTaskAcceptedEvent
+  | ToolQuestionEvent
   | WorkflowReconfiguredEvent
   | ModelCalledEvent
   | ModelRetryEvent

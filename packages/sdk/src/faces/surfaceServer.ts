@@ -62,6 +62,9 @@ function traced<T>(params: unknown, work: () => Promise<T>): Promise<T> {
   return continueTraceOfMeta(params, () => guarded(work));
 }
 
+/** How much a polled task's progress keep-alive raises the last progress value sent: 0.001. */
+const KEEP_ALIVE_STEP = 0.001;
+
 /** What {@link answerToolCall} is given besides the call: the request's signal and how to send its progress. */
 export interface ToolCallContext {
   /** Aborts when the client cancels the call. */
@@ -88,10 +91,14 @@ export async function answerToolCall(
   const token = ctx.progressToken;
   // Progress goes out in order, and all of it before the result (a client drops progress after the result).
   let progressSent: Promise<void> = Promise.resolve();
+  // Each value sent is above the last (MCP requires it): a keep-alive of a polled task nudges it up.
+  let lastProgress = Number.NEGATIVE_INFINITY;
   const onProgress =
     token === undefined
       ? undefined
       : (progress: SurfaceProgress) => {
+          if (!(progress.progress > lastProgress)) return;
+          lastProgress = progress.progress;
           progressSent = progressSent.then(() =>
             ctx
               .notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } })
@@ -104,7 +111,20 @@ export async function answerToolCall(
   try {
     result = await surface.callTool(name, args, {
       signal: ctx.signal,
-      ...(onProgress === undefined ? {} : { onProgress }),
+      ...(onProgress === undefined
+        ? {}
+        : {
+            onProgress,
+            // A call the service runs as a task is answered when the task ends: each poll sends the client
+            // a progress keep-alive, so a client that resets its timeout on progress keeps waiting.
+            task: {
+              onStatus: (status, statusMessage) =>
+                onProgress({
+                  progress: (Number.isFinite(lastProgress) ? lastProgress : 0) + KEEP_ALIVE_STEP,
+                  message: `task ${status}${statusMessage === undefined ? '' : `: ${statusMessage}`}`,
+                }),
+            },
+          }),
     });
   } finally {
     await progressSent;

@@ -203,6 +203,30 @@ export const RunEventSchemas = {
      * a model reads; a failed call's error message). Absent in journals written before it was recorded.
      */
     resultDigest: z.string().optional(),
+    taskId: z.string().optional(),
+  }),
+  'tool.task_accepted': z.object({
+    ...invocationBase,
+    type: z.literal('tool.task_accepted'),
+    tool: z.string(),
+    service: z.string(),
+    sourceTool: z.string(),
+    taskId: z.string(),
+    era: z.enum(['legacy', 'modern']),
+    argumentsDigest: z.string(),
+    callId: z.string().optional(),
+  }),
+  'tool.question': z.object({
+    ...invocationBase,
+    type: z.literal('tool.question'),
+    tool: z.string(),
+    mode: z.enum(['form', 'url']),
+    message: z.string(),
+    requestedSchema: z.record(z.string(), z.unknown()).optional(),
+    url: z.string().optional(),
+    policy: z.enum(['model', 'operator', 'decline']),
+    action: z.enum(['accept', 'decline', 'cancel']),
+    content: z.record(z.string(), z.unknown()).optional(),
   }),
   /** Main's `apply_workflow` accepted a new version. */
   'workflow.reconfigured': z.object({

@@ -4,7 +4,7 @@
  * caller abort, `forward_timeout`), the start budget's `startup_timeout`, and an idempotent close. Each
  * kind adds how it connects, how it describes a failure, and how it is collected.
  */
-import type { Client, RequestOptions } from '@modelcontextprotocol/client';
+import type { CallToolResult, Client, RequestOptions, Tool } from '@modelcontextprotocol/client';
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
 import { type CallFacts, telemetry } from '../events/telemetry.js';
@@ -22,6 +22,9 @@ import {
 } from './serviceEvents.js';
 import type { ForwardOptions, ServiceCatalog, ServiceSession } from './serviceSession.js';
 import type { StartBudget } from './startBudget.js';
+import { QuestionDesk } from './elicitation.js';
+import { TaskFollower } from './taskFollower.js';
+import { type AcceptedTask, callsAsTask } from './tasks.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
 /** A service event without the fields the session fills in (`time` and the {@link ServiceEventBase}). */
@@ -68,6 +71,10 @@ export abstract class BaseSession implements ServiceSession {
   private readonly catalogListeners = new Set<(change: CatalogChange) => void>();
   /** The arguments of the `tools/call` being forwarded, for its span (see {@link forward}). */
   private callArguments: unknown;
+  /** The tasks this session follows (made at the first task-capable call). */
+  private tasks: TaskFollower | undefined;
+  /** Answers the questions the service asks during calls (sessions/elicitation.ts). */
+  private readonly questions = new QuestionDesk();
   /** The output-schema checks of kept tool results (one validator per session). */
   private readonly outputChecks = new OutputSchemaChecks();
   /** The state reported before the first transition (`starting` for a project service, `initializing` for a remote one). */
@@ -114,6 +121,19 @@ export abstract class BaseSession implements ServiceSession {
     // The lists are walked by listCatalog, not by the client, so the client holds no `tools/list` of its
     // own: the result is checked against the listed definition's output schema.
     const toolDefinition = this.listed?.tools.find((t) => t.name === name);
+    return this.questions.during(`tool "${name}"`, this.name, options?.question, () =>
+      this.current === 'ready' && callsAsTask(this.connectedClient(), toolDefinition)
+        ? this.callAsTask(name, args, toolDefinition, options)
+        : this.callDirect(name, args, toolDefinition, options),
+    );
+  }
+
+  private callDirect(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    toolDefinition: Tool | undefined,
+    options: ForwardOptions | undefined,
+  ): Promise<CallToolResult> {
     const params = (progressToken: string | number | undefined) => ({
       name,
       ...(args === undefined ? {} : { arguments: args }),
@@ -126,7 +146,41 @@ export abstract class BaseSession implements ServiceSession {
       this.kind === 'project'
         ? callToolKept(client, params(progressToken), toolDefinition, this.outputChecks, o)
         : client.callTool(params(progressToken), { ...o, ...(toolDefinition === undefined ? {} : { toolDefinition }) }),
-    ) as ReturnType<ServiceSession['callTool']>;
+    ) as Promise<CallToolResult>;
+  }
+
+  /** A task-capable call: sent task-augmented, then followed by {@link TaskFollower} (sessions/taskFollower.ts). */
+  private callAsTask(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    tool: Tool | undefined,
+    options: ForwardOptions | undefined,
+  ): Promise<CallToolResult> {
+    this.tasks ??= new TaskFollower(
+      this.name,
+      () => this.connectedClient(),
+      (error, what) => this.callFailed(error, what),
+    );
+    return this.tasks
+      .call(name, args, options ?? {}, (what, forwardOptions, send) => this.forward(what, forwardOptions, send))
+      .then((result) => {
+        this.outputChecks.check(tool, result);
+        return result;
+      });
+  }
+
+  resumeTask(tool: string, task: AcceptedTask, options?: ForwardOptions): Promise<CallToolResult> {
+    if (this.current !== 'ready') return Promise.reject(this.notReady(`task ${task.taskId} of tool "${tool}"`));
+    this.tasks ??= new TaskFollower(
+      this.name,
+      () => this.connectedClient(),
+      (error, what) => this.callFailed(error, what),
+    );
+    return this.tasks.follow(tool, task, options ?? {});
+  }
+
+  async cancelOpenTasks(): Promise<void> {
+    await this.tasks?.cancelAll();
   }
 
   readResource(uri: string, options?: ForwardOptions): ReturnType<ServiceSession['readResource']> {
@@ -160,7 +214,9 @@ export abstract class BaseSession implements ServiceSession {
       this.relistAbort.abort();
       this.catalogListeners.clear();
     }
-    this.closing ??= this.shutdown();
+    // Tasks still followed are cancelled at the service before it is collected (a project service's
+    // tasks die with it; a remote service's would run on, unwatched).
+    this.closing ??= (this.tasks?.cancelAll() ?? Promise.resolve()).then(() => this.shutdown());
     return this.closing;
   }
 
@@ -188,6 +244,7 @@ export abstract class BaseSession implements ServiceSession {
   protected async listWithin(client: Client, budget: StartBudget): Promise<ServiceCatalog> {
     // Heard from here on: a change announced while the start lists is listed again once ready.
     onListChanged(client, (list) => this.listChanged(client, list));
+    this.questions.attach(client);
     this.listenForChanges(client);
     try {
       this.listed = await listCatalog(client, { signal: budget.signal, timeoutMs: () => budget.remainingMs() });

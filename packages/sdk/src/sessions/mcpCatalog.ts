@@ -11,6 +11,8 @@ import { pathToFileURL } from 'node:url';
 import { Client, type ClientOptions, type Implementation } from '@modelcontextprotocol/client';
 import { SdkError } from '../errors.js';
 import type { ListFreshness, ServiceCatalog } from './serviceSession.js';
+import { answerQuestions } from './elicitation.js';
+import { TASK_CLIENT_CAPABILITIES } from './tasks.js';
 
 /** The client identity the SDK gives in `initialize`. */
 export const CLIENT_INFO: Implementation = { name: 'scienceevolve', version: '0.1.0' };
@@ -110,7 +112,15 @@ export function newServiceClient(
   context: ServiceClientContext = {},
 ): Client {
   const { workspace } = context;
-  const client = new Client(CLIENT_INFO, { ...options, capabilities: workspace === undefined ? {} : { roots: {} } });
+  const client = new Client(CLIENT_INFO, {
+    ...options,
+    capabilities: {
+      ...TASK_CLIENT_CAPABILITIES,
+      elicitation: { form: {}, url: {} },
+      ...(workspace === undefined ? {} : { roots: {} }),
+    },
+  });
+  answerQuestions(client);
   if (workspace !== undefined) {
     const root = { uri: pathToFileURL(workspace).href, name: 'workspace' };
     client.setRequestHandler('roots/list', () => ({ roots: [{ ...root }] }));

@@ -30,8 +30,8 @@ function shapeProblem(value: unknown): string | undefined {
   return undefined;
 }
 
-/** The result "schema" of a kept result: the shape checks above, the value itself unchanged. */
-const KEPT_RESULT: StandardSchemaV1<unknown, CallToolResult> = {
+/** The result "schema" of a kept result: the shape checks above, the value itself unchanged (also read by sessions/tasks.ts). */
+export const KEPT_RESULT: StandardSchemaV1<unknown, CallToolResult> = {
   '~standard': {
     version: 1,
     vendor: 'scienceevolve',

@@ -3,6 +3,8 @@
  * project service (a supervised stdio process group) or a remote Streamable HTTP service. The bridge
  * builds an agent's surface from a list of these; it never sees processes or transports.
  */
+import type { QuestionOptions } from './elicitation.js';
+import type { AcceptedTask, TaskFollowOptions } from './tasks.js';
 import type {
   CallToolResult,
   GetPromptResult,
@@ -61,6 +63,13 @@ export interface ForwardOptions {
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /** With `onProgress`: milliseconds the request may take in all, however much progress it reports. Default 10 × `timeoutMs`. */
   maxTotalTimeoutMs?: number;
+  /**
+   * For `callTool`: how a call the service answers with an MCP task is followed (sessions/tasks.ts). A
+   * task-capable call is always sent task-augmented; `timeoutMs` then bounds each request, not the task.
+   */
+  task?: TaskFollowOptions;
+  /** For `callTool`: who answers a question the service asks during the call (sessions/elicitation.ts). */
+  question?: QuestionOptions;
 }
 
 /** Options of starting (or connecting to) one service, whatever its kind. */
@@ -106,6 +115,13 @@ export interface ServiceSession {
   callTool(name: string, args: Record<string, unknown> | undefined, options?: ForwardOptions): Promise<CallToolResult>;
   readResource(uri: string, options?: ForwardOptions): Promise<ReadResourceResult>;
   getPrompt(name: string, args: Record<string, string> | undefined, options?: ForwardOptions): Promise<GetPromptResult>;
+  /**
+   * Re-attaches to a task this service accepted earlier (recorded before a host crash) and follows it to
+   * its end as {@link callTool} would; never calls the tool again. Optional: a session without tasks.
+   */
+  resumeTask?(tool: string, task: AcceptedTask, options?: ForwardOptions): Promise<CallToolResult>;
+  /** Sends `tasks/cancel` for every task of this session still followed (bounded; never rejects). */
+  cancelOpenTasks?(): Promise<void>;
   /** Collects the service (for a project service: stdin end, SIGTERM, grace, SIGKILL, sweep). Idempotent. */
   close(): Promise<void>;
 }

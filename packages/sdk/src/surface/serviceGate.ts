@@ -170,7 +170,8 @@ export class ServiceGate {
    *
    * @param what - the request, for messages (`tool "search"`, `resource "file:///a"`).
    * @param send - is given `progressed`: calling it (at each progress notification of the request) starts
-   *   the timeout again, never past `maxTotalTimeoutMs` from the start.
+   *   the timeout again, never past `maxTotalTimeoutMs` from the start; and `polling`: calling it (the
+   *   service answered with an MCP task) stops the timeout for good.
    */
   async run<T>(
     what: string,
@@ -179,6 +180,8 @@ export class ServiceGate {
       signal: AbortSignal;
       maxTotalTimeoutMs: number;
       progressed: () => void;
+      /** The service answered with a task: the timeout stops for good (the task has its own deadline). */
+      polling: () => void;
     }) => Promise<T>,
     callerSignal?: AbortSignal,
   ): Promise<T> {
@@ -213,6 +216,7 @@ export class ServiceGate {
     const startedAt = Date.now();
     const { timeoutMs, maxTotalTimeoutMs } = this.limits;
     let arm: () => void = () => {};
+    let polled = false;
     const timeout = new Promise<never>((_, reject) => {
       const fire = (hardMaximum: boolean) => {
         timedOut = true;
@@ -231,7 +235,7 @@ export class ServiceGate {
       };
       // Armed at the start and again at each progress: timeoutMs from now, never past the hard maximum.
       arm = () => {
-        if (timedOut) return;
+        if (timedOut || polled) return;
         clearTimeout(timer);
         const left = maxTotalTimeoutMs - (Date.now() - startedAt);
         timer = setTimeout(() => fire(left < timeoutMs), Math.max(0, Math.min(timeoutMs, left)));
@@ -247,7 +251,16 @@ export class ServiceGate {
     aborted.catch(() => {});
     try {
       const result = await Promise.race([
-        send({ timeoutMs, signal: controller.signal, maxTotalTimeoutMs, progressed: () => arm() }),
+        send({
+          timeoutMs,
+          signal: controller.signal,
+          maxTotalTimeoutMs,
+          progressed: () => arm(),
+          polling: () => {
+            polled = true;
+            clearTimeout(timer);
+          },
+        }),
         timeout,
         aborted,
       ]);
@@ -270,6 +283,9 @@ export class ServiceGate {
         // The caller gave up: says nothing about the service.
       } else if (isSdkError(error) && error.code === 'result_too_large') {
         // Counted as answered above.
+      } else if (isSdkError(error) && (error.code === 'question_asked' || error.code === 'question_unanswered')) {
+        // The service asked a question (sessions/elicitation.ts): it answered, it did not fail.
+        this.answered();
       } else {
         // Not answered (a crash, a lost connection) or answered with a JSON-RPC error (the service's
         // handler threw on a request that passed the bridge's own checks): both fail the request and

@@ -7,6 +7,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ERROR_CODES, type ErrorCode, isSdkError, SdkError } from '../errors.js';
 import { checkImageLimits } from './resultLimits.js';
+import type { ForwardOptions } from '../sessions/serviceSession.js';
+import { takeAnswer, taskOptions } from './surfaceTasks.js';
 import { isServiceAnswer } from './serviceGate.js';
 import type { Surface } from './surfaceTypes.js';
 import {
@@ -85,7 +87,7 @@ export function createDispatch(
           data: { tool: name },
         });
       }
-      const input = args ?? {};
+      const { input, answer } = takeAnswer(target.tool.inputSchema, args ?? {});
       const refusal = checkArguments(target, input);
       if (refusal !== undefined) return refusalResult(refusal);
       const signal = requestOptions.signal ?? new AbortController().signal;
@@ -99,15 +101,25 @@ export function createDispatch(
       }
       const { session, gate } = target.session!;
       const onProgress = requestOptions.onProgress;
+      // A call journaled as an accepted task by an earlier host re-attaches to it (never calls again).
+      const resume = requestOptions.task?.resume;
+      const forwardTo = (forward: ForwardOptions) =>
+        resume !== undefined && session.resumeTask !== undefined
+          ? session.resumeTask(target.route.sourceName, resume, forward)
+          : session.callTool(target.route.sourceName, input, forward);
       try {
         const what = `tool "${target.route.sourceName}"`;
         const result = checkImageLimits(
           await gate.run(
             what,
-            ({ timeoutMs, signal: forwardSignal, maxTotalTimeoutMs, progressed }) =>
-              session.callTool(target.route.sourceName, input, {
+            ({ timeoutMs, signal: forwardSignal, maxTotalTimeoutMs, progressed, polling }) =>
+              forwardTo({
                 timeoutMs,
                 signal: forwardSignal,
+                task: taskOptions(requestOptions, target.route.service, target.route.sourceName, polling),
+                ...(requestOptions.question === undefined && answer === undefined
+                  ? {}
+                  : { question: { ...requestOptions.question, ...(answer === undefined ? {} : { answer }) } }),
                 ...(onProgress === undefined
                   ? {}
                   : {

@@ -17,6 +17,7 @@ import type {
 import type { CatalogChange } from '../sessions/serviceEvents.js';
 import type { ServiceSession } from '../sessions/serviceSession.js';
 import type { GateState } from './serviceGate.js';
+import type { QuestionOptions } from '../sessions/elicitation.js';
 
 /** What an in-process tool handler is given besides its arguments. */
 export interface LocalToolExtra {
@@ -93,6 +94,37 @@ export interface SurfaceRequestOptions {
    * the engine journals it with the call's `tool.called` event, so `resume` can check a recorded result.
    */
   callId?: string;
+  /**
+   * For `callTool`: how a call a service answers with an MCP task is followed — its deadline, and who is
+   * told the moment the task is accepted (the engine journals and checkpoints it). See surface/surfaceTasks.ts.
+   */
+  task?: SurfaceTaskOptions;
+  /**
+   * For `callTool`: who answers a question the service asks during the call (sessions/elicitation.ts).
+   * With policy `model`, an `answer` argument the tool's input schema does not declare is taken out of the
+   * arguments and given to the service as the answer.
+   */
+  question?: QuestionOptions;
+}
+
+/** The caller's part of following a tool call that became an MCP task. @public */
+export interface SurfaceTaskOptions {
+  /** Milliseconds from acceptance until the task is given up (`task_deadline`). Default 86,400,000 (24 h). */
+  deadlineMs?: number;
+  /** Told (and awaited) when the service accepts the call as a task, before the first poll. */
+  onAccepted?: (accepted: {
+    service: string;
+    tool: string;
+    taskId: string;
+    era: 'legacy' | 'modern';
+  }) => void | Promise<void>;
+  /** Told after each poll with the task's status (a face's keep-alive). */
+  onStatus?: (status: string, statusMessage: string | undefined) => void;
+  /**
+   * Re-attach instead of calling: the service accepted this call as this task before (an earlier host
+   * journaled it); the task is polled to its end and the tool is not called again.
+   */
+  resume?: { taskId: string; era: 'legacy' | 'modern' };
 }
 
 /** Which lists of a surface changed, told to {@link Surface.onListChanged} listeners. @public */

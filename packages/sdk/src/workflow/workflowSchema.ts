@@ -436,6 +436,13 @@ export const AgentSchema = z.strictObject({
     .array(McpServerEntrySchema)
     .max(LIMITS.serversPerAgent, { error: `an agent may have at most ${LIMITS.serversPerAgent} services` })
     .default([]),
+  /**
+   * Who answers a question a service asks during a call (`elicitation/create`, `input_required`):
+   * `model` (a tool error states the question; the model calls again with `answer`), `operator` (an
+   * attended run's terminal; unattended, the call fails `question_unanswered`) or `decline`. Default
+   * `model`, left absent when not written.
+   */
+  elicitation: z.enum(['model', 'operator', 'decline']).optional(),
 });
 /** One agent, with defaults filled. @internal */
 export type Agent = z.infer<typeof AgentSchema>;
@@ -464,6 +471,11 @@ export const OrchestrationSchema = z.strictObject({
    * `auto`, left absent when not written (a workflow stored before the setting existed reads the same).
    */
   sandbox: z.enum(['off', 'auto', 'required']).optional(),
+  /**
+   * Milliseconds a tool call a service answered with an MCP task may run before it is given up
+   * (`task_deadline`, and `tasks/cancel` sent). Default 86,400,000 (24 h), left absent when not written.
+   */
+  taskDeadlineMs: z.int().min(1000).max(MAX_DURATION_MS).optional(),
 });
 /** `orchestration`, with defaults filled. @internal */
 export type Orchestration = z.infer<typeof OrchestrationSchema>;
