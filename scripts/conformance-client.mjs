@@ -4,7 +4,7 @@
 // (the token store of a scratch data dir, a loopback sign-in whose browser is scripts/conformance-browser.mjs)
 // — pointed at the scenario's server (its URL is the last argument; MCP_CONFORMANCE_SCENARIO names the
 // scenario, MCP_CONFORMANCE_CONTEXT carries a pre-registered client's id and secret or key). Connecting lists
-// the server; then the scenario's tool is called. Exit 0 when everything the scenario asks of a client was done.
+// the server; then the scenario's tool is called (a question it asks answered with the form's defaults). Exit 0 when everything the scenario asks of a client was done.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import {
   remoteCredentials,
   startLoopbackSignIn,
 } from '../packages/sdk/dist/authEntry.js';
+import { answerWithDefaults } from '../packages/sdk/dist/sessions/elicitation.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const url = process.argv.at(-1);
@@ -66,7 +67,8 @@ try {
   session = await connectRemoteService({ name: 'conformance', url, ...credentials });
   const [tool, args] = TOOL[scenario] ?? (scenario.startsWith('auth/') ? ['test-tool', {}] : [undefined, undefined]);
   if (tool !== undefined && session.catalog.tools.some((t) => t.name === tool)) {
-    await session.callTool(tool, args);
+    // A question from the server is answered as an attended operator who accepts the form's defaults.
+    await session.callTool(tool, args, { question: { policy: 'operator', askOperator: answerWithDefaults } });
   }
 } catch (error) {
   process.stderr.write(`conformance-client: ${error?.code ?? 'error'}: ${error?.message ?? error}\n`);
