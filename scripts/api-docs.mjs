@@ -94,7 +94,7 @@ const INTRO = `# The SDK's API (\`@scienceevolve/sdk\`)
 
 The package root exports the names on this page and nothing else; they are the API a program can rely on.
 A name leaves or changes meaning only in a release whose CHANGELOG says so under "breaking". Everything is
-ESM (\`import\`), Node 20.5 or later. Every failure a caller can cause is an \`SdkError\` with a stable
+ESM (\`import\`), Node 20.6 or later. Every failure a caller can cause is an \`SdkError\` with a stable
 \`code\` (see [errors.md](errors.md)); branch on \`code\` or \`isSdkError\`, never on \`instanceof\` (two
 copies of the SDK may be loaded).
 
