@@ -196,20 +196,22 @@ test('installed from the tarballs: --version, a probe, strict types; services on
   writeFileSync(
     join(full, 'main.ts'),
     [
-      "import { isSdkError, probeServices, validateWorkflow, type ProbeReport } from '@scienceevolve/sdk';",
-      "import { createModelLoopHarness, DEFAULT_BASE_URLS, type ModelLoopCheckpoint } from '@scienceevolve/sdk';",
+      // The public root (its harness and event types included), the light sub-paths, and the supervisor.
+      "import { isSdkError, parseWorkflow, serveAgentServices, type AgentHarness, type RunEvent } from '@scienceevolve/sdk';",
+      "import { probeServices, type ProbeReport } from '@scienceevolve/sdk/agent-services';",
       "import { SdkError, type ErrorCode } from '@scienceevolve/sdk/errors';",
-      "import { parseWorkflow, type Workflow } from '@scienceevolve/sdk/workflow';",
+      "import { validateWorkflow, type Workflow } from '@scienceevolve/sdk/workflow';",
       "import { openDataDir } from '@scienceevolve/sdk/store';",
       "import { isProcessAlive } from '@scienceevolve/supervisor';",
       'const code: ErrorCode = "missing_dependency";',
       'const report: ProbeReport | undefined = undefined;',
-      'const checkpoint: ModelLoopCheckpoint | undefined = undefined;',
+      'const harness: AgentHarness | undefined = undefined;',
+      'const event: RunEvent | undefined = undefined;',
       'const workflow: Workflow | undefined = undefined;',
       'const checked = validateWorkflow({ agents: { main: {} } });',
       'if (!checked.ok) console.log(checked.errors.map((e) => e.message));',
-      'console.log(isSdkError, probeServices, createModelLoopHarness, DEFAULT_BASE_URLS.openai, SdkError, code);',
-      'console.log(parseWorkflow, openDataDir, isProcessAlive, report, checkpoint, workflow);',
+      'console.log(isSdkError, probeServices, serveAgentServices, SdkError, code, harness, event);',
+      'console.log(parseWorkflow, openDataDir, isProcessAlive, report, workflow);',
       '',
     ].join('\n'),
   );

@@ -209,9 +209,12 @@ test('auto: project services run sandboxed — no host environment, writes only 
   assert.deepEqual(probed.byName('offline').sandbox, { sandboxed: true, reason: 'auto', network: false });
   const text = await probe(t, box, hostEnv(), false);
   assert.equal(text.code, 0, text.stderr);
-  assert.match(text.stdout, /notes: ready.*\n {4}sandboxed: orchestration.sandbox is "auto"/);
-  assert.match(text.stdout, /prober: ready.*\n {4}sandboxed: orchestration.sandbox is "auto"/);
-  assert.match(text.stdout, /offline: ready.*\n {4}sandboxed, no network: orchestration.sandbox is "auto"/);
+  assert.match(text.stdout, /notes: ready.*\n(?: {4}.*\n)*? {4}sandboxed: orchestration.sandbox is "auto"/);
+  assert.match(text.stdout, /prober: ready.*\n(?: {4}.*\n)*? {4}sandboxed: orchestration.sandbox is "auto"/);
+  assert.match(
+    text.stdout,
+    /offline: ready.*\n(?: {4}.*\n)*? {4}sandboxed, no network: orchestration.sandbox is "auto"/,
+  );
   await assertNothingLeft(box.project, []);
 
   const served = await serve(t, box, hostEnv());
