@@ -170,7 +170,9 @@ function statusOf(record: SignInRecord, services: string[], path: string): SignI
     path,
   };
   if (record.issuer !== undefined) status.issuer = record.issuer;
-  if (record.expiresAt !== undefined) status.expiresAt = new Date(record.expiresAt).toISOString();
+  // A time outside the Date range (a server's huge `expires_in`, an edited file) is not shown: toISOString throws.
+  const expires = record.expiresAt === undefined ? Number.NaN : new Date(record.expiresAt).getTime();
+  if (!Number.isNaN(expires)) status.expiresAt = new Date(expires).toISOString();
   if (record.tokens?.scope !== undefined) status.scope = record.tokens.scope;
   return status;
 }
