@@ -206,7 +206,14 @@ export async function authLogout(target: SignInTarget): Promise<SignOutResult> {
   });
 }
 
-/** RFC 7009: each held token posted to the server's `revocation_endpoint`; true when every post was accepted. */
+/** Milliseconds each revocation request may take before it counts as refused: 10,000 (10 s). */
+export const REVOKE_TIMEOUT_MS = 10_000;
+
+/**
+ * RFC 7009: each held token posted to the server's `revocation_endpoint`; true when every post was accepted.
+ * Each post is bounded by {@link REVOKE_TIMEOUT_MS}: a server that never answers does not hold `auth logout`
+ * (and the sign-in's lock) for ever.
+ */
 async function revoke(record: SignInRecord): Promise<boolean> {
   const endpoint = (record.discovery?.authorizationServerMetadata as { revocation_endpoint?: unknown } | undefined)
     ?.revocation_endpoint;
@@ -225,7 +232,13 @@ async function revoke(record: SignInRecord): Promise<boolean> {
       body.set('client_id', client.client_id);
     }
     try {
-      const response = await fetch(endpoint, { method: 'POST', headers, body, redirect: 'error' });
+      const response = await fetch(endpoint, {
+        method: 'POST',
+        headers,
+        body,
+        redirect: 'error',
+        signal: AbortSignal.timeout(REVOKE_TIMEOUT_MS),
+      });
       await response.arrayBuffer().catch(() => {});
       ok &&= response.ok;
     } catch {
