@@ -206,13 +206,13 @@ export async function authLogout(target: SignInTarget): Promise<SignOutResult> {
   });
 }
 
-/** Milliseconds each revocation request may take before it counts as refused: 10,000 (10 s). */
+/** Milliseconds the revocation requests of one logout may take in all before they count as refused: 10,000 (10 s). */
 export const REVOKE_TIMEOUT_MS = 10_000;
 
 /**
  * RFC 7009: each held token posted to the server's `revocation_endpoint`; true when every post was accepted.
- * Each post is bounded by {@link REVOKE_TIMEOUT_MS}: a server that never answers does not hold `auth logout`
- * (and the sign-in's lock) for ever.
+ * The posts are bounded by {@link REVOKE_TIMEOUT_MS} in all: a server that never answers does not hold
+ * `auth logout` (and the sign-in's lock) for ever.
  */
 async function revoke(record: SignInRecord): Promise<boolean> {
   const endpoint = (record.discovery?.authorizationServerMetadata as { revocation_endpoint?: unknown } | undefined)
@@ -220,6 +220,7 @@ async function revoke(record: SignInRecord): Promise<boolean> {
   if (typeof endpoint !== 'string' || record.tokens === undefined) return false;
   const client = record.client;
   let ok = true;
+  const deadline = AbortSignal.timeout(REVOKE_TIMEOUT_MS);
   const held: Array<[string, string]> = [];
   if (record.tokens.refresh_token !== undefined) held.push([record.tokens.refresh_token, 'refresh_token']);
   held.push([record.tokens.access_token, 'access_token']);
@@ -237,7 +238,7 @@ async function revoke(record: SignInRecord): Promise<boolean> {
         headers,
         body,
         redirect: 'error',
-        signal: AbortSignal.timeout(REVOKE_TIMEOUT_MS),
+        signal: deadline,
       });
       await response.arrayBuffer().catch(() => {});
       ok &&= response.ok;
