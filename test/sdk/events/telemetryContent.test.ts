@@ -50,5 +50,6 @@ test('recorded arguments and results are redacted', async (t) => {
   assert.equal(result.content[0].text, 'rows: 3');
   assert.equal(result.structuredContent.access_token, 'REDACTED');
   const all = JSON.stringify(receiver.spans);
-  for (const secret of ['hunter2', 'abc123', 'sk-live-1', 'tok-9', 'pa55word', 'feedbeef']) assert.ok(!all.includes(secret), secret);
+  for (const secret of ['hunter2', 'abc123', 'sk-live-1', 'tok-9', 'pa55word', 'feedbeef'])
+    assert.ok(!all.includes(secret), secret);
 });
