@@ -124,6 +124,10 @@ test('every code of NOT_RETRIED_HARNESS_CODES fails after one attempt', async (t
   for (const code of NOT_RETRIED_HARNESS_CODES) assert.equal(await attemptsFor(t, code), 1, code);
 });
 
+test('a model loop whose optional packages are missing (missing_dependency) fails after one attempt', async (t) => {
+  assert.equal(await attemptsFor(t, 'missing_dependency'), 1);
+});
+
 test('a crash, a timeout or an unreachable model is retried up to invocationRetries', async (t) => {
   for (const code of ['harness_failed', 'harness_timeout', 'model_unreachable', 'unknown_tool'] as const) {
     assert.equal(await attemptsFor(t, code), 3, code);

@@ -92,7 +92,8 @@ export interface AttemptRunner {
  * - `invalid_script`: the script has no step left for the agent (positions come back from the checkpoint);
  * - `invalid_workflow`, `usage`: the harness configuration cannot be built;
  * - `command_not_found`: the agent CLI (or pi's MCP adapter) is not installed;
- * - `limit_exceeded`: the CLI's prompt or an environment string is over the OS limit.
+ * - `limit_exceeded`: the CLI's prompt or an environment string is over the OS limit;
+ * - `missing_dependency`: an optional package the harness loads (the AI SDK of a model loop) is not installed.
  * Everything else a harness throws (`harness_failed`, `harness_timeout`, `model_unreachable`,
  * `unknown_tool`, `io_error`, …) is retried up to `orchestration.invocationRetries`; a failure to start
  * services is retried unless its code is one of {@link NOT_RETRIED_START_CODES}.
@@ -108,6 +109,7 @@ export const NOT_RETRIED_HARNESS_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCo
   'usage',
   'command_not_found',
   'limit_exceeded',
+  'missing_dependency',
 ]);
 
 /**
