@@ -73,3 +73,21 @@ test('failureText: error line, each failed service tail (aggregates too), and th
     '  x: failed [usage]: m\n    fix: r\n',
   );
 });
+
+test('screenTail shows the control characters a service wrote as \\xNN: no escape sequence reaches the terminal', () => {
+  const hostile = [
+    '\u001b]52;c;ZWNobyBwd25lZA==\u0007clipboard',
+    '\u001b[2J\u001b[Hcleared',
+    'bell\u0007 and C1 \u009b31m',
+    'tab\tkept',
+  ];
+  const shown = screenTail(hostile);
+  assert.deepEqual(shown, [
+    '\\x1b]52;c;ZWNobyBwd25lZA==\\x07clipboard',
+    '\\x1b[2J\\x1b[Hcleared',
+    'bell\\x07 and C1 \\x9b31m',
+    'tab\tkept',
+  ]);
+  const text = failureText({ code: 'service_exited', message: 'm', data: { service: 's', stderrTail: hostile } });
+  assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(text), JSON.stringify(text));
+});

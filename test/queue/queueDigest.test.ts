@@ -117,3 +117,28 @@ test('a job whose engine options are out of range is refused with invalid_job be
   await client.close();
   await stopWorker(worker);
 });
+
+test('a job whose run id is not a directory name (..) is refused with unsafe_path, not retried', async (t) => {
+  const box = await sandbox(t);
+  const redis = await startRedis(t, box.base);
+  const workerDir = join(box.base, 'worker-1');
+  const worker = await startWorker(t, redis.url, workerDir);
+  const workflow = parseWorkflow({
+    agents: { main: agent([]), analyst: agent([['adds', 'adds']]) },
+    mcpDefinitions: { adds: fixtureDefinition('addsNumbers.cjs') },
+  });
+  const digest = definitionDigest(workflow.mcpDefinitions.adds!);
+  // The attempt schema's ids admit `..`; the store's directory names do not.
+  const job = { ...jobFor(box, 'dots', workflow, digest, { graceMs: 300 }), run: '..' };
+  const client = await QueueClient.open({ url: redis.url });
+  t.after(() => client.close());
+  await client.submit('dots-test', job);
+  const outcome = await client.wait('dots-test', new AbortController().signal);
+  assert.equal(outcome.status, 'failed');
+  const refused = (outcome as { refused?: { code: string; message: string } }).refused;
+  assert.equal(refused?.code, 'unsafe_path', JSON.stringify(outcome));
+  await worker.waitForStderr(/job dots-test failed: refused \[unsafe_path\]/);
+  assert.deepEqual(markedProcesses(box.project), []);
+  await client.close();
+  await stopWorker(worker);
+});

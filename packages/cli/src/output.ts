@@ -66,7 +66,8 @@ const STACK_FRAME = /^\s+at\s/;
  * The end of a service's stderr as the screen shows it: blank lines dropped, each run of JavaScript stack
  * frames folded into one `… N stack frames` line (the cause — `Cannot find module './config.json'` — sits
  * above them), then the last {@link SCREEN_TAIL_LINES} lines within {@link SCREEN_TAIL_BYTES}. The lines
- * come from `data.stderrTail`, which the SDK already redacted (mapped values never show).
+ * come from `data.stderrTail`, which the SDK already redacted (mapped values never show); a service wrote
+ * them, so their control characters are shown as `\xNN` (an escape sequence never reaches the terminal).
  */
 export function screenTail(lines: readonly unknown[]): string[] {
   const folded: string[] = [];
@@ -82,7 +83,8 @@ export function screenTail(lines: readonly unknown[]): string[] {
       continue;
     }
     flush();
-    folded.push(raw.length > SCREEN_LINE_CHARS ? `${raw.slice(0, SCREEN_LINE_CHARS)}…` : raw);
+    const line = visible(raw);
+    folded.push(line.length > SCREEN_LINE_CHARS ? `${line.slice(0, SCREEN_LINE_CHARS)}…` : line);
   }
   flush();
   const shown: string[] = [];
@@ -93,6 +95,14 @@ export function screenTail(lines: readonly unknown[]): string[] {
     shown.unshift(line);
   }
   return shown;
+}
+
+/** C0 and C1 control characters but tab: a terminal would act on them (escape sequences: colours, title, clipboard). */
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g;
+
+/** `line` of a service's stderr with every control character shown as `\xNN`: it cannot drive the terminal. */
+function visible(line: string): string {
+  return line.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 /** The stderr tails an error carries: its own, or each of an aggregate's `data.failures` (several services). */

@@ -124,6 +124,10 @@ test('every code of NOT_RETRIED_HARNESS_CODES fails after one attempt', async (t
   for (const code of NOT_RETRIED_HARNESS_CODES) assert.equal(await attemptsFor(t, code), 1, code);
 });
 
+test('a model loop whose optional packages are missing (missing_dependency) fails after one attempt', async (t) => {
+  assert.equal(await attemptsFor(t, 'missing_dependency'), 1);
+});
+
 test('a crash, a timeout or an unreachable model is retried up to invocationRetries', async (t) => {
   for (const code of ['harness_failed', 'harness_timeout', 'model_unreachable', 'unknown_tool'] as const) {
     assert.equal(await attemptsFor(t, code), 3, code);
@@ -158,4 +162,51 @@ test('a harness that throws an uncoded error fails the attempt with harness_fail
       [false, 'harness_failed'],
     ],
   );
+});
+
+test('a remote that needs a sign-in (remote_auth_required) fails the invocation after one attempt', async (t) => {
+  const { createServer } = await import('node:http');
+  let requests = 0;
+  const server = createServer((req, res) => {
+    requests += 1;
+    req.resume();
+    res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"', 'content-type': 'text/plain' });
+    res.end('no');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  const url = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}/mcp`;
+  const box = await sandbox(t);
+  let harnessRuns = 0;
+  const result = await runWorkflow({
+    ...box,
+    workflow: {
+      orchestration: { invocationRetries: 2, allowedRemoteUrls: [url] },
+      agents: { main: { harness: { type: 'openai', model: 'm' }, mcpServers: [{ name: 'hub', url }] } },
+    },
+    requirement: 'anything',
+    graceMs: 500,
+    harnessFactories: {
+      openai: () => ({
+        run: async () => {
+          harnessRuns += 1;
+          return { output: 'never' };
+        },
+      }),
+    },
+  });
+  assert.equal(result.status, 'failed');
+  assert.equal(result.error?.code, 'remote_auth_required', result.error?.message);
+  assert.deepEqual(
+    ofType(result.events, 'invocation.attempt_failed').map((e) => [e.willRetry, e.error?.code]),
+    [[false, 'remote_auth_required']],
+  );
+  assert.equal(harnessRuns, 0, 'the agent never started');
+  assert.ok(requests >= 1);
 });

@@ -141,3 +141,31 @@ test('bridge http-to-stdio: a 401 is remote_auth_required, with or without a sto
     assert.match(error.message, /auth login/);
   }
 });
+
+test('a stored token that cannot be renewed is used until it expires, not refused in its last minute', async () => {
+  const { RemoteSignIn, REFRESH_AHEAD_MS } = await import('../../../packages/sdk/src/sessions/remoteAuth.js');
+  let record: unknown = {
+    resource: 'https://hub.example/mcp',
+    tokens: { access_token: 'tok-short', token_type: 'Bearer' },
+    expiresAt: Date.now() + REFRESH_AHEAD_MS / 2,
+  };
+  const store = {
+    path: '/nowhere/sign-in.json',
+    read: async () => record,
+    write: async (next: unknown) => {
+      record = next;
+    },
+    remove: async () => {
+      record = undefined;
+    },
+    withLock: <T>(fn: () => Promise<T>) => fn(),
+  };
+  const signIn = new RemoteSignIn({
+    url: 'https://hub.example/mcp',
+    service: 'hub',
+    store,
+    loginCommand: 'scienceevolve auth login --data-dir D --project P --service hub',
+  });
+  // No refresh token, no client credentials, no person: nothing could renew it, so it is sent as it is.
+  assert.equal(await signIn.token(), 'tok-short');
+});

@@ -98,7 +98,8 @@ export interface AttemptRunner {
  * - `invalid_script`: the script has no step left for the agent (positions come back from the checkpoint);
  * - `invalid_workflow`, `usage`: the harness configuration cannot be built;
  * - `command_not_found`: the agent CLI (or pi's MCP adapter) is not installed;
- * - `limit_exceeded`: the CLI's prompt or an environment string is over the OS limit.
+ * - `limit_exceeded`: the CLI's prompt or an environment string is over the OS limit;
+ * - `missing_dependency`: an optional package the harness loads (the AI SDK of a model loop) is not installed.
  * Everything else a harness throws (`harness_failed`, `harness_timeout`, `model_unreachable`,
  * `unknown_tool`, `io_error`, …) is retried up to `orchestration.invocationRetries`; a failure to start
  * services is retried unless its code is one of {@link NOT_RETRIED_START_CODES}.
@@ -114,6 +115,7 @@ export const NOT_RETRIED_HARNESS_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCo
   'usage',
   'command_not_found',
   'limit_exceeded',
+  'missing_dependency',
 ]);
 
 /**
@@ -121,13 +123,21 @@ export const NOT_RETRIED_HARNESS_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCo
  * (a crash — `service_exited`, `startup_timeout`, `initialize_failed` — is retried: it may not repeat):
  * - `missing_env`: an `envFrom` host variable is not set or empty (the host's environment does not change);
  * - `command_not_found`, `invalid_command`: the service's command is not there;
- * - `sandbox_unavailable`: the sandbox is required and the host has none.
+ * - `sandbox_unavailable`: the sandbox is required and the host has none;
+ * - `remote_auth_required`, `remote_auth_failed`: a remote needs a sign-in, or refused the stored one (only
+ *   `auth login`, a person, changes that; a run never asks one);
+ * - `insecure_file`, `invalid_header`: a remote's secret file is not the user's alone, or a header value
+ *   from a host variable holds a line break.
  */
 export const NOT_RETRIED_START_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'missing_env',
   'command_not_found',
   'invalid_command',
   'sandbox_unavailable',
+  'remote_auth_required',
+  'remote_auth_failed',
+  'insecure_file',
+  'invalid_header',
 ]);
 
 /** What one attempt ended with, and whether another attempt may help. */

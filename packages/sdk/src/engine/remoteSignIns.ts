@@ -170,7 +170,9 @@ function statusOf(record: SignInRecord, services: string[], path: string): SignI
     path,
   };
   if (record.issuer !== undefined) status.issuer = record.issuer;
-  if (record.expiresAt !== undefined) status.expiresAt = new Date(record.expiresAt).toISOString();
+  // A time outside the Date range (a server's huge `expires_in`, an edited file) is not shown: toISOString throws.
+  const expires = record.expiresAt === undefined ? Number.NaN : new Date(record.expiresAt).getTime();
+  if (!Number.isNaN(expires)) status.expiresAt = new Date(expires).toISOString();
   if (record.tokens?.scope !== undefined) status.scope = record.tokens.scope;
   return status;
 }
@@ -204,13 +206,21 @@ export async function authLogout(target: SignInTarget): Promise<SignOutResult> {
   });
 }
 
-/** RFC 7009: each held token posted to the server's `revocation_endpoint`; true when every post was accepted. */
+/** Milliseconds the revocation requests of one logout may take in all before they count as refused: 10,000 (10 s). */
+export const REVOKE_TIMEOUT_MS = 10_000;
+
+/**
+ * RFC 7009: each held token posted to the server's `revocation_endpoint`; true when every post was accepted.
+ * The posts are bounded by {@link REVOKE_TIMEOUT_MS} in all: a server that never answers does not hold
+ * `auth logout` (and the sign-in's lock) for ever.
+ */
 async function revoke(record: SignInRecord): Promise<boolean> {
   const endpoint = (record.discovery?.authorizationServerMetadata as { revocation_endpoint?: unknown } | undefined)
     ?.revocation_endpoint;
   if (typeof endpoint !== 'string' || record.tokens === undefined) return false;
   const client = record.client;
   let ok = true;
+  const deadline = AbortSignal.timeout(REVOKE_TIMEOUT_MS);
   const held: Array<[string, string]> = [];
   if (record.tokens.refresh_token !== undefined) held.push([record.tokens.refresh_token, 'refresh_token']);
   held.push([record.tokens.access_token, 'access_token']);
@@ -223,7 +233,13 @@ async function revoke(record: SignInRecord): Promise<boolean> {
       body.set('client_id', client.client_id);
     }
     try {
-      const response = await fetch(endpoint, { method: 'POST', headers, body, redirect: 'error' });
+      const response = await fetch(endpoint, {
+        method: 'POST',
+        headers,
+        body,
+        redirect: 'error',
+        signal: deadline,
+      });
       await response.arrayBuffer().catch(() => {});
       ok &&= response.ok;
     } catch {

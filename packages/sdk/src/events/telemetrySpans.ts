@@ -21,7 +21,7 @@ import {
   type Tracer,
   type UpDownCounter,
 } from '@opentelemetry/api';
-import { redactValue } from '../redact.js';
+import { redactUrlsIn, redactValue } from '../redact.js';
 import type { AttemptOutcome, CallFacts, TelemetryEvent } from './telemetry.js';
 
 /** Characters of a recorded argument or result (when recording is on): 4,096. */
@@ -184,6 +184,8 @@ export class SpanBook {
   }
 
   async inCall<T>(facts: CallFacts, fn: () => Promise<T>): Promise<T> {
+    // A resource URI may carry credentials (user info, a signed query): shown as every output shows a URL.
+    const target = facts.method === 'resources/read' ? redactUrlsIn(facts.target) : facts.target;
     const attributes: Attributes = {
       'mcp.method.name': facts.method,
       'scienceevolve.service': facts.service,
@@ -193,14 +195,14 @@ export class SpanBook {
       attributes['gen_ai.tool.name'] = facts.target;
       attributes['gen_ai.operation.name'] = 'execute_tool';
     } else if (facts.method === 'prompts/get') attributes['gen_ai.prompt.name'] = facts.target;
-    else if (facts.method === 'resources/read') attributes['mcp.resource.uri'] = facts.target;
+    else if (facts.method === 'resources/read') attributes['mcp.resource.uri'] = target;
     if (facts.protocolVersion !== undefined) attributes['mcp.protocol.version'] = facts.protocolVersion;
     if (facts.sessionId !== undefined) attributes['mcp.session.id'] = facts.sessionId;
     if (this.recordContent && facts.arguments !== undefined) {
       attributes['gen_ai.tool.call.arguments'] = recorded(facts.arguments);
     }
     const span = this.tracer.startSpan(
-      `${facts.method} ${facts.target}`,
+      `${facts.method} ${target}`,
       { kind: SpanKind.CLIENT, attributes },
       context.active(),
     );

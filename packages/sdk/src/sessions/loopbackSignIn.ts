@@ -1,7 +1,8 @@
 /**
  * The person's side of `auth login` (RFC 8252 native-app flow): a one-shot HTTP listener on 127.0.0.1 (port
  * 0 unless given) whose `/callback` receives the authorization server's redirect, and a browser opener that
- * honours `BROWSER` (one executable, `%s` replaced by the URL, else the URL as its one argument; no shell),
+ * honours `BROWSER` (one executable with the URL as its one argument, or a command line whose `%s` is replaced
+ * by the URL; no shell),
  * else `xdg-open` (`open` on macOS). The URL is printed first, so a person without a browser on this machine
  * can open it elsewhere — the redirect must then reach this machine's loopback port.
  */
@@ -104,16 +105,20 @@ export async function startLoopbackSignIn(options: LoopbackSignInOptions): Promi
 }
 
 /**
- * Opens `url` with `BROWSER` (one executable; `%s` in it is replaced by the URL, else the URL is its one
- * argument), else `xdg-open` (`open` on macOS). Resolves once the opener started; an opener that cannot
+ * Opens `url` with `BROWSER` (one executable, given the URL as its one argument; or, when it holds `%s`, a
+ * command line split into words on white space, `%s` replaced by the URL), else `xdg-open` (`open` on
+ * macOS). Resolves once the opener started; an opener that cannot
  * start is not an error (the URL was printed).
  */
 export async function openInBrowser(url: URL, env: Readonly<Record<string, string | undefined>>): Promise<void> {
   const browser = env.BROWSER?.split(':')[0]?.trim();
   const command =
     browser !== undefined && browser !== '' ? browser : process.platform === 'darwin' ? 'open' : 'xdg-open';
-  const args = command.includes('%s') ? [] : [url.href];
-  const file = command.includes('%s') ? command.replace('%s', url.href) : command;
+  // With `%s` the value is a command line (`firefox --new-tab %s`): its words, split on white space (no
+  // shell, no quoting), the first the executable and `%s` in the others replaced by the URL.
+  const words = command.includes('%s') ? command.split(/\s+/).filter((w) => w !== '') : [command];
+  const file = words[0] ?? command;
+  const args = command.includes('%s') ? words.slice(1).map((w) => w.replaceAll('%s', url.href)) : [url.href];
   await new Promise<void>((resolve) => {
     const child = spawn(file, args, { stdio: 'ignore', detached: false });
     child.once('error', () => resolve());

@@ -186,7 +186,16 @@ export class RemoteSignIn implements AuthProvider {
   async token(): Promise<string | undefined> {
     const record = await this.current();
     let token = record?.tokens?.access_token;
-    if (token !== undefined && record?.expiresAt !== undefined && record.expiresAt - Date.now() < REFRESH_AHEAD_MS) {
+    // Renewable only with a refresh token or the client-credentials grant: a token that cannot be renewed is
+    // used until the server refuses it (a 401 then asks for a sign-in), not given up 60 s early.
+    const renewable =
+      record?.tokens?.refresh_token !== undefined || this.options.client?.grant === 'client_credentials';
+    if (
+      token !== undefined &&
+      renewable &&
+      record?.expiresAt !== undefined &&
+      record.expiresAt - Date.now() < REFRESH_AHEAD_MS
+    ) {
       // Ahead of expiry: refreshed once under the lock (a token another process refreshed meanwhile is taken).
       await this.authorize({ refusedToken: token });
       token = this.record?.tokens?.access_token;

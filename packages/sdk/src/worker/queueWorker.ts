@@ -124,10 +124,16 @@ async function runJob(
   let version: WorkflowVersion;
   let harnesses: RunHarnesses;
   let engineOptions: ReturnType<typeof specEngineOptions>;
+  let invocationDir: string;
   try {
     spec = checkJob(job);
     engineOptions = specEngineOptions(spec.options, job.id);
     paths = await openProject(options.dataDir, spec.project);
+    // The schema's ids admit `.` and `..`; the store's do not (`unsafe_path`): a refusal, never a retry.
+    invocationDir = paths.invocationDir(
+      spec.run,
+      servicesIdOf(spec.invocation.id, spec.invocation.attempts.length + 1),
+    );
     version = await storeDefinitions(paths, spec);
     // Git-on works in a clone of the run's remote; Git-off needs the run's workspace at the same path.
     if (spec.git === null) await checkWorkspace(spec.workspace);
@@ -141,8 +147,7 @@ async function runJob(
   // The run's positions in its script when the attempt starts (the agent's own is in its checkpoint).
   if (spec.positions !== null) harnesses.scripted?.restore(spec.positions);
   // A job taken again after its worker died may find that worker's copy here (same data dir): start clean.
-  const servicesId = servicesIdOf(spec.invocation.id, spec.invocation.attempts.length + 1);
-  await rm(paths.invocationDir(spec.run, servicesId), { recursive: true, force: true });
+  await rm(invocationDir, { recursive: true, force: true });
   const graceMs = engineOptions.graceMs;
   return runAttempt(spec, {
     id: worker,
