@@ -10,9 +10,11 @@ import {
   chmodSync,
   closeSync,
   constants,
+  fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
+  readSync,
   statSync,
   statfsSync,
   unlinkSync,
@@ -275,5 +277,79 @@ export function closeQuietly(fd: number): void {
     closeSync(fd);
   } catch {
     // Already closed.
+  }
+}
+
+/** How {@link readPrivateFileSync} names a secret's file in its errors. */
+export interface PrivateFileLabel {
+  /** The file as a message names it: `the queue file /x`, `the client secret file /x of remote service "s"`. */
+  subject: string;
+  /** What the file holds, for the fixes: `the queue URL`, `the client secret`. */
+  holds: string;
+  /** Said after an insecure file's reason: why that matters (`it holds the queue's password`). Default none. */
+  stakes?: string;
+  /** Data of every error (`path` is always there). */
+  data?: Record<string, unknown>;
+}
+
+/**
+ * The text of a file that holds a secret (a queue URL with its password, a client secret, a private key):
+ * opened without following a symbolic link and without blocking on a FIFO, checked on the open handle — a
+ * regular file, owned by this process's user, no permission for group or others (0600 or stricter) — and
+ * read, at most `maxBytes`. Errors name the file and the fix, never its content: `insecure_file` (a link,
+ * not a regular file, another owner, a loose mode), `io_error` (it cannot be opened), `usage` (too long).
+ */
+export function readPrivateFileSync(path: string, maxBytes: number, label: PrivateFileLabel): string {
+  const data = { ...label.data, path };
+  const insecure = (why: string, fix: string) =>
+    new SdkError('insecure_file', `${label.subject} ${why}${label.stakes === undefined ? '' : `; ${label.stakes}`}`, {
+      remedy: fix,
+      data,
+    });
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') {
+      throw insecure('is a symbolic link (links are not followed)', 'name the file itself, not a link to it');
+    }
+    throw new SdkError('io_error', `${label.subject} cannot be opened (${code ?? (error as Error).message})`, {
+      remedy:
+        code === 'ENOENT' ? `write ${label.holds} into it, then chmod 600 it` : 'check the path and its permissions',
+      data,
+      cause: error,
+    });
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) throw insecure('is not a regular file', `write ${label.holds} into a regular file (chmod 600)`);
+    const uid = process.getuid?.();
+    if (uid !== undefined && info.uid !== uid) {
+      throw insecure(
+        `is owned by uid ${info.uid}, not by this user (uid ${uid})`,
+        `chown ${uid} ${path} && chmod 600 ${path}`,
+      );
+    }
+    if ((info.mode & 0o077) !== 0) {
+      const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
+      throw insecure(`has mode ${mode}: others than its owner may read or change it`, `chmod 600 ${path}`);
+    }
+    const buffer = Buffer.alloc(maxBytes + 1);
+    let length = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length > maxBytes) {
+        throw new SdkError('usage', `${label.subject} is longer than ${maxBytes} bytes`, {
+          remedy: `it holds ${label.holds} only`,
+          data,
+        });
+      }
+    }
+    return buffer.subarray(0, length).toString('utf8');
+  } finally {
+    closeSync(fd);
   }
 }

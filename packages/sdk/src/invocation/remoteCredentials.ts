@@ -5,7 +5,7 @@
  * 0600 file. Nothing read here is written anywhere; a worker signs in with its own data dir (its own
  * `auth login`) or with client credentials from its own environment — tokens never travel in job data.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { readPrivateFileSync } from '../fileModes.js';
 import { SdkError } from '../errors.js';
 import { type ClientCredentials, loginCommand, RemoteSignIn } from '../sessions/remoteAuth.js';
 import { resolveHeaders } from '../sessions/remoteHeaders.js';
@@ -118,64 +118,19 @@ function secretFrom(
  * the fix, never its content.
  */
 export function readSecretFile(service: string, what: string, path: string): string {
-  const insecure = (why: string, fix: string) =>
-    new SdkError('insecure_file', `the ${what} file ${path} of remote service "${service}" ${why}`, {
-      remedy: fix,
+  const subject = `the ${what} file ${path} of remote service "${service}"`;
+  const text = readPrivateFileSync(path, SECRET_FILE_MAX_BYTES, {
+    subject,
+    holds: `the ${what}`,
+    data: { service },
+  }).replace(/\r?\n$/, '');
+  if (text.trim() === '') {
+    throw new SdkError('usage', `${subject} is empty`, {
+      remedy: `write the ${what} into it`,
       data: { service, path },
     });
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') throw insecure('is a symbolic link (links are not followed)', 'name the file itself');
-    throw new SdkError(
-      'io_error',
-      `the ${what} file ${path} of remote service "${service}" cannot be opened (${code})`,
-      {
-        remedy: `write the ${what} into it, then chmod 600 it`,
-        data: { service, path },
-        cause: error,
-      },
-    );
   }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile()) throw insecure('is not a regular file', `write the ${what} into a regular file (chmod 600)`);
-    const uid = process.getuid?.();
-    if (uid !== undefined && info.uid !== uid) {
-      throw insecure(`is owned by uid ${info.uid}, not by this user`, `chown ${uid} ${path} && chmod 600 ${path}`);
-    }
-    if ((info.mode & 0o077) !== 0) {
-      throw insecure('may be read or changed by others than its owner', `chmod 600 ${path}`);
-    }
-    const buffer = Buffer.alloc(SECRET_FILE_MAX_BYTES + 1);
-    let length = 0;
-    for (;;) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
-      length += n;
-      if (length > SECRET_FILE_MAX_BYTES) {
-        throw new SdkError('usage', `the ${what} file ${path} is longer than ${SECRET_FILE_MAX_BYTES} bytes`, {
-          remedy: `it holds the ${what} only`,
-          data: { service, path },
-        });
-      }
-    }
-    const text = buffer
-      .subarray(0, length)
-      .toString('utf8')
-      .replace(/\r?\n$/, '');
-    if (text.trim() === '') {
-      throw new SdkError('usage', `the ${what} file ${path} is empty`, {
-        remedy: `write the ${what} into it`,
-        data: { service, path },
-      });
-    }
-    return text;
-  } finally {
-    closeSync(fd);
-  }
+  return text;
 }
 
 /**

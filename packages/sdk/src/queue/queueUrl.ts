@@ -7,8 +7,8 @@
  * user of the machine can read a process's command line (`/proc/<pid>/cmdline`); a URL with a password comes
  * from a variable (`--queue-env VAR`) or from a file only its owner can read (`--queue-file F`).
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { SdkError } from '../errors.js';
+import { readPrivateFileSync } from '../fileModes.js';
 import { redactUrlsIn } from '../redact.js';
 
 /** What ioredis needs to connect, and the address as it may be shown. */
@@ -219,70 +219,19 @@ export function assertNoArgvCredentials(text: string): void {
  * {@link QUEUE_FILE_MAX_BYTES}. Errors name the file and the fix, never its content.
  */
 export function readQueueUrlFile(path: string): string {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') {
-      throw insecureFile(path, 'is a symbolic link (links are not followed)', 'name the file itself, not a link to it');
-    }
-    throw new SdkError('io_error', `the queue file ${path} cannot be opened (${code ?? (error as Error).message})`, {
-      remedy:
-        code === 'ENOENT'
-          ? 'write the queue URL into it: one line, then chmod 600 it'
-          : 'check the path and its permissions',
-      data: { path },
-      cause: error,
-    });
-  }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile())
-      throw insecureFile(path, 'is not a regular file', 'write the URL into a regular file (chmod 600)');
-    const uid = process.getuid?.();
-    if (uid !== undefined && info.uid !== uid) {
-      throw insecureFile(
-        path,
-        `is owned by uid ${info.uid}, not by this user (uid ${uid})`,
-        `chown ${uid} ${path} && chmod 600 ${path}`,
-      );
-    }
-    if ((info.mode & 0o077) !== 0) {
-      const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
-      throw insecureFile(path, `has mode ${mode}: others than its owner may read or change it`, `chmod 600 ${path}`);
-    }
-    const buffer = Buffer.alloc(QUEUE_FILE_MAX_BYTES + 1);
-    let length = 0;
-    for (;;) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
-      length += n;
-      if (length > QUEUE_FILE_MAX_BYTES) {
-        throw new SdkError('usage', `the queue file ${path} is longer than ${QUEUE_FILE_MAX_BYTES} bytes`, {
-          remedy: 'it holds one line: the queue URL',
-          data: { path },
-        });
-      }
-    }
-    const lines = buffer.subarray(0, length).toString('utf8').split(/\r?\n/);
-    while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop();
-    if (lines.length !== 1) {
-      throw new SdkError(
-        'usage',
-        `the queue file ${path} holds ${lines.length === 0 ? 'no URL' : `${lines.length} lines`}; it holds one line, the queue URL`,
-        { remedy: 'write the URL as its one line: redis://[user:password@]host[:port][/db]', data: { path } },
-      );
-    }
-    return lines[0]!.trim();
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function insecureFile(path: string, why: string, fix: string): SdkError {
-  return new SdkError('insecure_file', `the queue file ${path} ${why}; it holds the queue's password`, {
-    remedy: fix,
-    data: { path },
+  const text = readPrivateFileSync(path, QUEUE_FILE_MAX_BYTES, {
+    subject: `the queue file ${path}`,
+    holds: 'the queue URL (one line)',
+    stakes: "it holds the queue's password",
   });
+  const lines = text.split(/\r?\n/);
+  while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop();
+  if (lines.length !== 1) {
+    throw new SdkError(
+      'usage',
+      `the queue file ${path} holds ${lines.length === 0 ? 'no URL' : `${lines.length} lines`}; it holds one line, the queue URL`,
+      { remedy: 'write the URL as its one line: redis://[user:password@]host[:port][/db]', data: { path } },
+    );
+  }
+  return lines[0]!.trim();
 }
