@@ -24,7 +24,11 @@ function definition(era: 'legacy' | 'modern'): { entrypoint: string; files: Reco
   }
   return {
     entrypoint: 'server.mjs',
-    files: { 'server.mjs': asksV2Entry((name: string) => import.meta.resolve(name)) },
+    // The fixture travels with the definition: a sandboxed service cannot import from a checkout under /tmp.
+    files: {
+      'server.mjs': asksV2Entry((name: string) => import.meta.resolve(name), './asksV2.mjs'),
+      'asksV2.mjs': readFileSync(new URL('../fixtures/elicitation/asksV2.mjs', import.meta.url), 'utf8'),
+    },
   };
 }
 

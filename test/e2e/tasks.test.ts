@@ -26,7 +26,11 @@ function taskDefinition(era: 'legacy' | 'modern'): { entrypoint: string; files: 
   }
   return {
     entrypoint: 'server.mjs',
-    files: { 'server.mjs': tasksV2Entry((name: string) => import.meta.resolve(name)) },
+    // The fixture travels with the definition: a sandboxed service cannot import from a checkout under /tmp.
+    files: {
+      'server.mjs': tasksV2Entry((name: string) => import.meta.resolve(name), './tasksV2.mjs'),
+      'tasksV2.mjs': readFileSync(new URL('../fixtures/tasks/tasksV2.mjs', import.meta.url), 'utf8'),
+    },
   };
 }
 
