@@ -150,6 +150,19 @@ test('auth login, a probe and a run with the token, refresh under a lock, revoca
   assert.deepEqual((ready.json.services as Array<{ tools: unknown[] }>)[0]!.tools, ['whoami']);
   assert.ok(((await stats(base)).headerSeen ?? 0) > 0, 'the X-Api-Key header reached the service');
 
+  // A login that does not complete (the browser never follows the redirect) keeps the held sign-in.
+  const heldRecord = readFileSync(storePath, 'utf8');
+  const stalled = await cli(
+    t,
+    ['auth', 'login', ...place, '--service', 'papers', '--timeout-ms', '1500'],
+    { ...env, BROWSER: '/bin/true' },
+    outputs,
+  );
+  assert.equal(stalled.code, 1, stalled.stdout + stalled.stderr);
+  assert.match(stalled.stderr, /remote_auth_required/);
+  assert.equal(readFileSync(storePath, 'utf8'), heldRecord, 'the held sign-in is as it was');
+  assert.equal((await cli(t, probe, env, outputs)).code, 0, 'and still works');
+
   // A run whose scripted Main calls the remote tool.
   const script = join(box, 'script.json');
   writeFileSync(

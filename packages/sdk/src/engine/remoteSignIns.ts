@@ -87,7 +87,8 @@ async function remoteEntry(target: SignInTarget): Promise<McpServerEntry & { url
 }
 
 /**
- * Signs in to a remote service: a new sign-in replaces the held one. With `oauth.grant: "client_credentials"`
+ * Signs in to a remote service: a new sign-in replaces the held one once it completes (a login that fails or
+ * times out leaves the held one as it was). With `oauth.grant: "client_credentials"`
  * no browser is involved; otherwise the authorization URL is printed and opened (`BROWSER`, else xdg-open),
  * and the redirect is taken on a loopback port. Resolves with what is now held.
  *
@@ -107,7 +108,18 @@ export async function authLogin(options: AuthLoginOptions): Promise<SignInStatus
     );
   }
   const store = tokenStoreFile(options.dataDir, options.project, entry.url);
-  await store.withLock(() => store.remove());
+  // The new sign-in starts from nothing, but the held one is kept aside: a login that does not complete (no
+  // redirect in time, refused) puts it back, so a failed login never loses a working sign-in.
+  const held = await store.withLock(async () => {
+    const record = await store.read().catch(() => undefined);
+    await store.remove();
+    return record;
+  });
+  let completed = false;
+  const restore = async () => {
+    if (completed || held === undefined) return;
+    await store.withLock(() => store.write(held)).catch(() => {});
+  };
   const loopback = await startLoopbackSignIn({
     print: options.print ?? ((line) => process.stderr.write(`${line}\n`)),
     ...(options.open === undefined ? {} : { open: options.open }),
@@ -124,8 +136,10 @@ export async function authLogin(options: AuthLoginOptions): Promise<SignInStatus
     const deadline = Date.now() + (options.timeoutMs ?? LOGIN_TIMEOUT_MS) + 30_000;
     const session = await connectRemoteService({ name: entry.name, url: entry.url, ...credentials }, { deadline });
     await session.close();
+    completed = true;
   } finally {
     await loopback.close();
+    await restore();
   }
   const status = (await authStatus(options)).find((s) => s.services.includes(entry.name));
   if (status === undefined || !status.signedIn) {
