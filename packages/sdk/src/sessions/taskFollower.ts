@@ -31,6 +31,8 @@ type Forward = (
 export class TaskFollower {
   /** Tasks accepted and not ended, by id. */
   private readonly open = new Map<string, AcceptedTask>();
+  /** `tasks/cancel` requests on their way (see {@link TaskFollower.cancelAll}). */
+  private readonly cancelling = new Set<Promise<void>>();
 
   constructor(
     private readonly service: string,
@@ -86,11 +88,15 @@ export class TaskFollower {
     return this.followOpen(tool, task, options).finally(() => route?.stop());
   }
 
-  /** Sends `tasks/cancel` for every open task (5 s each at most, all at once); never rejects. */
+  /**
+   * Sends `tasks/cancel` for every open task (5 s each at most, all at once), and waits for the cancels
+   * already on their way (a caller's abort sends its own): the session closes only once they are answered,
+   * or the transport would cut them. Never rejects.
+   */
   async cancelAll(): Promise<void> {
     const tasks = [...this.open.values()];
     this.open.clear();
-    await Promise.all(tasks.map((task) => this.cancel(task)));
+    await Promise.all([...tasks.map((task) => this.cancel(task)), ...this.cancelling]);
   }
 
   private async followOpen(tool: string, task: AcceptedTask, options: ForwardOptions): Promise<CallToolResult> {
@@ -120,12 +126,12 @@ export class TaskFollower {
     }
   }
 
-  private async cancel(task: AcceptedTask): Promise<void> {
+  private cancel(task: AcceptedTask): Promise<void> {
     this.open.delete(task.taskId);
-    try {
-      await cancelTask(this.client(), task);
-    } catch {
+    const sent = cancelTask(this.client(), task).catch(() => {
       // Best effort: a service that is gone or refuses has no task left to stop, or keeps it to its ttl.
-    }
+    });
+    this.cancelling.add(sent);
+    return sent.finally(() => this.cancelling.delete(sent));
   }
 }
