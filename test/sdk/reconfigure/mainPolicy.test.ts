@@ -253,3 +253,37 @@ test('remote credentials under Main: headers only from mainMayMapEnv, oauth neve
   ];
   await applyWorkflow(paths, fine);
 });
+
+test("Main keeps an agent's elicitation or narrows it to decline; it never widens it", async (t) => {
+  const paths = await project(t, DEFAULT_HARNESS);
+  // The operator lets the analyst's services' questions go unanswered.
+  const operator = base(DEFAULT_HARNESS);
+  operator.agents.analyst!.elicitation = 'decline';
+  await loadWorkflow({ dataDir: paths.dataDir, project: 'p', workflow: operator });
+
+  const widened = structuredClone(operator);
+  widened.agents.analyst!.elicitation = 'model';
+  widened.agents.main!.elicitation = 'operator';
+  widened.agents.helper = { elicitation: 'operator' };
+  assert.deepEqual(await refusal(applyWorkflow(paths, widened)), [
+    { code: 'reconfiguration_not_allowed', path: '$.agents.analyst.elicitation' },
+    { code: 'reconfiguration_not_allowed', path: '$.agents.helper.elicitation' },
+    { code: 'reconfiguration_not_allowed', path: '$.agents.main.elicitation' },
+  ]);
+  // Dropping the key is widening too (it means "model").
+  const dropped = structuredClone(operator);
+  delete dropped.agents.analyst!.elicitation;
+  assert.deepEqual(await refusal(applyWorkflow(paths, dropped)), [
+    { code: 'reconfiguration_not_allowed', path: '$.agents.analyst.elicitation' },
+  ]);
+
+  // Kept, or narrowed to decline: accepted.
+  const narrowed = structuredClone(operator);
+  narrowed.agents.main!.elicitation = 'decline';
+  narrowed.agents.helper = { elicitation: 'decline' };
+  await applyWorkflow(paths, narrowed);
+  const accepted = await readAccepted(paths);
+  assert.equal(accepted?.workflow.agents.main?.elicitation, 'decline');
+  assert.equal(accepted?.workflow.agents.analyst?.elicitation, 'decline');
+  assert.equal(accepted?.workflow.agents.helper?.elicitation, 'decline');
+});

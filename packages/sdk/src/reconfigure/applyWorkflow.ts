@@ -214,6 +214,17 @@ export function mainReconfigurationIssues(current: WorkflowVersion | undefined, 
         message: `the harness of "${agentName}" is the operator's to change; send it as get_workflow returned it`,
       });
     }
+    // Who answers a service's questions is the operator's: Main may keep it, or narrow it to `decline` (no
+    // answer at all); it never moves it to the model or the operator (an agent it adds starts at `model`).
+    const answeredBefore = previous?.elicitation ?? 'model';
+    const answeredAfter = agent.elicitation ?? 'model';
+    if (answeredAfter !== answeredBefore && answeredAfter !== 'decline') {
+      issues.push({
+        code: 'reconfiguration_not_allowed',
+        path: toJsonPath(['agents', agentName, 'elicitation']),
+        message: `who answers the questions services ask "${agentName}" is the operator's ("${answeredBefore}"); Main may keep it or set "decline", never "${answeredAfter}"`,
+      });
+    }
     const knownUrls = new Set((previous?.mcpServers ?? []).map((s) => s.url).filter((u) => u !== undefined));
     agent.mcpServers.forEach((entry, index) => {
       if (entry.url === undefined || knownUrls.has(entry.url)) return;
