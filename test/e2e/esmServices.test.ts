@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { sandboxAvailability } from '../../packages/sdk/src/processes/sandbox.ts';
 import { assertNoMarkedProcess, killMarked, tempDir } from '../sdk/invocation/helpers.ts';
 
 const BIN = new URL('../../packages/cli/bin/scienceevolve.js', import.meta.url).pathname;
@@ -79,7 +80,15 @@ for (const sandbox of [undefined, false] as const) {
       { encoding: 'utf8', timeout: 60_000 },
     );
     assert.equal(probe.status, 0, probe.stderr);
-    const report = JSON.parse(probe.stdout) as { services: { name: string; state: string; tools: string[] }[] };
+    const report = JSON.parse(probe.stdout) as {
+      services: { name: string; state: string; tools: string[]; sandbox: { sandboxed: boolean } | null }[];
+    };
+    // The case this test is for: where bubblewrap works, `auto` really sandboxes them (the data dir hidden).
+    const sandboxed = sandbox === false ? false : (await sandboxAvailability(process.env)).ok;
+    assert.deepEqual(
+      report.services.map((s) => s.sandbox?.sandboxed),
+      [sandboxed, sandboxed, sandboxed],
+    );
     assert.deepEqual(
       report.services.map((s) => [s.name, s.state, s.tools]),
       [

@@ -160,8 +160,10 @@ export async function startInvocationServices(options: InvocationOptions): Promi
   await makePrivateDir(join(runtimePath, 'mcp'));
   await makePrivateDir(paths.serviceDataDir);
   // `runtimePath/node_modules`: the SDK's MCP packages and zod for services' `import` (NODE_PATH covers only
-  // `require`); an ancestor of every copy, so Node's own lookup finds them wherever the data dir lives.
-  const moduleLinks = await linkServiceModules(runtimePath);
+  // `require`); an ancestor of every copy, so Node's own lookup finds them wherever the data dir lives. Only
+  // project services run from copies: an invocation of remote services alone needs none.
+  const hasProjectServices = plan.some((p) => p.kind === 'project');
+  const moduleLinks = hasProjectServices ? await linkServiceModules(runtimePath) : undefined;
   const opencodeDir = await guardOpencodeConfig(version, options.workspace);
 
   const marker = formatMarker({
@@ -187,7 +189,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
   const policy = version.workflow.orchestration.sandbox;
   // Only `auto` asks who proposed a definition; the history is read only when there is a project service.
   const mainDigests =
-    policy === 'off' || policy === 'required' || !plan.some((p) => p.kind === 'project')
+    policy === 'off' || policy === 'required' || !hasProjectServices
       ? new Set<string>()
       : (options.mainProposed ?? (await mainProposedDigests(paths, version)));
   const sandboxOf = (planned: PlannedProjectService): Promise<ServiceSandbox> =>
@@ -226,7 +228,7 @@ export async function startInvocationServices(options: InvocationOptions): Promi
             ...sandbox,
             hide: [paths.dataDir],
             readOnly: [
-              moduleLinks,
+              ...(moduleLinks === undefined ? [] : [moduleLinks]),
               ...(version.workflow.orchestration.git ? [join(options.workspace, '.git')] : []),
               ...(opencodeDir === undefined ? [] : [opencodeDir]),
             ],
