@@ -116,7 +116,28 @@ test('with export on: a call span is active while the call runs, its context goe
       async () => ({}),
     ),
   );
+  // A failure is recorded with its code and a redacted message, never the library's raw text or a stack.
+  const failure = Object.assign(new Error('fetch https://u:pw@lab.example/mcp?token=secret-2 failed'), {
+    code: 'remote_unreachable',
+  });
+  await assert.rejects(
+    spans.inCall({ method: 'tools/call', target: 'broken', service: 'lab', kind: 'remote' }, async () => {
+      throw failure;
+    }),
+    (error) => error === failure,
+  );
   await spans.flush();
+  const broken = receiver.spans.find((s) => s.name === 'tools/call broken');
+  assert.ok(broken !== undefined);
+  assert.equal(broken.attributes['error.type'], 'remote_unreachable');
+  const exception = broken.events.find((e) => e.name === 'exception');
+  assert.ok(exception !== undefined, JSON.stringify(broken.events));
+  assert.equal(exception.attributes['exception.type'], 'remote_unreachable');
+  assert.equal(exception.attributes['exception.message'], 'fetch https://lab.example/mcp?token=REDACTED failed');
+  assert.ok(!('exception.stacktrace' in exception.attributes));
+  for (const hidden of ['secret-2', 'pw@', String(failure.stack).split('\n')[1]?.trim()]) {
+    assert.ok(hidden !== undefined && !JSON.stringify(receiver.spans).includes(hidden), hidden);
+  }
   const call = receiver.spans.find((s) => s.name === 'tools/call search');
   assert.ok(call !== undefined, JSON.stringify(receiver.requests));
   assert.equal(call.attributes['gen_ai.tool.name'], 'search');

@@ -21,7 +21,7 @@ import {
   type Tracer,
   type UpDownCounter,
 } from '@opentelemetry/api';
-import { redactUrlsIn, redactValue } from '../redact.js';
+import { errorText, redactUrlsIn, redactValue } from '../redact.js';
 import type { AttemptOutcome, CallFacts, TelemetryEvent } from './telemetry.js';
 
 /** Characters of a recorded argument or result (when recording is on): 4,096. */
@@ -66,6 +66,15 @@ function errorType(error: unknown): string {
   if (typeof code === 'string' && code !== '') return code;
   if (typeof code === 'number') return String(code);
   return error instanceof Error ? error.name : 'error';
+}
+
+/**
+ * Records `error` on `span` as an exception event with its type (the error's code) and its message with
+ * every URL redacted, never its stack: a collector is a third party, and a library's message may quote an
+ * address with a token in its query, a stack the layout of the operator's machine.
+ */
+function recordFailure(span: Span, error: unknown): void {
+  span.recordException({ name: errorType(error), message: redactUrlsIn(errorText(error)) });
 }
 
 function recorded(value: unknown): string {
@@ -118,7 +127,7 @@ export class SpanBook {
     try {
       return await context.with(trace.setSpan(context.active(), span), fn);
     } catch (error) {
-      span.recordException(error as Error);
+      recordFailure(span, error);
       span.setStatus({ code: SpanStatusCode.ERROR });
       span.setAttribute('error.type', errorType(error));
       throw error;
@@ -173,7 +182,7 @@ export class SpanBook {
       }
       return result;
     } catch (error) {
-      span.recordException(error as Error);
+      recordFailure(span, error);
       span.setStatus({ code: SpanStatusCode.ERROR });
       span.setAttribute('error.type', errorType(error));
       throw error;
@@ -221,7 +230,7 @@ export class SpanBook {
       return result;
     } catch (error) {
       failure = errorType(error);
-      span.recordException(error as Error);
+      recordFailure(span, error);
       throw error;
     } finally {
       if (failure !== undefined) {
@@ -260,7 +269,7 @@ export class SpanBook {
     try {
       return await context.with(trace.setSpan(parent, span), fn);
     } catch (error) {
-      span.recordException(error as Error);
+      recordFailure(span, error);
       span.setStatus({ code: SpanStatusCode.ERROR });
       span.setAttribute('error.type', errorType(error));
       throw error;
