@@ -231,7 +231,9 @@ export const REVOKE_TIMEOUT_MS = 10_000;
 async function revoke(record: SignInRecord): Promise<boolean> {
   const endpoint = (record.discovery?.authorizationServerMetadata as { revocation_endpoint?: unknown } | undefined)
     ?.revocation_endpoint;
-  if (typeof endpoint !== 'string' || record.tokens === undefined) return false;
+  if (typeof endpoint !== 'string' || record.tokens === undefined || !revocationEndpointAllowed(endpoint)) {
+    return false;
+  }
   const client = record.client;
   let ok = true;
   const deadline = AbortSignal.timeout(REVOKE_TIMEOUT_MS);
@@ -261,6 +263,25 @@ async function revoke(record: SignInRecord): Promise<boolean> {
     }
   }
   return ok;
+}
+
+/**
+ * Whether tokens may be posted to `endpoint`: an `https:` URL, or `http:` on a loopback host (a local
+ * authorization server), without user information. The endpoint is read back from the token file, and a
+ * token is never sent in clear over a network or to an address an edited file made up.
+ * @internal
+ */
+export function revocationEndpointAllowed(endpoint: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return false;
+  }
+  if (url.username !== '' || url.password !== '') return false;
+  if (url.protocol === 'https:') return true;
+  const host = url.hostname;
+  return url.protocol === 'http:' && (host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host));
 }
 
 /** The resource `url` as status shows it. */
