@@ -56,6 +56,15 @@ test('the surface lists every tool as <service>__<tool>, aliases included, with 
 
   await assert.rejects(surface.callTool('nope__echo', {}), { code: 'unknown_tool' });
   await assert.rejects(surface.readResource('nowhere://x'), { code: 'unknown_reference' });
+  // A URI with credentials is shown as every output shows a URL: no user information, query values hidden.
+  await assert.rejects(surface.readResource('https://ada:pw-1@nowhere.example/x?sig=secret-1'), (error: unknown) => {
+    const { code, message, data } = error as { code: string; message: string; data: unknown };
+    assert.equal(code, 'unknown_reference');
+    assert.match(message, /"https:\/\/nowhere\.example\/x\?sig=REDACTED"/);
+    assert.deepEqual(data, { uri: 'https://nowhere.example/x?sig=REDACTED' });
+    assert.ok(!JSON.stringify({ message, data }).includes('pw-1') && !message.includes('secret-1'));
+    return true;
+  });
   await assert.rejects(surface.getPrompt('nope', {}), { code: 'unknown_reference' });
 });
 

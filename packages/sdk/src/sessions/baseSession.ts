@@ -8,6 +8,7 @@ import type { CallToolResult, Client, RequestOptions, Tool } from '@modelcontext
 import { type ErrorCode, isSdkError, type SdkError } from '../errors.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS, mcpCode } from './forwarding.js';
 import { type CallFacts, telemetry } from '../events/telemetry.js';
+import { redactUrlsIn } from '../redact.js';
 import { diffCatalogs, hasChanges } from './catalogDiff.js';
 import { type ChangedList, listCatalog, onListChanged, routeProgress } from './mcpCatalog.js';
 import { callToolKept, OutputSchemaChecks } from './rawToolCall.js';
@@ -184,7 +185,9 @@ export abstract class BaseSession implements ServiceSession {
   }
 
   readResource(uri: string, options?: ForwardOptions): ReturnType<ServiceSession['readResource']> {
-    return this.forward(`resources/read "${uri}"`, options, (client, o) => client.readResource({ uri }, o));
+    return this.forward(`resources/read "${redactUrlsIn(uri)}"`, options, (client, o) =>
+      client.readResource({ uri }, o),
+    );
   }
 
   getPrompt(

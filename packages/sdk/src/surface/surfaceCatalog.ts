@@ -10,6 +10,7 @@ import { UriTemplate } from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import stableStringify from 'fast-json-stable-stringify';
 import { SdkError } from '../errors.js';
+import { redactUrlsIn } from '../redact.js';
 import type { ServiceSession } from '../sessions/serviceSession.js';
 import type { ServiceGate } from './serviceGate.js';
 import { filterTools, type ToolFilter } from './toolFilter.js';
@@ -266,8 +267,10 @@ function listResources(entries: readonly SurfaceEntry[], gateOf: (session: Servi
 
 /** The `unknown_reference` error for a URI no service of the surface lists. */
 export function unknownResource(uri: string): SdkError {
-  return new SdkError('unknown_reference', `no service of this agent lists resource "${uri}"`, {
+  // A URI may carry credentials (user information, a signed query): shown as every output shows a URL.
+  const shown = redactUrlsIn(uri);
+  return new SdkError('unknown_reference', `no service of this agent lists resource "${shown}"`, {
     remedy: 'Read a URI from resources/list, or one that matches a template from resources/templates/list.',
-    data: { uri },
+    data: { uri: shown },
   });
 }

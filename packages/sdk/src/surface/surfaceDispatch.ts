@@ -6,6 +6,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ERROR_CODES, type ErrorCode, isSdkError, SdkError } from '../errors.js';
+import { redactUrlsIn } from '../redact.js';
 import { checkImageLimits } from './resultLimits.js';
 import type { ForwardOptions } from '../sessions/serviceSession.js';
 import { takeAnswer, taskOptions } from './surfaceTasks.js';
@@ -149,7 +150,7 @@ export function createDispatch(
 
     async readResource(uri, requestOptions = {}) {
       const owner = resourceOwnerFor(uri);
-      const what = `resource "${uri}"`;
+      const what = `resource "${redactUrlsIn(uri)}"`;
       const result = await owner.gate.run(
         what,
         (forward) => owner.session.readResource(uri, forward),
