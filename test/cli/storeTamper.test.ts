@@ -142,6 +142,9 @@ test('resume reports a damaged run.json with its error instead of "nothing to re
   assert.match(human.stdout, /run-truncated: failed/);
   assert.match(human.stdout, /error store_tampered: run run-truncated was not resumed/);
   assert.ok(human.stdout.includes(file));
+  // As `run` does, the error goes to stderr too, with its fix line.
+  assert.match(human.stderr, /^run-truncated: error \[store_tampered\]: run run-truncated was not resumed/m);
+  assert.match(human.stderr, /^ {2}fix: /m);
   const json = await runCliToEnd(t, ['resume', ...common, '--json']);
   assert.equal(json.code, 1);
   const runs = (json.json as { runs: Array<{ run: string; error: { code: string; data: { path: string } } }> }).runs;

@@ -4,7 +4,7 @@ import { remedyOf } from '@scienceevolve/sdk/errors';
 import { publicError } from '@scienceevolve/sdk/internal';
 import { parseCommand, required } from '../args.js';
 import { command } from '../optionTable.js';
-import { EXIT, type Io, printJson, usageError } from '../output.js';
+import { EXIT, failureText, type Io, printJson, usageError } from '../output.js';
 import { cancelOnSignal, progressOnStderr, runEngineOptions } from './run.js';
 import { askOnTerminal, attended } from '../operatorPrompt.js';
 
@@ -43,6 +43,9 @@ export async function resumeCommand(argv: string[], io: Io): Promise<number> {
         }
       }
     }
+    // As `run` does: each run's error on stderr with the end of the failed service's stderr (run.json's,
+    // redacted) and its fix; the lines above stay as they are for scripts that read stdout.
+    for (const r of results) if (r.error) io.stderr(failureText(r.error, { head: `${r.run}: error` }));
     return results.every((r) => r.status === 'succeeded') ? EXIT.ok : EXIT.failed;
   } finally {
     dispose();
