@@ -162,6 +162,26 @@ test('auth login, a probe and a run with the token, refresh under a lock, revoca
   assert.match(stalled.stderr, /remote_auth_required/);
   assert.equal(readFileSync(storePath, 'utf8'), heldRecord, 'the held sign-in is as it was');
   assert.equal((await cli(t, probe, env, outputs)).code, 0, 'and still works');
+  // A login that does not complete while another one completes (here: a newer record stored while this one
+  // waits for its redirect) leaves the newer sign-in, never puts the older one back over it.
+  const newer = heldRecord.replace(accessToken, `${accessToken}-newer`);
+  const newerFile = join(box, 'newer.json');
+  writeFileSync(newerFile, newer, { mode: 0o600 });
+  const storeNewer = join(box, 'store-newer.sh');
+  writeFileSync(
+    storeNewer,
+    `#!/bin/sh\numask 077\ncp '${newerFile}' '${storePath}.newer' && mv '${storePath}.newer' '${storePath}'\n`,
+    { mode: 0o700 },
+  );
+  const overtaken = await cli(
+    t,
+    ['auth', 'login', ...place, '--service', 'papers', '--timeout-ms', '1500'],
+    { ...env, BROWSER: storeNewer },
+    outputs,
+  );
+  assert.equal(overtaken.code, 1, overtaken.stdout + overtaken.stderr);
+  assert.equal(readFileSync(storePath, 'utf8'), newer, 'the sign-in stored meanwhile is kept');
+  writeFileSync(storePath, heldRecord, { mode: 0o600 });
 
   // A run whose scripted Main calls the remote tool.
   const script = join(box, 'script.json');

@@ -109,7 +109,8 @@ export async function authLogin(options: AuthLoginOptions): Promise<SignInStatus
   }
   const store = tokenStoreFile(options.dataDir, options.project, entry.url);
   // The new sign-in starts from nothing, but the held one is kept aside: a login that does not complete (no
-  // redirect in time, refused) puts it back, so a failed login never loses a working sign-in.
+  // redirect in time, refused) puts it back, so a failed login never loses a working sign-in — unless a
+  // sign-in with tokens was stored meanwhile (another `auth login` completed): the newer one is kept.
   const held = await store.withLock(async () => {
     const record = await store.read().catch(() => undefined);
     await store.remove();
@@ -118,7 +119,16 @@ export async function authLogin(options: AuthLoginOptions): Promise<SignInStatus
   let completed = false;
   const restore = async () => {
     if (completed || held === undefined) return;
-    await store.withLock(() => store.write(held)).catch(() => {});
+    await store
+      .withLock(async () => {
+        // This login's own partial state (a registration, a verifier) is replaced; tokens are not.
+        const meanwhile = await store
+          .read()
+          .then((raw) => readSignIn(raw, store.path))
+          .catch(() => undefined);
+        if (meanwhile?.tokens === undefined) await store.write(held);
+      })
+      .catch(() => {});
   };
   const loopback = await startLoopbackSignIn({
     print: options.print ?? ((line) => process.stderr.write(`${line}\n`)),
