@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { assertAllGone, assertNoMarkedProcess, fixtureDefinition, killMarked, tempDir } from './helpers.ts';
+import { ERROR_FIXES } from '../../../packages/sdk/src/errors.js';
 
 const BIN = new URL('../../../packages/cli/bin/scienceevolve.js', import.meta.url).pathname;
 
@@ -136,7 +137,7 @@ test('probe: services that cannot start are reported failed with their code and 
       name: string;
       state: string;
       pid: number | null;
-      error: { code: string; log: string | null } | null;
+      error: { code: string; remedy: string; log: string | null } | null;
     }>;
   };
   const byName = Object.fromEntries(report.services.map((s) => [s.name, s]));
@@ -144,6 +145,9 @@ test('probe: services that cannot start are reported failed with their code and 
   assert.equal(byName.dies?.error?.log, join(report.runtimePath, 'mcp', 'dies.stderr.log'));
   assert.equal(byName.mute?.error?.code, 'startup_timeout');
   assert.equal(byName.keyless?.error?.code, 'missing_env');
+  // Each failure carries what to do about it: its own remedy (the variable to set), else its code's fix.
+  assert.match(byName.keyless?.error?.remedy ?? '', /export|set/i);
+  assert.equal(byName.dies?.error?.remedy, ERROR_FIXES.service_exited);
   assert.equal(byName.nocommand?.error?.code, 'command_not_found');
   assert.equal(byName.garbage?.error?.code, 'protocol_error');
   assert.equal(byName.ok?.error, null, 'a service that started is reported ready even though the invocation failed');

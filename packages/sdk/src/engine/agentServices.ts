@@ -9,7 +9,7 @@ import { makeDirs } from '../fileModes.js';
 import { resolve } from 'node:path';
 import type { Surface } from '../surface/surface.js';
 import type { z } from 'zod';
-import { SdkError } from '../errors.js';
+import { remedyOf, SdkError } from '../errors.js';
 import type { ServicesProbeDocumentSchema } from '../schemas/cliDocuments.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
 import { type InvocationServices, processFacts, startInvocationServices } from '../invocation/invocation.js';
@@ -131,6 +131,7 @@ function report(prepared: Prepared, services: InvocationServices): ProbeReport {
           ? {
               code: error.code,
               message: error.message,
+              remedy: remedyOf(error),
               log: typeof error.data.log === 'string' ? error.data.log : null,
             }
           : null,

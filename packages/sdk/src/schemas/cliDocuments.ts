@@ -147,7 +147,15 @@ export const ProbedServiceSchema = z.strictObject({
       detail: z.string().optional(),
     })
     .nullable(),
-  error: z.strictObject({ code: z.string(), message: z.string(), log: z.string().nullable() }).nullable(),
+  error: z
+    .strictObject({
+      code: z.string(),
+      message: z.string(),
+      /** What to do about it: the error's own remedy, or its code's fix. */
+      remedy: z.string(),
+      log: z.string().nullable(),
+    })
+    .nullable(),
 });
 
 /** `services probe --json`: the result of `probeServices`. */
