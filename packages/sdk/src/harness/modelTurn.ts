@@ -20,12 +20,35 @@ export interface RetrySettings {
   maxRetryDelayMs: number;
 }
 
-/** What one model call sends: the system text, the conversation, the tools, and the turn's number (1-based). */
+/**
+ * What one model call sends: the system text, the conversation (the task as the first user message, then
+ * the turns so far), the tools, and the turn's number (1-based).
+ */
 export interface CallRequest {
   system: string;
   messages: ModelMessage[];
   tools: ToolSet;
   turn: number;
+}
+
+/**
+ * The conversation as `generateText` takes it. The AI SDK checks every message it is given against its
+ * `ModelMessage` schema (zod) at every call, and a loop that calls it once per turn would check the whole
+ * conversation again each turn: a cost that grows with the square of the conversation's length (≈ 0.1 ms
+ * per message per turn). Every message of a loop's conversation was checked once already where it came
+ * from — the AI SDK's own response messages, the tool messages `modelTools.ts` builds, a resumed
+ * checkpoint's messages (`restoreCheckpoint`, each against the same schema) — so the task alone goes
+ * through the check and the conversation goes to the model through `prepareStep`, which the AI SDK
+ * documents as "override the full set of messages sent to the model for this step" and converts without
+ * checking again. With telemetry export on, the whole conversation is passed as before, so the AI SDK's
+ * `ai.generateText` span records the prompt as sent.
+ */
+function conversationOf(
+  request: CallRequest,
+  traced: boolean,
+): { messages: ModelMessage[]; prepareStep?: () => { messages: ModelMessage[] } } {
+  if (traced || request.messages.length <= 1) return { messages: request.messages };
+  return { messages: request.messages.slice(0, 1), prepareStep: () => ({ messages: request.messages }) };
 }
 
 /** One model call with its retries; reports `model.called` and each `model.retry`. */
@@ -52,7 +75,7 @@ export async function callModel(
       const result = (await generateText({
         model: endpoint.model,
         ...(request.system === '' ? {} : { system: request.system }),
-        messages: request.messages,
+        ...conversationOf(request, traced !== undefined),
         tools: request.tools,
         // The loop retries (and reports each retry) itself.
         maxRetries: 0,
