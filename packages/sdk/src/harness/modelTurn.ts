@@ -66,9 +66,17 @@ export async function callModel(
   const traced = telemetry();
   for (let attempt = 0; ; attempt++) {
     throwIfCancelled(input.signal);
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), config.requestTimeoutMs);
+    // One controller per attempt, aborted by the run's signal or the request timeout (not `AbortSignal.any`,
+    // whose composite signals stay registered on the run's long-lived signal until a garbage collection).
+    const call = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      call.abort();
+    }, config.requestTimeoutMs);
     timer.unref();
+    const onCancel = () => call.abort(input.signal.reason);
+    input.signal.addEventListener('abort', onCancel, { once: true });
     const started = performance.now();
     let retryAfter: number | undefined;
     try {
@@ -79,7 +87,7 @@ export async function callModel(
         tools: request.tools,
         // The loop retries (and reports each retry) itself.
         maxRetries: 0,
-        abortSignal: AbortSignal.any([input.signal, timeout.signal]),
+        abortSignal: call.signal,
         ...(config.maxOutputTokens === undefined ? {} : { maxOutputTokens: config.maxOutputTokens }),
         ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
         providerOptions: endpoint.providerOptions,
@@ -99,7 +107,7 @@ export async function callModel(
       return result;
     } catch (error) {
       throwIfCancelled(input.signal);
-      if (timeout.signal.aborted) {
+      if (timedOut) {
         lastStatus = undefined;
         lastMessage = `${endpoint.label} did not answer within ${config.requestTimeoutMs} ms (requestTimeoutMs)`;
       } else {
@@ -111,6 +119,7 @@ export async function callModel(
       }
     } finally {
       clearTimeout(timer);
+      input.signal.removeEventListener('abort', onCancel);
     }
     if (attempt >= settings.maxRetries) {
       throw new SdkError(
