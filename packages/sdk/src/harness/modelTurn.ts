@@ -3,7 +3,7 @@
  * reported, `retry-after` honoured), a timeout per request, cancellation, and the call's token usage.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type GenerateTextResult, type ModelMessage, type ToolSet, generateText } from 'ai';
+import { type GenerateTextResult, type ModelMessage, type ToolSet, generateText, modelMessageSchema } from 'ai';
 import { SdkError, toSdkError } from '../errors.js';
 import { telemetry } from '../events/telemetry.js';
 import type { HarnessInput, TokenUsage } from './harness.js';
@@ -29,6 +29,23 @@ export interface CallRequest {
   messages: ModelMessage[];
   tools: ToolSet;
   turn: number;
+}
+
+let primed = false;
+
+/**
+ * Resolves, once per process, the one `z.lazy` of the AI SDK's `ModelMessage` schema (the JSON value of
+ * `providerOptions`). Every `generateText` call checks its messages with a new `z.array(modelMessageSchema)`,
+ * and zod 4 first walks a new schema's tree looking for cycles; a lazy that no value has gone through yet
+ * counts as a possible cycle and keeps the answer from being cached, so each call walked the whole
+ * message schema again (≈ 50 µs and ≈ 65 KB of garbage a turn). One message parsed through the lazy
+ * resolves it (what zod does at its first use anyway); later walks stop at the cached answer. The parse
+ * changes nothing else: it only checks a constant message.
+ */
+export function primeMessageSchema(): void {
+  if (primed) return;
+  primed = true;
+  modelMessageSchema.safeParse({ role: 'user', content: '', providerOptions: { prime: { value: null } } });
 }
 
 /**
