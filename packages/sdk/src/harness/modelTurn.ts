@@ -63,9 +63,14 @@ export function primeMessageSchema(): void {
 function conversationOf(
   request: CallRequest,
   traced: boolean,
-): { messages: ModelMessage[]; prepareStep?: () => { messages: ModelMessage[] } } {
+): { messages: ModelMessage[]; prepareStep?: (step: { messages: ModelMessage[] }) => { messages: ModelMessage[] } } {
   if (traced || request.messages.length <= 1) return { messages: request.messages };
-  return { messages: request.messages.slice(0, 1), prepareStep: () => ({ messages: request.messages }) };
+  return {
+    messages: request.messages.slice(0, 1),
+    // The AI SDK's own messages of a step are the task and what its earlier steps of this call added (none:
+    // the call stops after one step; kept should it ever take another).
+    prepareStep: ({ messages }) => ({ messages: [...request.messages, ...messages.slice(1)] }),
+  };
 }
 
 /** One model call with its retries; reports `model.called` and each `model.retry`. */
