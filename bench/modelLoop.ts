@@ -7,8 +7,8 @@
  *
  * - ours: `createModelLoopHarness` (`openai`, `api: "chat"`) from the built SDK, its surface built as the
  *   engine builds it (`agentSurface` over an invocation's live session of the benchmark service), each
- *   checkpoint written by the engine's `CheckpointWriter` (atomic: temporary file, fsync, rename,
- *   directory fsync), since users pay for it;
+ *   checkpoint written by the engine's `CheckpointWriter` (atomic: temporary file, fdatasync, rename,
+ *   directory fsync; docs/decisions/checkpoint-writes.md), since users pay for it;
  * - the baseline: the provider library's own tool loop — AI SDK `generateText` with the same provider
  *   (`@ai-sdk/openai` `.chat`), `stopWhen: stepCountIs(turns)`, and tools whose `execute` calls the same
  *   service directly through the official v1 client (`startBaseline`), offered under the same names with

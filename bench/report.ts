@@ -138,6 +138,12 @@ export const GOALS: ReadonlyArray<{ id: string; measure: string; baseline: strin
     baseline: '1 invocation (1 service) beside each point',
     goal: 'reported ([Growth curve](#growth-curve))',
   },
+  {
+    id: '16',
+    measure: "the memory one service costs (PSS): the service, its sandbox processes and the supervisor's growth",
+    baseline: 'the same service started by the official v1 client',
+    goal: 'reported',
+  },
 ];
 
 /** One point of a growth curve (rows 15a and 15b, written by bench/scale.ts). */

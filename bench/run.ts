@@ -33,6 +33,7 @@ import { type BenchProject, closeSupervisor, setupProject } from './lib/services
 import { mergeRows, previousRows, writeReport } from './report.js';
 import { sandboxStart } from './sandboxStart.js';
 import { scaleBench } from './scale.js';
+import { SERVICE_MEMORY_GOAL, serviceMemoryBench } from './serviceMemory.js';
 import { eightServicesReady, oneServiceReady } from './serviceReady.js';
 import { supervisorKill } from './supervisorKillRow.js';
 import { queueBackendBench } from './queueBackend.js';
@@ -87,6 +88,12 @@ const STEPS: Step[] = [
     name: 'a service start inside the sandbox',
     goal: 'reported (≤ 1.15×)',
     run: async (c, p) => [await sandboxStart(c, p)],
+  },
+  {
+    ids: ['16'],
+    name: 'the memory one service costs (PSS)',
+    goal: SERVICE_MEMORY_GOAL,
+    run: async (c, p) => [await serviceMemoryBench(c, p)],
   },
   {
     ids: ['12'],

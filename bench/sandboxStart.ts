@@ -30,7 +30,7 @@ const MEASURE = 'a service start inside the sandbox (bubblewrap)';
 const BASELINE = 'the same start outside it, alternated in one launch';
 
 /** The benchmark workflow with every service sandboxed, in its own data dir. */
-async function sandboxedProject(ctx: BenchContext): Promise<BenchProject> {
+export async function sandboxedProject(ctx: BenchContext): Promise<BenchProject> {
   const dataDir = await scratchDir(ctx, 'data-sandboxed');
   const projectId = `bench-${ctx.token}-sandboxed`;
   const workspace = join(dataDir, 'workspace');

@@ -43,7 +43,7 @@ import { type ProjectPaths, openProject } from '../packages/sdk/dist/store/proje
 import type { ProcessRegistry } from '../packages/sdk/dist/processes/processRegistry.js';
 import { type WorkflowVersion, readAccepted } from '../packages/sdk/dist/store/workflowVersions.js';
 import { type BenchContext, type ResultRow, median, ms, now, ratio, runPairs, scratchDir } from './lib/common.js';
-import { descendantsOf, rssOf } from './lib/processes.js';
+import { pssOf, rssOf, supervisorPids } from './lib/processes.js';
 import type { BenchProject } from './lib/services.js';
 import type { CurvePoint } from './report.js';
 
@@ -106,27 +106,6 @@ interface Footprint {
   pss: number;
   rss: number;
   processes: number;
-}
-
-/** PSS of a process in bytes (0 when it is gone), from /proc/<pid>/smaps_rollup. */
-function pssOf(pid: number): number {
-  try {
-    const match = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1'));
-    return match ? Number(match[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** This process's supervisors (the host's; a benchmark before this one may have left its own running). */
-function supervisorPids(): number[] {
-  return descendantsOf(process.pid).filter((pid) => {
-    try {
-      return /supervisor\/dist\/main\.js/.test(readFileSync(`/proc/${pid}/cmdline`, 'latin1'));
-    } catch {
-      return false;
-    }
-  });
 }
 
 /**

@@ -240,3 +240,45 @@ export function descendantsOf(pid: number): number[] {
   }
   return found;
 }
+
+/** PSS of a process in bytes (0 when it is gone), from /proc/<pid>/smaps_rollup. */
+export function pssOf(pid: number): number {
+  try {
+    const match = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The private memory of a process in bytes (USS: `Private_Clean` + `Private_Dirty` in smaps_rollup; 0 when it
+ * is gone): the pages only it maps. Unlike PSS it does not fall when another process starts mapping the same
+ * shared pages, so its growth is what the process itself allocated.
+ */
+export function ussOf(pid: number): number {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1');
+    let kb = 0;
+    for (const match of text.matchAll(/^Private_(?:Clean|Dirty):\s+(\d+) kB/gm)) kb += Number(match[1]);
+    return kb * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * This process's supervisors (the host's; a benchmark before this one may have left its own running): by
+ * the supervisor's process title, or by its script for a supervisor that sets none.
+ */
+export function supervisorPids(): number[] {
+  return descendantsOf(process.pid).filter((pid) => {
+    try {
+      return /^scienceevolve-supervisor|supervisor\/dist\/main\.js/.test(
+        readFileSync(`/proc/${pid}/cmdline`, 'latin1'),
+      );
+    } catch {
+      return false;
+    }
+  });
+}

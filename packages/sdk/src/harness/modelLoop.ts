@@ -26,7 +26,7 @@ import {
   restoreCheckpoint,
 } from './modelLoopCheckpoint.js';
 import { PerKeyLimiter, callTool, toolResultPart, toolSet } from './modelTools.js';
-import { addUsage, callModel, throwIfCancelled } from './modelTurn.js';
+import { addUsage, callModel, primeMessageSchema, throwIfCancelled } from './modelTurn.js';
 import { type FailureContext, type ModelLoopConfig, createEndpoint, readApiKey } from './modelProviders.js';
 import { type ModelLoopOptions, DEFAULT_MODEL_LOOP_OPTIONS } from './modelLoopLight.js';
 
@@ -47,6 +47,7 @@ export function createModelLoopHarness(
   // or a stdio face. Off unless the embedding program chose its own logger.
   const global = globalThis as { AI_SDK_LOG_WARNINGS?: unknown };
   if (global.AI_SDK_LOG_WARNINGS === undefined) global.AI_SDK_LOG_WARNINGS = false;
+  primeMessageSchema();
   return { run: (input) => runModelLoop(agent, config, settings, input) };
 }
 

@@ -3,7 +3,7 @@
  * reported, `retry-after` honoured), a timeout per request, cancellation, and the call's token usage.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type GenerateTextResult, type ModelMessage, type ToolSet, generateText } from 'ai';
+import { type GenerateTextResult, type ModelMessage, type ToolSet, generateText, modelMessageSchema } from 'ai';
 import { SdkError, toSdkError } from '../errors.js';
 import { telemetry } from '../events/telemetry.js';
 import type { HarnessInput, TokenUsage } from './harness.js';
@@ -20,12 +20,57 @@ export interface RetrySettings {
   maxRetryDelayMs: number;
 }
 
-/** What one model call sends: the system text, the conversation, the tools, and the turn's number (1-based). */
+/**
+ * What one model call sends: the system text, the conversation (the task as the first user message, then
+ * the turns so far), the tools, and the turn's number (1-based).
+ */
 export interface CallRequest {
   system: string;
   messages: ModelMessage[];
   tools: ToolSet;
   turn: number;
+}
+
+let primed = false;
+
+/**
+ * Resolves, once per process, the one `z.lazy` of the AI SDK's `ModelMessage` schema (the JSON value of
+ * `providerOptions`). Every `generateText` call checks its messages with a new `z.array(modelMessageSchema)`,
+ * and zod 4 first walks a new schema's tree looking for cycles; a lazy that no value has gone through yet
+ * counts as a possible cycle and keeps the answer from being cached, so each call walked the whole
+ * message schema again (≈ 50 µs and ≈ 65 KB of garbage a turn). One message parsed through the lazy
+ * resolves it (what zod does at its first use anyway); later walks stop at the cached answer. The parse
+ * changes nothing else: it only checks a constant message.
+ */
+export function primeMessageSchema(): void {
+  if (primed) return;
+  primed = true;
+  modelMessageSchema.safeParse({ role: 'user', content: '', providerOptions: { prime: { value: null } } });
+}
+
+/**
+ * The conversation as `generateText` takes it. The AI SDK checks every message it is given against its
+ * `ModelMessage` schema (zod) at every call, and a loop that calls it once per turn would check the whole
+ * conversation again each turn: a cost that grows with the square of the conversation's length (≈ 0.1 ms
+ * per message per turn). Every message of a loop's conversation was checked once already where it came
+ * from — the AI SDK's own response messages, the tool messages `modelTools.ts` builds, a resumed
+ * checkpoint's messages (`restoreCheckpoint`, each against the same schema) — so the task alone goes
+ * through the check and the conversation goes to the model through `prepareStep`, which the AI SDK
+ * documents as "override the full set of messages sent to the model for this step" and converts without
+ * checking again. With telemetry export on, the whole conversation is passed as before, so the AI SDK's
+ * `ai.generateText` span records the prompt as sent.
+ */
+function conversationOf(
+  request: CallRequest,
+  traced: boolean,
+): { messages: ModelMessage[]; prepareStep?: (step: { messages: ModelMessage[] }) => { messages: ModelMessage[] } } {
+  if (traced || request.messages.length <= 1) return { messages: request.messages };
+  return {
+    messages: request.messages.slice(0, 1),
+    // The AI SDK's own messages of a step are the task and what its earlier steps of this call added (none:
+    // the call stops after one step; kept should it ever take another).
+    prepareStep: ({ messages }) => ({ messages: [...request.messages, ...messages.slice(1)] }),
+  };
 }
 
 /** One model call with its retries; reports `model.called` and each `model.retry`. */
@@ -43,20 +88,28 @@ export async function callModel(
   const traced = telemetry();
   for (let attempt = 0; ; attempt++) {
     throwIfCancelled(input.signal);
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), config.requestTimeoutMs);
+    // One controller per attempt, aborted by the run's signal or the request timeout (not `AbortSignal.any`,
+    // whose composite signals stay registered on the run's long-lived signal until a garbage collection).
+    const call = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      call.abort();
+    }, config.requestTimeoutMs);
     timer.unref();
+    const onCancel = () => call.abort(input.signal.reason);
+    input.signal.addEventListener('abort', onCancel, { once: true });
     const started = performance.now();
     let retryAfter: number | undefined;
     try {
       const result = (await generateText({
         model: endpoint.model,
         ...(request.system === '' ? {} : { system: request.system }),
-        messages: request.messages,
+        ...conversationOf(request, traced !== undefined),
         tools: request.tools,
         // The loop retries (and reports each retry) itself.
         maxRetries: 0,
-        abortSignal: AbortSignal.any([input.signal, timeout.signal]),
+        abortSignal: call.signal,
         ...(config.maxOutputTokens === undefined ? {} : { maxOutputTokens: config.maxOutputTokens }),
         ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
         providerOptions: endpoint.providerOptions,
@@ -76,7 +129,7 @@ export async function callModel(
       return result;
     } catch (error) {
       throwIfCancelled(input.signal);
-      if (timeout.signal.aborted) {
+      if (timedOut) {
         lastStatus = undefined;
         lastMessage = `${endpoint.label} did not answer within ${config.requestTimeoutMs} ms (requestTimeoutMs)`;
       } else {
@@ -88,6 +141,7 @@ export async function callModel(
       }
     } finally {
       clearTimeout(timer);
+      input.signal.removeEventListener('abort', onCancel);
     }
     if (attempt >= settings.maxRetries) {
       throw new SdkError(
