@@ -25,10 +25,10 @@ export function hostSupervisor(paths: ProjectPaths, options: { graceMs?: number 
 /**
  * Forks the host's supervisor process ahead of {@link hostSupervisor}, which adopts it: its boot then
  * overlaps the host's loading and preparing (see docs/decisions/probe-start.md). The ack before every
- * spawn is unchanged.
+ * spawn is unchanged. Returns the early supervisor's pid (undefined when none was forked now).
  */
-export function forkHostSupervisorEarly(): void {
-  forkSharedSupervisorEarly();
+export function forkHostSupervisorEarly(): number | undefined {
+  return forkSharedSupervisorEarly();
 }
 
 /** Ends the host's supervisor in order (after the host collected its services). @public */

@@ -14,14 +14,17 @@ let early: ChildProcess | undefined;
  * own work (`services probe` calls it before it loads the store and the MCP client). The next
  * {@link sharedSupervisor} start adopts it, sends it the hello and the host's state, and waits for its
  * ack as always: nothing is announced to a supervisor that has not confirmed. Does nothing when a client
- * or an early fork exists; a refused fork is left for the start to retry and report.
+ * or an early fork exists; a refused fork is left for the start to retry and report. Returns the early
+ * supervisor's pid (undefined when none was forked now).
  */
-export function forkSharedSupervisorEarly(): void {
-  if (shared !== undefined || early !== undefined) return;
+export function forkSharedSupervisorEarly(): number | undefined {
+  if (shared !== undefined || early !== undefined) return undefined;
   try {
     early = forkSupervisor();
+    return early.pid;
   } catch {
     early = undefined;
+    return undefined;
   }
 }
 
