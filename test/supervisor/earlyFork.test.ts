@@ -109,9 +109,14 @@ for (const killBeforeRegister of [false, true]) {
     const pgid = line.pgid as number;
     const supervisorPid = line.supervisorPid as number;
     // The window is the new one: the service ran before any MCP code or session code had loaded.
-    assert.ok(loaded.some((m) => m.includes('/packages/sdk/dist/sessions/stdioLaunch.js')), 'the listing saw the launch');
+    assert.ok(
+      loaded.some((m) => m.includes('/packages/sdk/dist/sessions/stdioLaunch.js')),
+      'the listing saw the launch',
+    );
     assert.deepEqual(
-      loaded.filter((m) => m.includes('/node_modules/@modelcontextprotocol/') || m.includes('/sessions/stdioService.js')),
+      loaded.filter(
+        (m) => m.includes('/node_modules/@modelcontextprotocol/') || m.includes('/sessions/stdioService.js'),
+      ),
       [],
       'no MCP client and no session code had loaded when the service was spawned',
     );
@@ -162,4 +167,35 @@ test('an early fork nobody adopted ends with the host supervisor closing, having
   assert.equal(forkSharedSupervisorEarly(), undefined);
   await closeSharedSupervisor();
   assert.deepEqual(await waitGone([pid], 6000), [], 'the unadopted supervisor exits');
+});
+
+test('@scienceevolve/sdk/probe loads no zod, no store and no MCP code before its supervisor is forked', async (t) => {
+  const dir = tempDir(t);
+  const moduleLog = join(dir, 'modules.log');
+  writeFileSync(moduleLog, '');
+  const child = spawn(
+    process.execPath,
+    ['--import', HOOKS, '--input-type=module', '-e', "await import('@scienceevolve/sdk/probe')"],
+    {
+      cwd: root,
+      env: { ...process.env, SCIENCEEVOLVE_MODULE_LOG: moduleLog },
+      stdio: 'inherit',
+    },
+  );
+  const [code] = (await once(child, 'exit')) as [number | null];
+  assert.equal(code, 0);
+  const loaded = readFileSync(moduleLog, 'utf8').split('\n').filter(Boolean);
+  assert.ok(
+    loaded.some((m) => m.endsWith('/packages/sdk/dist/engine/probeServices.js')),
+    'the listing saw the entry',
+  );
+  assert.deepEqual(
+    loaded.filter((m) =>
+      /\/node_modules\/(zod|yaml|@modelcontextprotocol)\/|\/packages\/sdk\/dist\/(store|workflow\/workflowSchema)/.test(
+        m,
+      ),
+    ),
+    [],
+    'what the probe loads before its fork',
+  );
 });

@@ -150,4 +150,3 @@ export function report(prepared: Prepared, services: InvocationServices): ProbeR
 export function newProbeRunId(kind: 'probe' | 'serve'): string {
   return `${kind}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
-

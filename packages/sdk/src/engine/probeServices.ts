@@ -41,4 +41,3 @@ export async function probeServices(options: ProbeOptions): Promise<HeldProbe> {
     close: () => services.close(),
   };
 }
-

@@ -298,7 +298,7 @@ export class SupervisorClient implements ProcessRegistry {
     let child: ChildProcess;
     const early = this.#adopt;
     this.#adopt = undefined;
-    if (early !== undefined && early.connected && early.exitCode === null && early.signalCode === null) {
+    if (early?.connected && early.exitCode === null && early.signalCode === null) {
       // Forked ahead (forkSupervisor): it has booted meanwhile and received nothing yet.
       child = early;
     } else {

@@ -18,13 +18,7 @@ import { describeExit, type FailureFacts, type ServiceIdentity, serviceError } f
 import type { ServiceEventBase } from './serviceEvents.js';
 import type { ServiceCatalog, SessionStartOptions, StdioServiceSession } from './serviceSession.js';
 import { StartBudget } from './startBudget.js';
-import {
-  type ExitStatus,
-  identityOf,
-  type LeaderLaunch,
-  launchLeader,
-  type StdioServiceSpec,
-} from './stdioLaunch.js';
+import { type ExitStatus, identityOf, type LeaderLaunch, launchLeader, type StdioServiceSpec } from './stdioLaunch.js';
 import type { StderrLog } from '../processes/stderrLog.js';
 import { ServiceStdioTransport } from './stdioTransport.js';
 import { raceDelay, runEach } from '../processes/teardown.js';
