@@ -346,6 +346,8 @@ class StdioService extends BaseSession implements StdioServiceSession {
       let drain: NodeJS.Timeout | undefined;
       const onAbort = () => reject(budget.signal.reason);
       budget.signal.addEventListener('abort', onAbort, { once: true });
+      // A budget spent before the step began (a launched leader's wait can use it up) ends the step at once.
+      if (budget.signal.aborted) onAbort();
       void this.exited.then(() => {
         drain = setTimeout(() => reject(new Error('the service exited')), EXIT_DRAIN_MS).unref();
       });
