@@ -7,6 +7,7 @@
 import { startTelemetry, telemetry } from '../events/telemetry.js';
 import type { Surface } from '../surface/surface.js';
 import { SdkError } from '../errors.js';
+import { forkHostSupervisorEarly } from '../invocation/hostSupervision.js';
 import { toolFiltersOf } from '../invocation/plan.js';
 import { agentSurface } from './agentSurface.js';
 import { type AgentServicesOptions, newProbeRunId, prepare, start } from './agentServicesStart.js';
@@ -44,6 +45,8 @@ export interface ServeAgentOptions extends AgentServicesOptions {
  */
 export async function serveAgentServices(options: ServeAgentOptions): Promise<ServedAgent> {
   // With export on, each call through the served surface is a span (continuing the client's traceparent).
+  // As the probe: the supervisor boots while the project is prepared; the first start adopts it.
+  forkHostSupervisorEarly();
   await startTelemetry();
   const prepared = await prepare(options);
   const services = await start(prepared, options, newProbeRunId('serve'));
