@@ -121,20 +121,43 @@ describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 },
 
   test('the listing sees the heavy layers where a command loads them (services probe), and no more', async (t) => {
     const dir = await tempDir(t);
-    // A usage error after the command's module loaded: nothing starts, but its imports are all in.
-    const r = await runListed(dir, ['services', 'probe', '--data-dir', join(dir, 'data')]);
-    assert.equal(r.code, 2, r.stderr);
+    const workflow = join(dir, 'workflow.json');
+    await writeFile(workflow, JSON.stringify(labWorkflow()));
+    const workspace = join(dir, 'ws');
+    await mkdir(workspace);
+    const r = await runListed(dir, [
+      'services',
+      'probe',
+      '--data-dir',
+      join(dir, 'data'),
+      '--workflow',
+      workflow,
+      '--workspace',
+      workspace,
+      '--agent',
+      'main',
+      '--json',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
     const forbidden = forbiddenAmong(r.loaded);
     assert.ok(
       forbidden.some((m) => m.includes('/node_modules/@modelcontextprotocol/')),
       `MCP code listed: ${forbidden.join(', ')}`,
     );
     assert.ok(forbidden.includes('builtin:child_process'), 'child_process listed');
-    assert.ok(forbidden.includes('builtin:http'), 'http listed');
-    // services probe/serve load the SDK's /agent-services entry, not the root: no model libraries.
+    // services probe loads the SDK's /probe entry, not the root: no model libraries.
     const models = r.loaded.filter((m) => m.includes('/node_modules/ai/') || m.includes('/node_modules/@ai-sdk/'));
     assert.deepEqual(models, [], 'services probe loads no model library');
     assert.ok(!r.loaded.some((m) => m.endsWith('/packages/sdk/dist/index.js')), 'services probe loads no SDK root');
+    // A probe that stops at a usage error started nothing, and loaded no MCP code either (the probe loads
+    // the MCP client once its service runs: docs/decisions/probe-start.md).
+    const usage = await runListed(dir, ['services', 'probe', '--data-dir', join(dir, 'data')]);
+    assert.equal(usage.code, 2, usage.stderr);
+    assert.deepEqual(
+      usage.loaded.filter((m) => m.includes('/node_modules/@modelcontextprotocol/')),
+      [],
+      'a probe refused at its options loads no MCP code',
+    );
   });
 
   test('OpenTelemetry is loaded only when export is on: a probe and a run without it load none of its SDK', async (t) => {

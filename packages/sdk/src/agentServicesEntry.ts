@@ -5,7 +5,8 @@
  * but not the engine's harnesses (the AI SDK, agent CLIs, Git). Every name here is also exported by the
  * package root (public) or by `internal.ts` (internal).
  */
-export { probeServices, serveAgentServices } from './engine/agentServices.js';
+export { serveAgentServices } from './engine/agentServices.js';
+export { probeServices } from './engine/probeServices.js';
 export type {
   ProbeOptions,
   ProbeReport,

@@ -95,8 +95,8 @@ export { serveCommand } from './harness/serveCommand.js';
 export type { ServeCommandOptions } from './harness/serveCommand.js';
 
 // Probing an agent's services, their process limits, the HTTP face's path (`@scienceevolve/sdk/agent-services`).
-export { probeServices } from './engine/agentServices.js';
-export type { HeldProbe, ProbeOptions, ProbeReport, ProbedService } from './engine/agentServices.js';
+export { probeServices } from './engine/probeServices.js';
+export type { HeldProbe, ProbeOptions, ProbeReport, ProbedService } from './engine/probeServices.js';
 export type { SandboxDecision, SandboxReason } from './processes/sandbox.js';
 export type { CollectionMechanism } from './processes/processGroup.js';
 export type { ServiceEvent, ServiceEventBase, ServiceState } from './sessions/serviceEvents.js';

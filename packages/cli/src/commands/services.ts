@@ -1,14 +1,7 @@
 /** `scienceevolve services probe|serve`: one agent's services, outside a run. */
-import {
-  createBridgeToken,
-  probeServices,
-  protectStdout,
-  type SandboxDecision,
-  serveAgentServices,
-  serveHttp,
-  serveStdio,
-  writeBridgeTokenFile,
-} from '@scienceevolve/sdk/agent-services';
+// The probe's entry loads little before it forks the supervisor and spawns the service (the MCP client
+// loads after the spawn); serve's (the bridge faces, the surface) loads in serve alone.
+import { probeServices, type SandboxDecision } from '@scienceevolve/sdk/probe';
 import { parseCommand, required, sdkOptions } from '../args.js';
 import { ENGINE_OPTIONS, command } from '../optionTable.js';
 import { EXIT, type Io, type ShownError, failureText, printJson, usageError } from '../output.js';
@@ -109,7 +102,10 @@ async function serve(argv: string[], io: Io): Promise<number> {
     ? required(values['token-file'], '--token-file', 'where the bearer token is written (never to stdout)')
     : undefined;
   const port = values.port ?? 0;
-  // The stdio face owns fd 1 from the first moment: anything else the process prints goes to stderr.
+  const { createBridgeToken, protectStdout, serveAgentServices, serveHttp, serveStdio, writeBridgeTokenFile } =
+    await import('@scienceevolve/sdk/agent-services');
+  // The stdio face owns fd 1 from the first moment (the bin guarded it before anything loaded): anything
+  // else the process prints goes to stderr.
   const output = values.http ? undefined : protectStdout().protocolOutput;
   const stop = untilSignal();
   try {

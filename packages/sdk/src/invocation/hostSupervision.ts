@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type { ProcessRegistry } from '../processes/processRegistry.js';
 import { type SweepReport, sweepStrays } from '../processes/strayProcesses.js';
-import { closeSharedSupervisor, sharedSupervisor } from '../processes/sharedSupervisor.js';
+import { closeSharedSupervisor, forkSharedSupervisorEarly, sharedSupervisor } from '../processes/sharedSupervisor.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
 /**
@@ -20,6 +20,15 @@ export function hostSupervisor(paths: ProjectPaths, options: { graceMs?: number 
     logPath: join(paths.supervisorDir, `host-${process.pid}.log`),
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
   });
+}
+
+/**
+ * Forks the host's supervisor process ahead of {@link hostSupervisor}, which adopts it: its boot then
+ * overlaps the host's loading and preparing (see docs/decisions/probe-start.md). The ack before every
+ * spawn is unchanged. Returns the early supervisor's pid (undefined when none was forked now).
+ */
+export function forkHostSupervisorEarly(): number | undefined {
+  return forkSharedSupervisorEarly();
 }
 
 /** Ends the host's supervisor in order (after the host collected its services). @public */

@@ -2,6 +2,9 @@
  * One invocation's services (SPEC §5): plan (aliases share one process), copy each definition's source
  * to `runtimePath/mcp/<name>/`, build each environment, start everything in parallel under one startup
  * budget, and collect everything on close — or at once when any service fails to start.
+ *
+ * The session code (and through it the MCP client) loads only once a project service's leader is spawned
+ * (or, for remote services, when one is planned): the service boots while the host loads the client.
  */
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -21,14 +24,13 @@ import {
   MIN_PIDS_MAX,
 } from '../processes/processGroup.js';
 import { sharedStartGate, type StartGate } from '../processes/admission.js';
-import { connectRemoteService } from '../sessions/remoteService.js';
-import { remoteCredentials } from './remoteCredentials.js';
 import { decideSandbox, type SandboxDecision, type ServiceSandbox, sandboxAvailability } from '../processes/sandbox.js';
 import { buildServiceEnv, linkServiceModules, serviceCompileCacheDir } from '../processes/serviceEnv.js';
 import { DEFAULT_STARTUP_BUDGET_MS } from '../sessions/startBudget.js';
 import type { ServiceEvent } from '../sessions/serviceEvents.js';
 import type { ServiceSession } from '../sessions/serviceSession.js';
-import { type StdioServiceSession, startStdioService } from '../sessions/stdioService.js';
+import { launchLeader, type StdioServiceSpec } from '../sessions/stdioLaunch.js';
+import type { StdioServiceSession } from '../sessions/stdioService.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import { checkSourceCopy } from '../store/sourceStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
@@ -36,6 +38,7 @@ import { copySource } from './copySource.js';
 import { eraFilePath, fileEraMemory } from './eraFile.js';
 import { type PlannedProjectService, type PlannedService, planServices } from './plan.js';
 import { mainProposedDigests } from './sandboxPolicy.js';
+import { timerMs } from '../workflow/durations.js';
 
 /** Milliseconds all of an invocation's services together have to be ready: 35,000 (SPEC §5.5). */
 export { DEFAULT_STARTUP_BUDGET_MS };
@@ -208,6 +211,10 @@ export async function startInvocationServices(options: InvocationOptions): Promi
       let sandbox: ServiceSandbox | undefined;
       try {
         if (planned.kind === 'remote') {
+          const [{ connectRemoteService }, { remoteCredentials }] = await Promise.all([
+            import('../sessions/remoteService.js'),
+            import('./remoteCredentials.js'),
+          ]);
           const session = await connectRemoteService(
             {
               name: planned.name,
@@ -268,37 +275,51 @@ export async function startInvocationServices(options: InvocationOptions): Promi
               },
             );
           });
-        const session = await startStdioService(
-          {
-            serviceName: planned.name,
-            aliases: planned.aliases,
-            definitionName: planned.definitionName,
-            digest: planned.digest,
-            command: planned.definition.command,
-            entrypointPath: join(sourceDir, ...planned.definition.entrypoint.split('/')),
-            args: planned.definition.args,
-            cwd: options.workspace,
-            env,
-            stderrLogPath: join(runtimePath, 'mcp', `${planned.name}.stderr.log`),
-            // What envFrom mapped (a key, a token) never shows in an error's stderr tail.
-            secretValues: Object.keys(planned.definition.envFrom ?? {}).flatMap((key) =>
-              Object.hasOwn(env, key) ? [env[key]!] : [],
-            ),
-            marker,
-            registry: options.registry,
-            graceMs: options.graceMs,
-            collection: options.collection,
-            pidsMax: options.pidsMax,
-            eraMemory: fileEraMemory(eraFilePath(paths.root, planned.digest), planned.digest),
-            sandbox,
-          },
-          {
-            deadline: admission.queuedMs > 0 ? Date.now() + budgetMs : deadline,
-            signal: cancel.signal,
-            onEvent,
-            queuedMs: admission.queuedMs,
-          },
-        ).finally(() => admission.release());
+        const spec: StdioServiceSpec = {
+          serviceName: planned.name,
+          aliases: planned.aliases,
+          definitionName: planned.definitionName,
+          digest: planned.digest,
+          command: planned.definition.command,
+          entrypointPath: join(sourceDir, ...planned.definition.entrypoint.split('/')),
+          args: planned.definition.args,
+          cwd: options.workspace,
+          env,
+          stderrLogPath: join(runtimePath, 'mcp', `${planned.name}.stderr.log`),
+          // What envFrom mapped (a key, a token) never shows in an error's stderr tail.
+          secretValues: Object.keys(planned.definition.envFrom ?? {}).flatMap((key) =>
+            Object.hasOwn(env, key) ? [env[key]!] : [],
+          ),
+          marker,
+          registry: options.registry,
+          graceMs: options.graceMs,
+          collection: options.collection,
+          pidsMax: options.pidsMax,
+          eraMemory: fileEraMemory(eraFilePath(paths.root, planned.digest), planned.digest),
+          sandbox,
+        };
+        const startDeadline = admission.queuedMs > 0 ? Date.now() + budgetMs : deadline;
+        // The leader first (announced, acknowledged, spawned, registered), then the session code: the service
+        // boots while this process loads the MCP client. The session takes the launch over, failures included.
+        const launched = launchLeader(spec, { signal: cancel.signal });
+        await settledBy(launched.leader, startDeadline, cancel.signal);
+        const session = await loadStdioSessions()
+          .then(
+            ({ startStdioService }) =>
+              startStdioService(spec, {
+                deadline: startDeadline,
+                signal: cancel.signal,
+                onEvent,
+                queuedMs: admission.queuedMs,
+                launched,
+              }),
+            async (error: unknown) => {
+              // The session code did not load: nothing adopts the launch, so it is collected here.
+              await launched.group.collect();
+              throw error;
+            },
+          )
+          .finally(() => admission.release());
         return { planned, session, sandbox: sandbox.decision };
       } catch (error) {
         if (options.cancelOnFailure) cancel.abort(new Error(`service "${planned.name}" failed to start`));
@@ -382,6 +403,29 @@ export async function startInvocation(options: InvocationOptions): Promise<Invoc
       data: { failures: failures.map((f) => f.toJSON()) },
     },
   );
+}
+
+/** The stdio session code (and the MCP client under it), loaded on first use. */
+function loadStdioSessions(): Promise<typeof import('../sessions/stdioService.js')> {
+  return import('../sessions/stdioService.js');
+}
+
+/**
+ * Resolves once `work` settled, the deadline passed or the signal aborted, whichever is first; never
+ * rejects (whoever awaits `work` itself sees its outcome).
+ */
+function settledBy(work: Promise<unknown>, deadline: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timerMs(deadline - Date.now()));
+    signal.addEventListener('abort', done, { once: true });
+    if (signal.aborted) done();
+    work.then(done, done);
+  });
 }
 
 /** The pid and pgid of a project session, for reports. */

@@ -8,7 +8,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { SdkError } from '../errors.js';
-import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
+import { MAX_DURATION_MS } from '../workflow/durations.js';
 
 /** Default of {@link StartGateOptions.queueLimitMs}: 300,000 ms (5 minutes). */
 export const DEFAULT_START_QUEUE_LIMIT_MS = 300_000;

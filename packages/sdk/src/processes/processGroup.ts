@@ -21,7 +21,7 @@ import { parseMarker } from '@scienceevolve/supervisor/protocol';
 import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
 import { collectGroup, DEFAULT_GRACE_MS, DEFAULT_KILL_WAIT_MS } from '@scienceevolve/supervisor/terminate';
 import type { ProcessRegistry } from './processRegistry.js';
-import { timerMs } from '../workflow/workflowSchema.js';
+import { timerMs } from '../workflow/durations.js';
 
 /**
  * The smallest `pidsMax` accepted: 8 (a shell prelude and a Node service need a few tasks to start at all).

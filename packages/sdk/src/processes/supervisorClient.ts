@@ -11,7 +11,7 @@ import { type HostMessage, isSupervisorMessage, type SupervisorMessage } from '@
 import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 import { SdkError } from '../errors.js';
 import type { ProcessRegistry } from './processRegistry.js';
-import { timerMs } from '../workflow/workflowSchema.js';
+import { timerMs } from '../workflow/durations.js';
 
 /** Options of {@link SupervisorClient.start}. */
 export interface SupervisorClientOptions {
@@ -29,6 +29,49 @@ export interface SupervisorClientOptions {
   onEvent?: (event: SupervisorEvent) => void;
   /** The supervisor's entry file. Default: `@scienceevolve/supervisor/main`, resolved from this module. */
   entry?: string;
+  /**
+   * A supervisor process forked ahead with {@link forkSupervisor} (same entry), taken as the first
+   * generation when it is still alive and connected; otherwise a new one is forked. Nothing of the host's
+   * state reaches it before the start (hello, then the state, then the sync), as with a fresh fork.
+   */
+  adopt?: ChildProcess;
+}
+
+/** The supervisor's default entry file: `@scienceevolve/supervisor/main`, resolved from this module. */
+export function defaultSupervisorEntry(): string {
+  return createRequire(import.meta.url).resolve('@scienceevolve/supervisor/main');
+}
+
+/**
+ * Forks a supervisor process and sends it nothing: a client adopts it (`adopt`) and sends the hello and the
+ * host's state. Detached in a session of its own, stdio ignored, one IPC channel, and unref'd both ways (the
+ * host never waits for it): a supervisor that is never adopted exits when the host does, having recorded
+ * nothing. Throws when the system refuses the fork.
+ */
+export function forkSupervisor(entry: string = defaultSupervisorEntry()): ChildProcess {
+  const env = { ...process.env };
+  // The supervisor must not look like a service of this host (or of a host that started this one).
+  delete env[MARKER_ENV];
+  const child = fork(entry, [], {
+    // detached: the child calls setsid(), leaving the host's session and process group, so the host's
+    // terminal signals (Ctrl-C, hang-up) and a kill(-hostPgid) do not reach the supervisor.
+    detached: true,
+    // No stdio to a terminal; the IPC channel is the only link, and its closing is the signal.
+    stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+    // The host may run under tsx or --inspect; the supervisor is plain built JavaScript.
+    execArgv: [],
+    env,
+    // The supervisor outlives the host: it must not pin a directory the host may delete.
+    cwd: '/',
+    serialization: 'json',
+  });
+  // Unref'd both ways: the host's event loop must not wait for the supervisor (it is meant to outlive
+  // the host) nor for the channel; while an ack is awaited the channel is ref'd again (#request).
+  child.unref();
+  child.channel?.unref();
+  // Until a client adopts it, a failed kill or send must not become an uncaught exception.
+  child.on('error', () => {});
+  return child;
 }
 
 /** What happened to the supervisor, for the host's log. */
@@ -74,7 +117,7 @@ interface Pending {
  * normally without calling `close()`, and the supervisor then collects whatever is still registered.
  */
 export class SupervisorClient implements ProcessRegistry {
-  readonly #options: Required<Omit<SupervisorClientOptions, 'onEvent' | 'entry'>> & {
+  readonly #options: Required<Omit<SupervisorClientOptions, 'onEvent' | 'entry' | 'adopt'>> & {
     entry: string;
     onEvent: (event: SupervisorEvent) => void;
   };
@@ -91,6 +134,8 @@ export class SupervisorClient implements ProcessRegistry {
   /** Service cgroups announced with each marker, re-sent to a replacement supervisor. */
   readonly #cgroups = new Map<string, CgroupRef[]>();
   readonly #startTimes: number[] = [];
+  /** A supervisor forked ahead, taken by the first #spawn when still usable. */
+  #adopt: ChildProcess | undefined;
 
   private constructor(options: SupervisorClientOptions) {
     this.#options = {
@@ -99,9 +144,10 @@ export class SupervisorClient implements ProcessRegistry {
       ackTimeoutMs: options.ackTimeoutMs ?? 5000,
       maxRestarts: options.maxRestarts ?? 5,
       restartWindowMs: options.restartWindowMs ?? 10_000,
-      entry: options.entry ?? createRequire(import.meta.url).resolve('@scienceevolve/supervisor/main'),
+      entry: options.entry ?? defaultSupervisorEntry(),
       onEvent: options.onEvent ?? (() => {}),
     };
+    this.#adopt = options.adopt;
   }
 
   /**
@@ -249,36 +295,25 @@ export class SupervisorClient implements ProcessRegistry {
       return;
     }
 
-    const env = { ...process.env };
-    // The supervisor must not look like a service of this host (or of a host that started this one).
-    delete env[MARKER_ENV];
     let child: ChildProcess;
-    try {
-      child = fork(this.#options.entry, [], {
-        // detached: the child calls setsid(), leaving the host's session and process group, so the host's
-        // terminal signals (Ctrl-C, hang-up) and a kill(-hostPgid) do not reach the supervisor.
-        detached: true,
-        // No stdio to a terminal; the IPC channel is the only link, and its closing is the signal.
-        stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
-        // The host may run under tsx or --inspect; the supervisor is plain built JavaScript.
-        execArgv: [],
-        env,
-        // The supervisor outlives the host: it must not pin a directory the host may delete.
-        cwd: '/',
-        serialization: 'json',
-      });
-    } catch (error) {
-      this.#fail(`the supervisor (${this.#options.entry}) could not be started`, error);
-      return;
+    const early = this.#adopt;
+    this.#adopt = undefined;
+    if (early?.connected && early.exitCode === null && early.signalCode === null) {
+      // Forked ahead (forkSupervisor): it has booted meanwhile and received nothing yet.
+      child = early;
+    } else {
+      if (early !== undefined && early.exitCode === null && early.signalCode === null) early.kill('SIGKILL');
+      try {
+        child = forkSupervisor(this.#options.entry);
+      } catch (error) {
+        this.#fail(`the supervisor (${this.#options.entry}) could not be started`, error);
+        return;
+      }
     }
     this.#child = child;
     this.#generation += 1;
     const generation = this.#generation;
     this.#transition('starting');
-    // Unref'd both ways: the host's event loop must not wait for the supervisor (it is meant to outlive
-    // the host) nor for the channel; while an ack is awaited the channel is ref'd again (#request).
-    child.unref();
-    child.channel?.unref();
 
     const lost = (exitCode: number | null, signal: NodeJS.Signals | null) => this.#lost(child, exitCode, signal);
     child.on('exit', lost);

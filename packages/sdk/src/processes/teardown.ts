@@ -1,5 +1,5 @@
 /** Small helpers for lifecycles: running every cleanup step, and waiting with a cap. */
-import { timerMs } from '../workflow/workflowSchema.js';
+import { timerMs } from '../workflow/durations.js';
 
 /** Runs every step in order, each even when an earlier one threw; resolves with what was thrown. */
 export async function runEach(steps: readonly (() => unknown)[]): Promise<unknown[]> {

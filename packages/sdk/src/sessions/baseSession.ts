@@ -26,7 +26,7 @@ import type { StartBudget } from './startBudget.js';
 import { QuestionDesk } from './elicitation.js';
 import { TaskFollower } from './taskFollower.js';
 import { type AcceptedTask, callsAsTask } from './tasks.js';
-import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
+import { MAX_DURATION_MS } from '../workflow/durations.js';
 
 /** A service event without the fields the session fills in (`time` and the {@link ServiceEventBase}). */
 export type ServiceEventBody = DistributiveOmit<ServiceEvent, keyof ServiceEventBase>;

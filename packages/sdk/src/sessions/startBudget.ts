@@ -2,7 +2,7 @@
  * The time a service start may take: the caller's deadline and/or abort signal, as one AbortSignal and a
  * number of milliseconds left for each request. The invocation layer owns the 35-second total (SPEC §5.5).
  */
-import { timerMs } from '../workflow/workflowSchema.js';
+import { timerMs } from '../workflow/durations.js';
 
 /** Milliseconds a start may take when the caller gives no deadline: 35,000. */
 export const DEFAULT_STARTUP_BUDGET_MS = 35_000;

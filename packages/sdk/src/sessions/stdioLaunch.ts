@@ -3,12 +3,16 @@
  * the service's own PATH, and the leader spawned detached so it leads its own process group — inside the
  * sandbox when one was decided for it (the one place a service's launch line is wrapped in `bwrap`). Each
  * step fails with an SdkError that names the service, its launch line and its log.
+ *
+ * Nothing here loads the MCP client: the invocation launches a project service's leader with
+ * {@link launchLeader} before it loads the session code, so the service boots while the host loads the
+ * client (docs/decisions/probe-start.md).
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { SdkError } from '../errors.js';
 import type { EraMemory } from './eraCache.js';
-import type { CollectionPreference, SupervisedGroup } from '../processes/processGroup.js';
+import { type CollectionPreference, SupervisedGroup } from '../processes/processGroup.js';
 import type { ProcessRegistry } from '../processes/processRegistry.js';
 import { resolveCommand } from '../processes/resolveCommand.js';
 import { type ServiceSandbox, sandboxCommand } from '../processes/sandbox.js';
@@ -164,5 +168,103 @@ function spawnFailure(error: NodeJS.ErrnoException, spec: StdioServiceSpec, iden
   return serviceError('io_error', identity, `cannot start: spawn failed (${error.code ?? error.message})`, {
     cause: error,
     remedy: 'The system refused to start a process (too many processes or open files?); retry when it has room.',
+  });
+}
+
+/** How a leader ended: its exit code, or the signal that ended it. */
+export type ExitStatus = { code: number | null; signal: NodeJS.Signals | null };
+
+/**
+ * One service leader on its way up: the supervised group (there at once, so a start that fails at any
+ * point collects it), the stderr log, and the spawn. The supervised-spawn order holds as in every start:
+ * the marker is announced to the registry and acknowledged before the spawn, the group registered right
+ * after it.
+ */
+export interface LeaderLaunch {
+  /** Who the service is, for its errors (the launch line's command resolved once the launch got that far). */
+  readonly identity: ServiceIdentity;
+  /** The supervised group the leader is (or would have been) spawned in. */
+  readonly group: SupervisedGroup;
+  /** `Date.now()` when the launch began: a start's `startMs` counts from here. */
+  readonly startedAt: number;
+  /** The capped stderr log, once opened (undefined when opening it failed). */
+  log(): StderrLog | undefined;
+  /**
+   * Resolves with the leader (stderr attached to the log) once it runs; rejects with an SdkError, or the
+   * signal's reason when the signal aborted first. Nothing runs after a rejection: the group then refuses
+   * a spawn once it is collected.
+   */
+  readonly leader: Promise<ChildProcess & { pid: number }>;
+  /** Calls `listener` once the leader exited (at once when it already has). */
+  onExit(listener: (status: ExitStatus) => void): void;
+}
+
+/** Options of {@link launchLeader}. */
+export interface LaunchLeaderOptions {
+  /** The identity errors name (default `identityOf(spec)`); its launch command is resolved in place. */
+  identity?: ServiceIdentity;
+  /** Bytes of stderr kept in the log file. Default 1 MiB. */
+  stderrCapBytes?: number | undefined;
+  /** Milliseconds to wait after SIGKILL for the processes to go. Default 5,000. */
+  killWaitMs?: number | undefined;
+  /** Aborts the launch before the spawn (the start's budget, or the invocation's cancel). */
+  signal: AbortSignal;
+}
+
+/**
+ * Starts launching `spec`'s leader: opens its stderr log, resolves its command, announces the marker (and
+ * the control group) to the registry, waits for the acknowledgement, and spawns. Returns at once; the
+ * outcome is {@link LeaderLaunch.leader}. Never throws: every failure is the leader's rejection.
+ */
+export function launchLeader(spec: StdioServiceSpec, options: LaunchLeaderOptions): LeaderLaunch {
+  const identity = options.identity ?? identityOf(spec);
+  const group = new SupervisedGroup({
+    marker: spec.marker,
+    registry: spec.registry,
+    graceMs: spec.graceMs,
+    killWaitMs: options.killWaitMs,
+    cgroup: { name: spec.serviceName, pidsMax: spec.pidsMax, collection: spec.collection },
+  });
+  let log: StderrLog | undefined;
+  let status: ExitStatus | undefined;
+  const listeners: ((status: ExitStatus) => void)[] = [];
+  const signal = options.signal;
+  const leader = (async () => {
+    log = openStderrLog(identity, options.stderrCapBytes);
+    const command = resolveLaunchCommand(spec, identity);
+    // The supervised-spawn path: the marker is announced before the spawn (a host killed between spawn and
+    // register is still covered), the group registered right after it, and collected by the one kill path.
+    await untilAborted(group.announce(), signal);
+    signal.throwIfAborted();
+    const child = await spawnLeader(group, command, spec, identity);
+    child.on('exit', (code, exitSignal) => {
+      status = { code, signal: exitSignal };
+      for (const listener of listeners.splice(0)) listener(status);
+    });
+    log.attach(child.stderr!);
+    return child;
+  })();
+  // Observed by whoever adopts the launch; a launch nobody adopts must not be an unhandled rejection.
+  leader.catch(() => {});
+  return {
+    identity,
+    group,
+    startedAt: Date.now(),
+    log: () => log,
+    leader,
+    onExit(listener) {
+      if (status !== undefined) listener(status);
+      else listeners.push(listener);
+    },
+  };
+}
+
+/** `work`, or a rejection with the signal's reason when it aborts first. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }

@@ -13,12 +13,12 @@ import { type EraVerdict, type ListedCounts, NOTHING_LISTED, listedLess, verdict
 import { mcpCode } from './forwarding.js';
 import { newServiceClient } from './mcpCatalog.js';
 import { DEFAULT_PIDS_MAX } from '@scienceevolve/supervisor/cgroup';
-import { type CollectResult, SupervisedGroup } from '../processes/processGroup.js';
+import type { CollectResult, SupervisedGroup } from '../processes/processGroup.js';
 import { describeExit, type FailureFacts, type ServiceIdentity, serviceError } from './serviceDiagnostics.js';
 import type { ServiceEventBase } from './serviceEvents.js';
 import type { ServiceCatalog, SessionStartOptions, StdioServiceSession } from './serviceSession.js';
 import { StartBudget } from './startBudget.js';
-import { identityOf, openStderrLog, resolveLaunchCommand, spawnLeader, type StdioServiceSpec } from './stdioLaunch.js';
+import { type ExitStatus, identityOf, type LeaderLaunch, launchLeader, type StdioServiceSpec } from './stdioLaunch.js';
 import type { StderrLog } from '../processes/stderrLog.js';
 import { ServiceStdioTransport } from './stdioTransport.js';
 import { raceDelay, runEach } from '../processes/teardown.js';
@@ -55,6 +55,12 @@ export interface StartServiceOptions extends SessionStartOptions {
    * (never more than the start budget left).
    */
   eraProbeTimeoutMs?: number;
+  /**
+   * The leader, launched already (see `launchLeader`): the invocation launches it before it loads this
+   * module, so the service boots while the host loads the MCP client. Taken by the first process of the
+   * start only; a second process (see {@link startStdioService}) launches its own.
+   */
+  launched?: LeaderLaunch;
 }
 
 /** Default of {@link StartServiceOptions.eraProbeTimeoutMs}: 5,000 ms. */
@@ -71,7 +77,9 @@ export async function startStdioService(
   spec: StdioServiceSpec,
   options: StartServiceOptions = {},
 ): Promise<StdioServiceSession> {
-  const service = new StdioService(spec, options);
+  // The caller's launched leader is the first process's alone: a second process launches its own.
+  const { launched, ...perProcess } = options;
+  const service = new StdioService(spec, perProcess, undefined, false, launched);
   try {
     await service.start();
     return service;
@@ -82,12 +90,12 @@ export async function startStdioService(
       // The remembered era is a hint, and this start from it listed less than the digest's last negotiated
       // start (a record a service could have rewritten): a new process negotiates from scratch, within the
       // same start budget, and its verdict replaces the record.
-      const again = new StdioService(spec, options, undefined, true);
+      const again = new StdioService(spec, perProcess, undefined, true);
       await again.start();
       return again;
     }
     if (!service.exitedAtEraProbe) throw error;
-    const again = new StdioService(spec, options, { kind: 'legacy' });
+    const again = new StdioService(spec, perProcess, { kind: 'legacy' });
     await again.start();
     return again;
   }
@@ -95,8 +103,6 @@ export async function startStdioService(
 
 /** Thrown inside a start whose remembered era listed less than the record's counts (never leaves this file). */
 const LISTED_LESS = new Error('the start from the remembered era listed less than its record');
-
-type ExitStatus = { code: number | null; signal: NodeJS.Signals | null };
 
 class StdioService extends BaseSession implements StdioServiceSession {
   readonly kind = 'project' as const;
@@ -114,7 +120,7 @@ class StdioService extends BaseSession implements StdioServiceSession {
   private readonly options: StartServiceOptions;
   private readonly identity: ServiceIdentity;
   private readonly sandboxFacts: ServiceEventBase['sandbox'];
-  private readonly startedAt = Date.now();
+  private readonly startedAt: number;
   private child: ChildProcess | undefined;
   private group: SupervisedGroup | undefined;
   private log: StderrLog | undefined;
@@ -146,19 +152,22 @@ class StdioService extends BaseSession implements StdioServiceSession {
    *   start whose first process exited at the era probe
    * @param ignoreMemory - negotiate whatever the memory says (its verdict is replaced): set for the second
    *   process of a start from the remembered era that listed less than its record
+   * @param launched - the leader, launched already by the caller (the first process of a start only)
    */
   constructor(
     spec: StdioServiceSpec,
     options: StartServiceOptions,
     private readonly eraOverride?: EraVerdict,
     private readonly ignoreMemory = false,
+    private readonly launched?: LeaderLaunch,
   ) {
     super(spec.serviceName, spec.aliases, options.onEvent, options.listChangeDebounceMs, options.listTtlFloorMs);
     this.spec = spec;
     this.options = options;
     this.queuedMs = options.queuedMs;
     this.stderrLogPath = spec.stderrLogPath;
-    this.identity = identityOf(spec);
+    this.identity = launched?.identity ?? identityOf(spec);
+    this.startedAt = launched?.startedAt ?? Date.now();
     const decision = spec.sandbox?.decision;
     this.sandboxFacts =
       decision === undefined
@@ -221,26 +230,23 @@ class StdioService extends BaseSession implements StdioServiceSession {
 
   private async launch(budget: StartBudget): Promise<void> {
     const spec = this.spec;
-    this.log = openStderrLog(this.identity, this.options.stderrCapBytes);
-    const command = resolveLaunchCommand(spec, this.identity);
-    // The supervised-spawn path: the marker is announced before the spawn (a host killed between spawn and
-    // register is still covered), the group registered right after it, and collected by the one kill path.
-    const group = new SupervisedGroup({
-      marker: spec.marker,
-      registry: spec.registry,
-      graceMs: spec.graceMs,
-      killWaitMs: this.options.killWaitMs,
-      cgroup: { name: spec.serviceName, pidsMax: spec.pidsMax, collection: spec.collection },
-    });
-    this.group = group;
-    await this.untilDeath(group.announce(), budget);
-    budget.signal.throwIfAborted();
-    const child = await spawnLeader(group, command, spec, this.identity);
+    // The supervised-spawn path (announce and its ack, spawn, register), in launchLeader: here, or already
+    // begun by the invocation before it loaded this module.
+    const launch =
+      this.launched ??
+      launchLeader(spec, {
+        identity: this.identity,
+        stderrCapBytes: this.options.stderrCapBytes,
+        killWaitMs: this.options.killWaitMs,
+        signal: budget.signal,
+      });
+    this.group = launch.group;
+    this.log = launch.log();
+    const child = await this.untilDeath(launch.leader, budget);
     this.child = child;
     this.pid = child.pid;
     this.pgid = child.pid;
-    child.on('exit', (code, signal) => this.onExit({ code, signal }));
-    this.log.attach(child.stderr!);
+    launch.onExit((status) => this.onExit(status));
 
     this.transport = new ServiceStdioTransport(child.stdout!, child.stdin!, {
       ...(child.pid === undefined ? {} : { pid: child.pid }),
@@ -340,6 +346,8 @@ class StdioService extends BaseSession implements StdioServiceSession {
       let drain: NodeJS.Timeout | undefined;
       const onAbort = () => reject(budget.signal.reason);
       budget.signal.addEventListener('abort', onAbort, { once: true });
+      // A budget spent before the step began (a launched leader's wait can use it up) ends the step at once.
+      if (budget.signal.aborted) onAbort();
       void this.exited.then(() => {
         drain = setTimeout(() => reject(new Error('the service exited')), EXIT_DRAIN_MS).unref();
       });

@@ -8,7 +8,7 @@
  */
 import type { CallToolResult, Client, RequestOptions } from '@modelcontextprotocol/client';
 import { isSdkError } from '../errors.js';
-import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
+import { MAX_DURATION_MS } from '../workflow/durations.js';
 import { routeProgress } from './mcpCatalog.js';
 import type { ForwardOptions } from './serviceSession.js';
 import {

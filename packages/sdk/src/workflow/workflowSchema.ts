@@ -299,17 +299,9 @@ import { HarnessFormatSchema } from '../schemas/states.js';
 /** One agent CLI preset name. */
 export type HarnessPreset = z.infer<typeof HarnessFormatSchema>;
 
-/** The longest duration an option may name: 2^31 − 1 ms (a longer `setTimeout` fires at once). @internal */
-export const MAX_DURATION_MS = 2_147_483_647;
-
-/**
- * `ms` as a timer can wait for it: from 0 to {@link MAX_DURATION_MS}. Node fires a `setTimeout` of more
- * than 2^31 − 1 ms (or of NaN) after 1 ms, so every timer whose delay is computed goes through here.
- */
-export function timerMs(ms: number): number {
-  if (Number.isNaN(ms) || ms <= 0) return 0;
-  return Math.min(ms, MAX_DURATION_MS);
-}
+// The duration bounds live apart (no zod) for the process layer; re-exported here as before.
+export { MAX_DURATION_MS, timerMs } from './durations.js';
+import { MAX_DURATION_MS } from './durations.js';
 
 /**
  * A duration option of the API in milliseconds: `fallback` when absent, else an integer from `floor`
