@@ -35,7 +35,15 @@ export interface ObserveOptions {
   askOperator?: QuestionOptions['askOperator'];
   /** Tasks an earlier host journaled as accepted for this invocation and never saw answered. */
   openTasks?: readonly OpenTask[];
+  /**
+   * Awaited after each `tool.task_accepted` is emitted and before the task is polled, with that event (its
+   * time set): a queue worker records it in Redis there. A throw cancels the task and fails the call.
+   */
+  onTaskAccepted?: (event: TaskAcceptedInput) => Promise<void>;
 }
+
+/** A `tool.task_accepted` event as an attempt emits it (no run id; its time set). */
+export type TaskAcceptedInput = Extract<RunEventInput, { type: 'tool.task_accepted' }> & { time: string };
 
 /**
  * `surface` with every tool call journaled and counted. A call the service answers with an MCP task is
@@ -83,10 +91,11 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
       ...requestOptions?.task,
       ...(resumed === undefined ? {} : { resume: { taskId: resumed.taskId, era: resumed.era } }),
     };
-    const taskOptions = withTaskJournal(given, (accepted) => {
+    const taskOptions = withTaskJournal(given, async (accepted) => {
       taskId = accepted.taskId;
-      options.emit({
+      const event: TaskAcceptedInput = {
         type: 'tool.task_accepted',
+        time: new Date().toISOString(),
         ...base,
         service: accepted.service,
         sourceTool: accepted.tool,
@@ -94,7 +103,9 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
         era: accepted.era,
         argumentsDigest: digest,
         ...(typeof callId === 'string' ? { callId } : {}),
-      });
+      };
+      options.emit(event);
+      await options.onTaskAccepted?.(event);
     });
     const policy = options.elicitation ?? DEFAULT_ELICITATION_POLICY;
     const question: QuestionOptions = {
