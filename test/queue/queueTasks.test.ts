@@ -17,13 +17,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { DEFAULT_QUEUE_NAME } from '../../packages/sdk/src/queue/queueClient.js';
 import { parseQueueUrl } from '../../packages/sdk/src/queue/queueUrl.js';
-import { startCli } from '../fixtures/engine/cli.js';
+import { runCliToEnd, startCli } from '../fixtures/engine/cli.js';
 import { assertGone } from '../fixtures/store/children.js';
 import { startRemoteTasks } from '../fixtures/tasks/remoteTasks.js';
 import type { CliChild } from '../fixtures/engine/cli.js';
 import { assertNothingLeft, markedProcesses, ofType, sandbox } from '../sdk/engine/helpers.js';
 import {
+  RUN_TIMEOUT_MS,
   type RunDoc,
+  queueCommon,
   queuedRunArgs,
   readJournal,
   readRunRecord,
@@ -197,6 +199,45 @@ test('a worker SIGKILLed while a remote task runs, its job failed (--max-stalled
     ofType(mine, 'tool.called').map((e) => [e.tool, e.ok, e.taskId]),
     [['lab__work', true, taskId]],
     'the new job re-attached to the task',
+  );
+  await stopWorker(second);
+  await assertNothingLeft(box.project, journal);
+});
+
+test('the coordinator and the worker SIGKILLed while a remote task runs, then resume: re-attached, the tool ran once', {
+  timeout: 300_000,
+}, async (t) => {
+  const { box, redis, queue, files, executions } = await queuedTaskRun(t);
+  const stalled = ['--max-stalled', '0'];
+  const first = await startWorker(t, redis.url, join(box.base, 'worker-1'), stalled);
+  const coordinator = startCli(t, queuedRunArgs(box, redis.url, { ...files, json: false }));
+  const { taskId } = await acceptedOnQueue(queue);
+  process.kill(coordinator.pid, 'SIGKILL');
+  assert.equal(await coordinator.exited, null);
+  await assertGone(coordinator.pid);
+  await killTaker([first], coordinator.pid, box.project);
+  const runId = /run (run-\S+) started/.exec(coordinator.stderr())![1]!;
+
+  // A new worker (its stall check fails the dead worker's job), and the run resumed.
+  const second = await startWorker(t, redis.url, join(box.base, 'worker-2'), stalled);
+  const resumed = await runCliToEnd(
+    t,
+    ['resume', ...queueCommon(box, redis.url), '--forward-timeout-ms', '2000', '--json'],
+    RUN_TIMEOUT_MS,
+  );
+  assert.equal(resumed.code, 0, resumed.stderr);
+  assert.deepEqual((resumed.json as { runs: unknown[] }).runs, [
+    { run: runId, status: 'succeeded', output: 'got: worked queued', error: null },
+  ]);
+  assert.deepEqual(executions(), [`run ${TASK_MS}`], 'the tool ran once');
+  const journal = readJournal(box, runId);
+  const analyst = readRunRecord(box, runId).invocations.find((i) => i.agent === 'analyst')!;
+  assert.deepEqual(
+    ofType(journal, 'tool.called')
+      .filter((e) => e.invocation === analyst.id)
+      .map((e) => [e.tool, e.ok, e.taskId]),
+    [['lab__work', true, taskId]],
+    'the resumed invocation re-attached to the task',
   );
   await stopWorker(second);
   await assertNothingLeft(box.project, journal);
