@@ -187,6 +187,7 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
     callId: opt(str),
     resultDigest: opt(str),
     taskId: opt(str),
+    code: opt(str),
   },
   'tool.task_accepted': {
     ...base,

@@ -6,6 +6,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { type Surface, withCallTool } from '../surface/surface.js';
+import { ERROR_META_KEY } from '../surface/surfaceDispatch.js';
+import { isSdkError } from '../errors.js';
 import type { RunEventInput } from '../events/runEvents.js';
 import { telemetry } from '../events/telemetry.js';
 import type { SurfaceTaskOptions } from '../surface/surfaceTypes.js';
@@ -74,7 +76,7 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
     const reattach = open.findIndex((task) => task.tool === name && task.argumentsDigest === digest);
     const resumed = reattach < 0 ? undefined : open.splice(reattach, 1)[0];
     let taskId = resumed?.taskId;
-    const called = (ok: boolean, text: string, recorded: RecordedToolResult) =>
+    const called = (ok: boolean, text: string, recorded: RecordedToolResult, code?: string) =>
       options.emit({
         type: 'tool.called',
         ...base,
@@ -85,6 +87,7 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
         summary: firstBytes(text, TOOL_SUMMARY_BYTES),
         resultDigest: resultDigest(recorded),
         ...(taskId === undefined ? {} : { taskId }),
+        ...(code === undefined ? {} : { code }),
       });
     const given: SurfaceTaskOptions = {
       ...(options.taskDeadlineMs === undefined ? {} : { deadlineMs: options.taskDeadlineMs }),
@@ -129,14 +132,22 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
     };
     try {
       const result = await surface.callTool(name, args, { ...requestOptions, task: taskOptions, question });
-      called(result.isError !== true, resultText(result), recordedAnswer(result));
+      called(result.isError !== true, resultText(result), recordedAnswer(result), bridgeCode(result));
       return result;
     } catch (error) {
       const failure = recordedFailure(error);
-      called(false, failure.text, failure);
+      called(false, failure.text, failure, isSdkError(error) ? error.code : undefined);
       throw error;
     }
   });
+}
+
+/** The bridge's error code a tool error carries (`_meta`, surface/surfaceDispatch.ts), if any. */
+function bridgeCode(result: { isError?: boolean; _meta?: Record<string, unknown> }): string | undefined {
+  if (result.isError !== true) return undefined;
+  const error = result._meta?.[ERROR_META_KEY];
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
 }
 
 /** `given` with `journal` told first of an accepted task (the caller's own `onAccepted` after it). */

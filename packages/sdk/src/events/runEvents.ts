@@ -398,6 +398,11 @@ export interface ToolCalledEvent extends InvocationEventBase {
   resultDigest?: string;
   /** The MCP task the call ran as, when the service answered it with one (see {@link ToolTaskAcceptedEvent}). */
   taskId?: string;
+  /**
+   * The error code of a call the bridge answered with its own error (e.g. `question_unanswered`,
+   * `forward_timeout`, `task_failed`); absent for a service's own tool error and for a result.
+   */
+  code?: string;
 }
 
 /**

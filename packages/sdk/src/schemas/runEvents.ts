@@ -204,6 +204,8 @@ export const RunEventSchemas = {
      */
     resultDigest: z.string().optional(),
     taskId: z.string().optional(),
+    /** The bridge's error code of a call it answered with its own error. */
+    code: z.string().optional(),
   }),
   'tool.task_accepted': z.object({
     ...invocationBase,
