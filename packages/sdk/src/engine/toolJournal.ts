@@ -13,7 +13,12 @@ import { telemetry } from '../events/telemetry.js';
 import type { SurfaceTaskOptions } from '../surface/surfaceTypes.js';
 import { argumentsDigest, type OpenTask } from './taskResume.js';
 import { redactElicited, redactUrl } from '../redact.js';
-import { DEFAULT_ELICITATION_POLICY, type ElicitationPolicy, type QuestionOptions } from '../sessions/elicitation.js';
+import {
+  DEFAULT_ELICITATION_POLICY,
+  type ElicitationPolicy,
+  type Question,
+  type QuestionOptions,
+} from '../sessions/elicitation.js';
 import { resultText } from '../harness/harness.js';
 import { type RecordedToolResult, recordedAnswer, recordedFailure, resultDigest } from '../harness/stepDigests.js';
 
@@ -115,14 +120,19 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
       policy,
       ...(options.askOperator === undefined ? {} : { askOperator: options.askOperator }),
       ...requestOptions?.question,
+      onAsking: (asked) => {
+        options.emit({
+          type: 'tool.asking',
+          ...base,
+          ...shownQuestion(asked),
+        });
+        requestOptions?.question?.onAsking?.(asked);
+      },
       onQuestion: (asked, answer) => {
         options.emit({
           type: 'tool.question',
           ...base,
-          mode: asked.mode,
-          message: asked.message,
-          ...(asked.requestedSchema === undefined ? {} : { requestedSchema: asked.requestedSchema }),
-          ...(asked.url === undefined ? {} : { url: redactUrl(asked.url) }),
+          ...shownQuestion(asked),
           policy,
           action: answer.action,
           ...(answer.content === undefined ? {} : { content: redactElicited(answer.content, asked.requestedSchema) }),
@@ -140,6 +150,16 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
       throw error;
     }
   });
+}
+
+/** A question as the journal shows it: the URL of a URL-mode question with its query values redacted. */
+function shownQuestion(asked: Question): Pick<Question, 'mode' | 'message' | 'requestedSchema' | 'url'> {
+  return {
+    mode: asked.mode,
+    message: asked.message,
+    ...(asked.requestedSchema === undefined ? {} : { requestedSchema: asked.requestedSchema }),
+    ...(asked.url === undefined ? {} : { url: redactUrl(asked.url) }),
+  };
 }
 
 /** The bridge's error code a tool error carries (`_meta`, surface/surfaceDispatch.ts), if any. */

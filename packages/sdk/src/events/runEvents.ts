@@ -430,6 +430,27 @@ export interface ToolTaskAcceptedEvent extends InvocationEventBase {
 }
 
 /**
+ * A service asked a question during a tool call and the operator is being asked (policy `operator`, an
+ * attended run): the question waits for a person. A {@link ToolQuestionEvent} follows once it is answered,
+ * declined or cancelled.
+ * @public
+ */
+export interface ToolAskingEvent extends InvocationEventBase {
+  /** The event's type. */
+  type: 'tool.asking';
+  /** The surface name of the tool. */
+  tool: string;
+  /** `form`: a question with a schema of fields; `url`: a page the service asks the user to open. */
+  mode: 'form' | 'url';
+  /** The service's question. */
+  message: string;
+  /** Form mode: the JSON Schema of the answer. */
+  requestedSchema?: Record<string, unknown>;
+  /** URL mode: shown, never opened (query values redacted). */
+  url?: string;
+}
+
+/**
  * A service asked a question during a tool call (`elicitation/create`, or an `input_required` result) and
  * how it was answered; answered values of fields the schema marks secret are `REDACTED`.
  * @public
@@ -578,6 +599,7 @@ export type RunEvent =
   | ToolCallingEvent
   | ToolCalledEvent
   | ToolTaskAcceptedEvent
+  | ToolAskingEvent
   | ToolQuestionEvent
   | WorkflowReconfiguredEvent
   | ModelCalledEvent

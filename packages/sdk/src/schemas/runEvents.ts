@@ -218,6 +218,15 @@ export const RunEventSchemas = {
     argumentsDigest: z.string(),
     callId: z.string().optional(),
   }),
+  'tool.asking': z.object({
+    ...invocationBase,
+    type: z.literal('tool.asking'),
+    tool: z.string(),
+    mode: z.enum(['form', 'url']),
+    message: z.string(),
+    requestedSchema: z.record(z.string(), z.unknown()).optional(),
+    url: z.string().optional(),
+  }),
   'tool.question': z.object({
     ...invocationBase,
     type: z.literal('tool.question'),

@@ -53,6 +53,8 @@ export interface QuestionOptions {
   answer?: Record<string, unknown>;
   /** Policy `operator`: asks the operator (absent: the run is unattended). */
   askOperator?: (question: Question) => Promise<QuestionAnswer>;
+  /** Told of a question before the operator is asked (`askOperator`): it waits for a person (journaled). */
+  onAsking?: (question: Question) => void;
   /** Told of every question and how it was answered (journaled, secret fields redacted by the caller). */
   onQuestion?: (question: Question, answer: QuestionAnswer) => void;
 }
@@ -119,6 +121,7 @@ export class QuestionDesk {
     } else if (policy === 'model' && options.answer !== undefined) {
       answer = { action: 'accept', content: options.answer };
     } else if (policy === 'operator' && options.askOperator !== undefined) {
+      options.onAsking?.(question);
       answer = await options.askOperator(question);
     } else {
       if (slot !== undefined) slot.unanswered = question;
