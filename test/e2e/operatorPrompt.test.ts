@@ -268,7 +268,9 @@ test('attended: Ctrl-C at the prompt cancels the run, nothing left', { timeout: 
   for (const pid of cli.pids()) await assertGone(pid);
 });
 
-test('unattended (no terminal): the call fails question_unanswered with the question', { timeout: 180_000 }, async (t) => {
+test('unattended (no terminal): the call fails question_unanswered with the question', {
+  timeout: 180_000,
+}, async (t) => {
   const { box, args } = await operatorProject(t);
   const done = await runCliToEnd(t, args, 120_000);
   const { record, events } = runOf(box, done.stderr);

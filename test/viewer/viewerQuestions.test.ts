@@ -80,11 +80,17 @@ test('the run viewer shows a question waiting for the operator, then its answer 
   // Pending: at the top and in Main's lane, with the message and every field asked for.
   const banner = page.locator('.questions-pending');
   await banner.waitFor({ timeout: 10_000 });
-  assert.match((await banner.textContent()) ?? '', /Waiting for the operator.*trips__book: Which date should the trip to Oslo be\?/);
+  assert.match(
+    (await banner.textContent()) ?? '',
+    /Waiting for the operator.*trips__book: Which date should the trip to Oslo be\?/,
+  );
   const asking = page.locator('tr[data-type="tool.asking"]');
   assert.equal(await asking.count(), 1);
   assert.match((await asking.textContent()) ?? '', /waiting for the operator/);
-  assert.match((await asking.locator('li[data-field="date"]').textContent()) ?? '', /date \(string; YYYY-MM-DD; required\)/);
+  assert.match(
+    (await asking.locator('li[data-field="date"]').textContent()) ?? '',
+    /date \(string; YYYY-MM-DD; required\)/,
+  );
   assert.equal(await asking.locator('li[data-field="access_token"]').count(), 1);
   assert.equal(await page.locator('tr[data-type="tool.question"]').count(), 0, 'not answered yet');
 

@@ -43,7 +43,8 @@ export function acceptedTaskIds(events: readonly unknown[], invocation: string):
   for (const event of events) {
     if (typeof event !== 'object' || event === null) continue;
     const e = event as Record<string, unknown>;
-    if (e.type === 'tool.task_accepted' && e.invocation === invocation && typeof e.taskId === 'string') ids.add(e.taskId);
+    if (e.type === 'tool.task_accepted' && e.invocation === invocation && typeof e.taskId === 'string')
+      ids.add(e.taskId);
   }
   return ids;
 }
