@@ -13,6 +13,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { runEventsPath, runRecordPath, type RunRecord } from '../../packages/sdk/src/engine/runRecord.js';
 import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
@@ -134,7 +135,7 @@ function startInPty(t: TestContext, args: string[]): PtyCli {
 }
 
 /** A project whose Main books a trip with the 2025-era asking service, the operator answering. */
-async function operatorProject(t: TestContext) {
+async function operatorProject(t: TestContext, extra: string[] = []) {
   const box = await sandbox(t);
   const workflow = join(box.base, 'workflow.json');
   const script = join(box.base, 'script.json');
@@ -170,6 +171,7 @@ async function operatorProject(t: TestContext) {
     box.project,
     '--grace-ms',
     '300',
+    ...extra,
     '--workspace',
     box.workspace,
     '--workflow',
@@ -213,13 +215,15 @@ test('script(1) is installed: the pty tests need it', () => {
   assert.match(execFileSync('script', ['--version'], { encoding: 'utf8' }), /util-linux/);
 });
 
-test('attended: the operator types the answer on the terminal; the service books with it, the secret unechoed', {
+test('attended: the operator types the answer on the terminal, slower than the forwarding timeout; the service books with it, the secret unechoed', {
   timeout: 180_000,
 }, async (t) => {
-  const { box, args } = await operatorProject(t);
+  // A person takes longer than a service should: the 2 s forwarding timeout waits while they answer.
+  const { box, args } = await operatorProject(t, ['--forward-timeout-ms', '2000']);
   const cli = startInPty(t, args);
   await cli.waitFor(/\[main\] a service asks: Which date should the trip to Oslo be\?/);
   await cli.waitFor(/ {2}date \(string, YYYY-MM-DD; !decline, !cancel\): /);
+  await sleep(3500);
   cli.type('2027-05-01\r');
   await cli.waitFor(/ {2}access_token \(string, [^)]*secret, not echoed; !decline, !cancel\): /);
   cli.type(`${SECRET}\r`);

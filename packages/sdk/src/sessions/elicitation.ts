@@ -59,6 +59,53 @@ export interface QuestionOptions {
   onQuestion?: (question: Question, answer: QuestionAnswer) => void;
 }
 
+/**
+ * A call's hold: on while a person (the operator) answers one of its questions. The call's timers (the
+ * session's forwarding timeout, the surface gate's) wait while it is on: a person takes longer than a
+ * service should.
+ */
+export class CallHold {
+  private readonly listeners = new Set<(on: boolean) => void>();
+  private on = false;
+
+  /** Whether a person is answering now. */
+  get held(): boolean {
+    return this.on;
+  }
+
+  set(on: boolean): void {
+    if (on === this.on) return;
+    this.on = on;
+    for (const listener of [...this.listeners]) listener(on);
+  }
+
+  /** Tells `listener` of each change; returns the function that stops telling it. */
+  listen(listener: (on: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+/** `options` whose operator, while asked, has `holding` told `true` (then `false` once answered). */
+export function holdingWhileAsked(
+  options: QuestionOptions | undefined,
+  holding: (on: boolean) => void,
+): QuestionOptions | undefined {
+  const ask = options?.askOperator;
+  if (options === undefined || ask === undefined) return options;
+  return {
+    ...options,
+    askOperator: async (question) => {
+      holding(true);
+      try {
+        return await ask(question);
+      } finally {
+        holding(false);
+      }
+    },
+  };
+}
+
 /** One call in flight: its options and the question left unanswered, if any. */
 interface Slot {
   options: QuestionOptions;
