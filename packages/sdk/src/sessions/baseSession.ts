@@ -123,7 +123,8 @@ export abstract class BaseSession implements ServiceSession {
     const toolDefinition = this.listed?.tools.find((t) => t.name === name);
     // A call whose questions a person may answer has its forwarding timeout wait while they do.
     const hold = options?.question?.askOperator === undefined ? undefined : new CallHold();
-    const question = hold === undefined ? options?.question : holdingWhileAsked(options?.question, (on) => hold.set(on));
+    const question =
+      hold === undefined ? options?.question : holdingWhileAsked(options?.question, (on) => hold.set(on));
     const forwardOptions = hold === undefined ? options : { ...options, hold };
     return this.questions.during(`tool "${name}"`, this.name, question, () =>
       this.current === 'ready' && callsAsTask(this.connectedClient(), toolDefinition)
