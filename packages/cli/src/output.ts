@@ -100,8 +100,8 @@ export function screenTail(lines: readonly unknown[]): string[] {
 /** C0 and C1 control characters but tab: a terminal would act on them (escape sequences: colours, title, clipboard). */
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g;
 
-/** `line` of a service's stderr with every control character shown as `\xNN`: it cannot drive the terminal. */
-function visible(line: string): string {
+/** `line` (a service's stderr, a service's question) with every control character shown as `\xNN`: it cannot drive the terminal. */
+export function visible(line: string): string {
   return line.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 

@@ -103,6 +103,7 @@ export type {
   ToolCallingEvent,
   ToolCalledEvent,
   ToolTaskAcceptedEvent,
+  ToolAskingEvent,
   ToolQuestionEvent,
   WorkflowReconfiguredEvent,
   ModelCalledEvent,

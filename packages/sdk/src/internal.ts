@@ -104,7 +104,7 @@ export { DEFAULT_PIDS_MAX, MAX_PIDS_MAX, MIN_PIDS_MAX } from './processes/proces
 export { HTTP_FACE_PATH } from './faces/httpFace.js';
 
 // What the heavy commands need: redaction, the viewer's checks, the bridge and gateway, the queue worker.
-export { isSecretName, redactUrl } from './redact.js';
+export { isSecretField, isSecretName, redactUrl } from './redact.js';
 export { redactWorkflowUrls } from './reconfigure/workflowView.js';
 export { diffWorkflows } from './workflow/diff.js';
 export type { WorkflowDiff } from './workflow/diff.js';

@@ -198,6 +198,21 @@ export function redactValue(value: unknown, secrets: Secrets = {}, depth = 0): u
 }
 
 /**
+ * Whether a field of a question's schema holds a secret: the schema marks it (`writeOnly: true`,
+ * `"x-secret": true`, `format: "password"`) or its name looks like a credential ({@link isSecretName}). Its
+ * answer is journaled `REDACTED`, and the operator's prompt does not echo it.
+ */
+export function isSecretField(name: string, field: unknown): boolean {
+  const marked =
+    typeof field === 'object' &&
+    field !== null &&
+    ((field as Record<string, unknown>).format === 'password' ||
+      (field as Record<string, unknown>).writeOnly === true ||
+      (field as Record<string, unknown>)['x-secret'] === true);
+  return marked || isSecretName(name);
+}
+
+/**
  * Elicited `values` as a journal may show them: the value of every field that `requestedSchema` marks
  * secret (`format: "password"`, `writeOnly: true`, `"x-secret": true`) or whose name looks like a
  * credential ({@link isSecretName}) is {@link REDACTED}.
@@ -215,13 +230,9 @@ export function redactElicited(
   for (const [name, value] of Object.entries(values)) {
     const field =
       properties !== undefined && typeof properties === 'object' && Object.hasOwn(properties, name)
-        ? (properties[name] as Record<string, unknown> | null)
+        ? properties[name]
         : undefined;
-    const marked =
-      typeof field === 'object' &&
-      field !== null &&
-      (field.format === 'password' || field.writeOnly === true || field['x-secret'] === true);
-    shown[name] = marked || isSecretName(name) ? REDACTED : value;
+    shown[name] = isSecretField(name, field) ? REDACTED : value;
   }
   return { ...shown };
 }

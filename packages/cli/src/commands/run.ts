@@ -50,7 +50,9 @@ export function progressLine(event: RunEvent): string | undefined {
     case 'service.recovered':
       return `${who} service ${event.service} answers again`;
     case 'tool.called':
-      return event.ok ? undefined : `${who} ${event.tool} answered an error: ${event.summary.split('\n')[0]}`;
+      return event.ok
+        ? undefined
+        : `${who} ${event.tool} answered an error${event.code === undefined ? '' : ` [${event.code}]`}: ${event.summary.split('\n')[0]}`;
     case 'workflow.reconfigured':
       return `${who} workflow version ${event.version} accepted (services: ${event.changedMcps.join(', ') || 'none'}; agents: ${event.changedAgents.join(', ') || 'none'})`;
     case 'invocation.attempt_failed':

@@ -50,6 +50,8 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 .badge.failed, .badge.bad { background: #fde4e1; color: var(--bad); }
 .badge.running, .badge.starting { background: #e3ecfb; color: #1f4f99; }
 .badge.interrupted, .badge.cancelled, .badge.pending { background: #fdf0dc; color: var(--warn); }
+.question p { margin: 2px 0; } .question ul { margin: 2px 0; padding-left: 18px; }
+.questions-pending { border: 1px solid var(--warn); background: #fdf6ea; padding: 6px 10px; margin: 8px 0; }
 pre { background: var(--code); padding: 6px 8px; margin: 4px 0; overflow: auto; max-height: 360px;
   white-space: pre-wrap; word-break: break-word; font: 12px/1.4 ui-monospace, monospace; }
 .cols { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
@@ -350,6 +352,13 @@ export const VIEWER_JS = String.raw`'use strict';
       if (s.output !== null && s.output !== undefined) out.push(el('h3', '', 'Answer'), el('pre', 'answer', s.output));
       else if (s.status !== 'running') out.push(el('h3', '', 'Answer'), el('p', 'muted answer', 'no answer (the run ' + s.status + ')'));
     }
+    // Questions waiting for the operator (answered at the run's terminal): shown at the top.
+    const waiting = unanswered(events);
+    if (waiting.length > 0) {
+      const box = el('div', 'questions-pending', el('strong', '', 'Waiting for the operator'), ' (answer at the terminal of the run)');
+      for (const e of waiting) box.append(el('div', '', e.agent + ' · ' + e.tool + ': ', questionBlock(e)));
+      out.push(box);
+    }
     for (const c of state.corrupt) out.push(el('p', 'err', 'journal: ' + c));
     for (const bad of state.invalid) {
       const row = el('div', 'err invalid-line', 'journal line ' + (bad.index + 1) + ': ' + bad.message + ' — shown as written: ');
@@ -414,8 +423,9 @@ export const VIEWER_JS = String.raw`'use strict';
       const table = el('table', 'ev-table');
       const pending = new Map();
       for (const e of lane.events) {
-        if (e.type === 'tool.calling') { const k = e.tool; pending.set(k, (pending.get(k) || []).concat([e])); continue; }
-        if (e.type === 'tool.called') { const list = pending.get(e.tool); if (list) list.shift(); }
+        if (e.type === 'tool.calling' || e.type === 'tool.asking') { const k = e.type + ' ' + e.tool; pending.set(k, (pending.get(k) || []).concat([e])); continue; }
+        if (e.type === 'tool.called') { const list = pending.get('tool.calling ' + e.tool); if (list) list.shift(); }
+        if (e.type === 'tool.question') { const list = pending.get('tool.asking ' + e.tool); if (list) list.shift(); }
         table.append(eventRow(e, rel(e), project, runId, state));
       }
       for (const list of pending.values()) for (const e of list) table.append(eventRow(e, rel(e), project, runId, state));
@@ -455,6 +465,55 @@ export const VIEWER_JS = String.raw`'use strict';
   function errText(err) {
     if (!err) return '';
     return (err.code ? err.code + ': ' : '') + (err.message || '') + (err.remedy ? ' — ' + err.remedy : '');
+  }
+
+  // The tool.asking events no tool.question answered yet (per invocation and tool, in order).
+  function unanswered(events) {
+    const open = new Map();
+    for (const e of events) {
+      const k = e.invocation + ' ' + e.tool;
+      if (e.type === 'tool.asking') open.set(k, (open.get(k) || []).concat([e]));
+      if (e.type === 'tool.question' && open.has(k)) open.get(k).shift();
+    }
+    return [...open.values()].flat();
+  }
+
+  // A service's question: its message, a URL as text (never a link: it is not opened), the fields asked for.
+  function questionBlock(e) {
+    const box = el('div', 'question');
+    box.append(el('p', 'question-message', e.message));
+    if (e.mode === 'url') box.append(el('p', 'question-url', 'URL (shown, never opened): ', el('code', '', String(e.url || ''))));
+    const schema = e.requestedSchema || {};
+    const props = schema.properties && typeof schema.properties === 'object' ? schema.properties : {};
+    const required = Array.isArray(schema.required) ? schema.required : [];
+    const names = Object.keys(props);
+    if (names.length > 0) {
+      const list = el('ul', 'question-fields');
+      for (const name of names) {
+        const f = props[name] && typeof props[name] === 'object' ? props[name] : {};
+        const facts = [f.type, f.description, required.includes(name) ? 'required' : null, f.default !== undefined ? 'default ' + JSON.stringify(f.default) : null].filter((x) => typeof x === 'string');
+        const li = el('li', '', el('code', '', name), facts.length ? ' (' + facts.join('; ') + ')' : '');
+        li.dataset.field = name;
+        list.append(li);
+      }
+      box.append(list);
+    }
+    return box;
+  }
+
+  // The answer as journaled (secret fields are REDACTED there already).
+  function answerBlock(e) {
+    const box = el('div', 'question-answer', 'answer: ', badge(e.action, e.action === 'accept' ? 'ok' : 'bad'), ' (policy ' + e.policy + ')');
+    if (e.content && typeof e.content === 'object') {
+      const list = el('ul', '');
+      for (const [name, value] of Object.entries(e.content)) {
+        const li = el('li', '', el('code', '', name), ': ' + (typeof value === 'string' ? value : JSON.stringify(value)));
+        li.dataset.field = name;
+        list.append(li);
+      }
+      box.append(list);
+    }
+    return box;
   }
 
   function eventRow(e, at, project, runId, state) {
@@ -508,6 +567,12 @@ export const VIEWER_JS = String.raw`'use strict';
         break;
       case 'tool.calling':
         what.append(el('strong', '', e.tool), ' ', badge('in progress', 'pending'));
+        break;
+      case 'tool.asking':
+        what.append(el('strong', '', e.tool), ' ', badge('waiting for the operator', 'pending'), questionBlock(e));
+        break;
+      case 'tool.question':
+        what.append(el('strong', '', e.tool), ' asked', questionBlock(e), answerBlock(e));
         break;
       case 'tool.called': {
         fail = !e.ok;

@@ -28,8 +28,7 @@ import { setInvocationState } from './invocationState.js';
 import { fromJournaledJson } from './journaledSteps.js';
 import { type AttemptState, harnessInput, mainCatalog, serviceEvent, workspaceFor } from './attemptParts.js';
 import { type AttemptRecord, type InvocationRecord, now } from './runRecord.js';
-import type { OpenTask } from './taskResume.js';
-import { observeSurface } from './toolJournal.js';
+import { observeSurface, type TaskAcceptedInput } from './toolJournal.js';
 import { type RoleWorktrees, roleBranch } from './worktrees.js';
 
 /** What Main's attempt needs of the host that owns the run: delegation and reconfiguration. */
@@ -79,10 +78,12 @@ export interface AttemptRunner {
   /** Main's capabilities: only the host that owns the run has them, so Main's attempts run there. */
   readonly main?: MainCapabilities;
   /**
-   * Tasks the run's journal holds as accepted for the invocation and never answered: a replayed call
-   * re-attaches to its task instead of calling the tool again. Absent (a queue worker): none.
+   * Awaited each time a service accepts a call as an MCP task, before the task is polled, with the
+   * `tool.task_accepted` event (also emitted as any event): a queue worker records it in Redis at once (on
+   * its job's log), so whoever takes the job or the invocation next re-attaches to the task. The host that
+   * owns the run has journaled it already (its `onEvent`, synchronous). A throw cancels the task.
    */
-  openTasks?(invocation: string): Promise<OpenTask[]>;
+  onTaskAccepted?(event: TaskAcceptedInput): Promise<void>;
 }
 
 /**
@@ -316,7 +317,8 @@ export async function runAttempt(spec: AttemptSpec, runner: AttemptRunner): Prom
       onCall: () => {
         attempt.toolCalls = (attempt.toolCalls ?? 0) + 1;
       },
-      openTasks: (await runner.openTasks?.(invocation.id)) ?? [],
+      openTasks: spec.openTasks ?? [],
+      ...(runner.onTaskAccepted === undefined ? {} : { onTaskAccepted: (event) => runner.onTaskAccepted!(event) }),
       ...(config.elicitation === undefined ? {} : { elicitation: config.elicitation }),
       ...(runner.options.askOperator === undefined
         ? {}

@@ -20,6 +20,7 @@ import { setInvocationState } from './invocationState.js';
 import { journaledJson } from './journaledSteps.js';
 import { runGitRemote } from './remoteWorktrees.js';
 import { type AttemptRecord, type InvocationRecord, type RunFile, type RunRecord, now } from './runRecord.js';
+import type { OpenTask } from './taskResume.js';
 
 /** Whether two object types are the same: the same keys, each assignable to the other. */
 type Same<A, B> = [A] extends [B]
@@ -52,6 +53,8 @@ export interface AttemptCoordinator {
   emit(event: RunEventInput): void;
   /** What the run's journal holds of the invocation's steps (a checkpoint is checked against it). */
   journaled(invocation: string): Promise<JournaledSteps>;
+  /** The tasks the run's journal holds as accepted for the invocation and never answered. */
+  openTasks(invocation: string): Promise<OpenTask[]>;
   /** The workflow version in force. */
   currentVersion(): Promise<WorkflowVersion>;
 }
@@ -94,6 +97,7 @@ export async function buildAttemptSpec(
       mainProposed: [...(await mainProposedDigests(host.paths, version))],
       checkpoint,
       journaled,
+      openTasks: await host.openTasks(invocation.id),
       script: host.harnesses.script ?? null,
       positions: host.harnesses.scripted?.snapshot() ?? null,
       git: version.workflow.orchestration.git ? { remote: await runGitRemote(host.record.workspace) } : null,

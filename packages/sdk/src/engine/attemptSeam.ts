@@ -13,6 +13,7 @@ import { RemoteRoleWorktrees } from './remoteWorktrees.js';
 import { RoleWorktrees } from './worktrees.js';
 
 export { type AttemptRunner, runAttempt, servicesIdOf } from './attempt.js';
+export { taskLogLine, tasksOfJobLog, withLoggedTasks } from './queuedTasks.js';
 
 /**
  * The engine options a spec may carry, and only those, checked as `run` checks them

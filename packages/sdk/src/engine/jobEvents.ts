@@ -30,6 +30,7 @@ type WorkerEventType =
   | 'tool.calling'
   | 'tool.called'
   | 'tool.task_accepted'
+  | 'tool.asking'
   | 'tool.question'
   | 'model.called'
   | 'model.retry';
@@ -187,6 +188,7 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
     callId: opt(str),
     resultDigest: opt(str),
     taskId: opt(str),
+    code: opt(str),
   },
   'tool.task_accepted': {
     ...base,
@@ -197,6 +199,14 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
     era: str,
     argumentsDigest: str,
     callId: opt(str),
+  },
+  'tool.asking': {
+    ...base,
+    tool: str,
+    mode: str,
+    message: str,
+    requestedSchema: opt(any),
+    url: opt(str),
   },
   'tool.question': {
     ...base,

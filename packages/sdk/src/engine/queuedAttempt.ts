@@ -19,9 +19,12 @@ import {
   failUnreadable,
   startedAttempt,
 } from './attemptApply.js';
+import { readEvents } from '../events/journal.js';
 import { checkJobEvents } from './jobEvents.js';
+import { TASK_LOG_PREFIX, tasksOfJobLog } from './queuedTasks.js';
+import { acceptedTaskIds } from './taskResume.js';
 import { fetchRoleBranch, runGitRemote } from './remoteWorktrees.js';
-import { type AttemptRecord, type InvocationRecord, now } from './runRecord.js';
+import { type AttemptRecord, type InvocationRecord, now, runEventsPath } from './runRecord.js';
 import { roleBranch } from './worktrees.js';
 
 /** The job of attempt `attempt` of `invocation` in `run`. */
@@ -61,6 +64,16 @@ export async function runQueuedAttempt(
       await host.file.save();
       return awaitJob(host, invocation, last);
     }
+    // The job failed meanwhile (its worker died): the tasks it accepted go into the journal, so the next
+    // job's spec carries them and its worker re-attaches instead of calling the tool again.
+    if (state === 'failed') {
+      const refused = await journalJobTasks(host, invocation, last, await jobLog(host, last.queue.job), []);
+      if (refused !== undefined) {
+        last.error = refused.toJSON();
+        await host.file.save();
+        return { attempt: last, retryable: false };
+      }
+    }
   }
   const built = await buildAttemptSpec(host, invocation, restarted);
   const job = jobIdOf(host.record.run, invocation.id, invocation.attempts.length + 1);
@@ -98,7 +111,7 @@ async function awaitJob(
     const { code, message, remedy } = finished.refused;
     attempt.outcome = 'failed';
     attempt.finishedAt = now();
-    attempt.queue!.workers = await takers(host, job);
+    attempt.queue!.workers = takersOf(await jobLog(host, job));
     attempt.error = new SdkError(code, message, {
       ...(remedy === undefined ? {} : { remedy }),
       data: { job, invocation: invocation.id, workers: attempt.queue!.workers },
@@ -106,7 +119,14 @@ async function awaitJob(
     await host.file.save();
     return { attempt, retryable: false };
   }
+  const lines = await jobLog(host, job);
+  const workers = takersOf(lines);
   if (finished.status !== 'completed') {
+    // The tasks its workers accepted go into the journal: the next attempt's spec carries them.
+    const refused = await journalJobTasks(host, invocation, attempt, lines, []);
+    if (refused !== undefined) {
+      return failed(host, attempt, refused, workers);
+    }
     const error = new SdkError(
       'worker_lost',
       finished.status === 'missing'
@@ -120,11 +140,10 @@ async function awaitJob(
     attempt.outcome = 'failed';
     attempt.finishedAt = now();
     attempt.error = error.toJSON();
-    attempt.queue!.workers = await takers(host, job);
+    attempt.queue!.workers = workers;
     await host.file.save();
     return { attempt, retryable: true };
   }
-  const workers = await takers(host, job);
   let outcome: AttemptOutcome;
   try {
     outcome = checkOutcome(
@@ -136,12 +155,13 @@ async function awaitJob(
       roleBranch(host.paths, invocation.agent),
     );
   } catch (error) {
-    attempt.outcome = 'failed';
-    attempt.finishedAt = now();
-    attempt.error = toSdkError(error).toJSON();
-    attempt.queue!.workers = workers;
-    await host.file.save();
-    return { attempt, retryable: false };
+    return failed(host, attempt, toSdkError(error), workers);
+  }
+  // Tasks an earlier taker of the job accepted (it died; the last taker re-attached): journaled before
+  // the outcome's own events, which hold only the last taker's.
+  const refused = await journalJobTasks(host, invocation, attempt, lines, outcome.events);
+  if (refused !== undefined) {
+    return failed(host, attempt, refused, workers);
   }
   const result = await applyAttemptOutcome(host, invocation, attempt, outcome, false, {
     job,
@@ -158,17 +178,57 @@ async function awaitJob(
   return result;
 }
 
-/** The workers that took the job, from the lines they logged on it (`taken by <worker>`). */
-async function takers(host: QueuedAttemptHost, job: string): Promise<string[]> {
+/** The lines the workers logged on the job ([] when Redis cannot give them). */
+async function jobLog(host: QueuedAttemptHost, job: string): Promise<string[]> {
   try {
-    const lines = await host.queue.logs(job);
-    return lines.flatMap((line) => {
-      const match = /^taken by (\S+)$/.exec(line);
-      return match === null ? [] : [match[1]!];
-    });
+    return await host.queue.logs(job);
   } catch {
     return [];
   }
+}
+
+/** The workers that took the job, from the lines they logged on it (`taken by <worker>`). */
+function takersOf(lines: readonly string[]): string[] {
+  return lines.flatMap((line) => {
+    const match = /^taken by (\S+)$/.exec(line);
+    return match === null ? [] : [match[1]!];
+  });
+}
+
+/**
+ * Journals the `tool.task_accepted` events the job's workers logged (engine/queuedTasks.ts) that neither the
+ * journal nor `outcomeEvents` holds. Returns the refusal (`invalid_job`) of a log line that is not one of the
+ * job's accepted tasks, journaling none.
+ */
+async function journalJobTasks(
+  host: QueuedAttemptHost,
+  invocation: InvocationRecord,
+  attempt: AttemptRecord,
+  lines: readonly string[],
+  outcomeEvents: readonly unknown[],
+): Promise<SdkError | undefined> {
+  if (!lines.some((line) => line.startsWith(TASK_LOG_PREFIX))) return undefined;
+  let logged: ReturnType<typeof tasksOfJobLog>;
+  try {
+    logged = tasksOfJobLog(lines, {
+      job: attempt.queue!.job,
+      run: host.record.run,
+      invocation: invocation.id,
+      agent: invocation.agent,
+      attempt: attempt.attempt,
+      servicesId: attempt.servicesId,
+    });
+  } catch (error) {
+    return toSdkError(error, 'invalid_job');
+  }
+  const known = acceptedTaskIds(await readEvents(runEventsPath(host.paths, host.record.run)), invocation.id);
+  for (const id of acceptedTaskIds(outcomeEvents, invocation.id)) known.add(id);
+  for (const event of logged) {
+    if (known.has(event.taskId)) continue;
+    known.add(event.taskId);
+    host.emit(event);
+  }
+  return undefined;
 }
 
 /**
@@ -218,6 +278,21 @@ function checkOutcome(
     servicesId: attempt.servicesId,
   });
   return parsed.data;
+}
+
+/** The attempt failed with `error`, not retried (another attempt would meet the same). */
+async function failed(
+  host: QueuedAttemptHost,
+  attempt: AttemptRecord,
+  error: SdkError,
+  workers: string[],
+): Promise<AttemptResult> {
+  attempt.outcome = 'failed';
+  attempt.finishedAt = now();
+  attempt.error = error.toJSON();
+  attempt.queue!.workers = workers;
+  await host.file.save();
+  return { attempt, retryable: false };
 }
 
 /** Redis could not be reached: the attempt is interrupted (its job stays in the queue) and the run stops. */

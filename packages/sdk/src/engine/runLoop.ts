@@ -374,7 +374,6 @@ export class RunEngine implements AttemptCoordinator, QueuedAttemptHost {
       },
       prestarts: this.prestarts,
       main: this.main,
-      openTasks: (id) => this.openTasks(id),
     });
     return applyAttemptOutcome(this, invocation, started, outcome, true);
   }

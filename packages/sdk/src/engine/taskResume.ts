@@ -7,16 +7,10 @@
  */
 import { createHash } from 'node:crypto';
 import stableStringify from 'fast-json-stable-stringify';
+import type { AttemptSpec } from '../schemas/attempt.js';
 
-/** A task accepted for a call of the invocation and not answered yet. */
-export interface OpenTask {
-  /** The surface name of the tool. */
-  tool: string;
-  /** sha256 (hex) of the canonical JSON of the call's arguments. */
-  argumentsDigest: string;
-  taskId: string;
-  era: 'legacy' | 'modern';
-}
+/** A task accepted for a call of the invocation and not answered yet (the attempt spec's `openTasks`). */
+export type OpenTask = NonNullable<AttemptSpec['openTasks']>[number];
 
 /** sha256 (hex) of the canonical JSON of a call's arguments (`{}` when none). */
 export function argumentsDigest(args: Record<string, unknown> | undefined): string {
@@ -41,4 +35,16 @@ export function openTasks(events: readonly unknown[], invocation: string): OpenT
     }
   }
   return [...open.values()];
+}
+
+/** The ids of every task journaled as accepted for `invocation` among `events`, answered or not. */
+export function acceptedTaskIds(events: readonly unknown[], invocation: string): Set<string> {
+  const ids = new Set<string>();
+  for (const event of events) {
+    if (typeof event !== 'object' || event === null) continue;
+    const e = event as Record<string, unknown>;
+    if (e.type === 'tool.task_accepted' && e.invocation === invocation && typeof e.taskId === 'string')
+      ids.add(e.taskId);
+  }
+  return ids;
 }

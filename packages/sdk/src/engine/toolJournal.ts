@@ -6,12 +6,19 @@
  */
 import { performance } from 'node:perf_hooks';
 import { type Surface, withCallTool } from '../surface/surface.js';
+import { ERROR_META_KEY } from '../surface/surfaceDispatch.js';
+import { isSdkError } from '../errors.js';
 import type { RunEventInput } from '../events/runEvents.js';
 import { telemetry } from '../events/telemetry.js';
 import type { SurfaceTaskOptions } from '../surface/surfaceTypes.js';
 import { argumentsDigest, type OpenTask } from './taskResume.js';
 import { redactElicited, redactUrl } from '../redact.js';
-import { DEFAULT_ELICITATION_POLICY, type ElicitationPolicy, type QuestionOptions } from '../sessions/elicitation.js';
+import {
+  DEFAULT_ELICITATION_POLICY,
+  type ElicitationPolicy,
+  type Question,
+  type QuestionOptions,
+} from '../sessions/elicitation.js';
 import { resultText } from '../harness/harness.js';
 import { type RecordedToolResult, recordedAnswer, recordedFailure, resultDigest } from '../harness/stepDigests.js';
 
@@ -35,7 +42,15 @@ export interface ObserveOptions {
   askOperator?: QuestionOptions['askOperator'];
   /** Tasks an earlier host journaled as accepted for this invocation and never saw answered. */
   openTasks?: readonly OpenTask[];
+  /**
+   * Awaited after each `tool.task_accepted` is emitted and before the task is polled, with that event (its
+   * time set): a queue worker records it in Redis there. A throw cancels the task and fails the call.
+   */
+  onTaskAccepted?: (event: TaskAcceptedInput) => Promise<void>;
 }
+
+/** A `tool.task_accepted` event as an attempt emits it (no run id; its time set). */
+export type TaskAcceptedInput = Extract<RunEventInput, { type: 'tool.task_accepted' }> & { time: string };
 
 /**
  * `surface` with every tool call journaled and counted. A call the service answers with an MCP task is
@@ -66,7 +81,7 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
     const reattach = open.findIndex((task) => task.tool === name && task.argumentsDigest === digest);
     const resumed = reattach < 0 ? undefined : open.splice(reattach, 1)[0];
     let taskId = resumed?.taskId;
-    const called = (ok: boolean, text: string, recorded: RecordedToolResult) =>
+    const called = (ok: boolean, text: string, recorded: RecordedToolResult, code?: string) =>
       options.emit({
         type: 'tool.called',
         ...base,
@@ -77,16 +92,18 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
         summary: firstBytes(text, TOOL_SUMMARY_BYTES),
         resultDigest: resultDigest(recorded),
         ...(taskId === undefined ? {} : { taskId }),
+        ...(code === undefined ? {} : { code }),
       });
     const given: SurfaceTaskOptions = {
       ...(options.taskDeadlineMs === undefined ? {} : { deadlineMs: options.taskDeadlineMs }),
       ...requestOptions?.task,
       ...(resumed === undefined ? {} : { resume: { taskId: resumed.taskId, era: resumed.era } }),
     };
-    const taskOptions = withTaskJournal(given, (accepted) => {
+    const taskOptions = withTaskJournal(given, async (accepted) => {
       taskId = accepted.taskId;
-      options.emit({
+      const event: TaskAcceptedInput = {
         type: 'tool.task_accepted',
+        time: new Date().toISOString(),
         ...base,
         service: accepted.service,
         sourceTool: accepted.tool,
@@ -94,21 +111,28 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
         era: accepted.era,
         argumentsDigest: digest,
         ...(typeof callId === 'string' ? { callId } : {}),
-      });
+      };
+      options.emit(event);
+      await options.onTaskAccepted?.(event);
     });
     const policy = options.elicitation ?? DEFAULT_ELICITATION_POLICY;
     const question: QuestionOptions = {
       policy,
       ...(options.askOperator === undefined ? {} : { askOperator: options.askOperator }),
       ...requestOptions?.question,
+      onAsking: (asked) => {
+        options.emit({
+          type: 'tool.asking',
+          ...base,
+          ...shownQuestion(asked),
+        });
+        requestOptions?.question?.onAsking?.(asked);
+      },
       onQuestion: (asked, answer) => {
         options.emit({
           type: 'tool.question',
           ...base,
-          mode: asked.mode,
-          message: asked.message,
-          ...(asked.requestedSchema === undefined ? {} : { requestedSchema: asked.requestedSchema }),
-          ...(asked.url === undefined ? {} : { url: redactUrl(asked.url) }),
+          ...shownQuestion(asked),
           policy,
           action: answer.action,
           ...(answer.content === undefined ? {} : { content: redactElicited(answer.content, asked.requestedSchema) }),
@@ -118,14 +142,32 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
     };
     try {
       const result = await surface.callTool(name, args, { ...requestOptions, task: taskOptions, question });
-      called(result.isError !== true, resultText(result), recordedAnswer(result));
+      called(result.isError !== true, resultText(result), recordedAnswer(result), bridgeCode(result));
       return result;
     } catch (error) {
       const failure = recordedFailure(error);
-      called(false, failure.text, failure);
+      called(false, failure.text, failure, isSdkError(error) ? error.code : undefined);
       throw error;
     }
   });
+}
+
+/** A question as the journal shows it: the URL of a URL-mode question with its query values redacted. */
+function shownQuestion(asked: Question): Pick<Question, 'mode' | 'message' | 'requestedSchema' | 'url'> {
+  return {
+    mode: asked.mode,
+    message: asked.message,
+    ...(asked.requestedSchema === undefined ? {} : { requestedSchema: asked.requestedSchema }),
+    ...(asked.url === undefined ? {} : { url: redactUrl(asked.url) }),
+  };
+}
+
+/** The bridge's error code a tool error carries (`_meta`, surface/surfaceDispatch.ts), if any. */
+function bridgeCode(result: { isError?: boolean; _meta?: Record<string, unknown> }): string | undefined {
+  if (result.isError !== true) return undefined;
+  const error = result._meta?.[ERROR_META_KEY];
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
 }
 
 /** `given` with `journal` told first of an accepted task (the caller's own `onAccepted` after it). */

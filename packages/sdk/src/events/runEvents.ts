@@ -398,6 +398,11 @@ export interface ToolCalledEvent extends InvocationEventBase {
   resultDigest?: string;
   /** The MCP task the call ran as, when the service answered it with one (see {@link ToolTaskAcceptedEvent}). */
   taskId?: string;
+  /**
+   * The error code of a call the bridge answered with its own error (e.g. `question_unanswered`,
+   * `forward_timeout`, `task_failed`); absent for a service's own tool error and for a result.
+   */
+  code?: string;
 }
 
 /**
@@ -422,6 +427,27 @@ export interface ToolTaskAcceptedEvent extends InvocationEventBase {
   argumentsDigest: string;
   /** The caller's id of the call, when it gave one. */
   callId?: string;
+}
+
+/**
+ * A service asked a question during a tool call and the operator is being asked (policy `operator`, an
+ * attended run): the question waits for a person. A {@link ToolQuestionEvent} follows once it is answered,
+ * declined or cancelled.
+ * @public
+ */
+export interface ToolAskingEvent extends InvocationEventBase {
+  /** The event's type. */
+  type: 'tool.asking';
+  /** The surface name of the tool. */
+  tool: string;
+  /** `form`: a question with a schema of fields; `url`: a page the service asks the user to open. */
+  mode: 'form' | 'url';
+  /** The service's question. */
+  message: string;
+  /** Form mode: the JSON Schema of the answer. */
+  requestedSchema?: Record<string, unknown>;
+  /** URL mode: shown, never opened (query values redacted). */
+  url?: string;
 }
 
 /**
@@ -573,6 +599,7 @@ export type RunEvent =
   | ToolCallingEvent
   | ToolCalledEvent
   | ToolTaskAcceptedEvent
+  | ToolAskingEvent
   | ToolQuestionEvent
   | WorkflowReconfiguredEvent
   | ModelCalledEvent

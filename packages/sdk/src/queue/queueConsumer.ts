@@ -4,7 +4,7 @@
  * a worker that dies loses it, and another worker's stalled-job check puts the job back to be taken again.
  */
 import { carrierOfMeta, type TraceCarrier, telemetry } from '../events/telemetry.js';
-import type { Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import { SdkError } from '../errors.js';
 import { JobRefusal, refusalReason, shownReason } from './jobRefusal.js';
 import { DEFAULT_QUEUE_NAME } from './queueClient.js';
@@ -47,6 +47,8 @@ export interface ConsumedJob {
   data: unknown;
   /** Appends a line to the job's log in Redis (the coordinator reads it). */
   log(line: string): Promise<void>;
+  /** The lines logged on the job so far, oldest first (by every worker that took it). */
+  logs(): Promise<string[]>;
 }
 
 /**
@@ -110,14 +112,29 @@ export async function startQueueConsumer(
   checkRanges(settings);
   const address = parseQueueUrl(settings.url);
   const log = settings.onLog ?? (() => {});
-  const { Worker, UnrecoverableError, WaitingError } = await loadBullmq();
+  const { Queue, Worker, UnrecoverableError, WaitingError } = await loadBullmq();
+  const name = settings.name ?? DEFAULT_QUEUE_NAME;
+  // Reads jobs' logs (a job taken again reads what its earlier takers logged); opened on first use.
+  let reader: Queue | undefined;
+  const logsOf = async (id: string): Promise<string[]> => {
+    if (reader === undefined) {
+      reader = new Queue(name, { connection: { ...address.connection } });
+      reader.on('error', (error) => log(`queue ${address.publicUrl}: ${redactUrlsIn(String(error.message))}`));
+    }
+    return (await reader.getJobLogs(id, 0, -1, true)).logs;
+  };
   const worker: Worker = new Worker(
-    settings.name ?? DEFAULT_QUEUE_NAME,
+    name,
     async (job, token) => {
       if (job.id === undefined) throw new Error('a job without an id');
       const id = job.id;
       try {
-        const consumed = { id, data: job.data, log: async (line: string) => void (await job.log(line)) };
+        const consumed = {
+          id,
+          data: job.data,
+          log: async (line: string) => void (await job.log(line)),
+          logs: () => logsOf(id),
+        };
         const traced = telemetry();
         return await (traced === undefined
           ? processor(consumed)
@@ -153,6 +170,12 @@ export async function startQueueConsumer(
   void worker.run().catch((error: unknown) => log(`worker stopped: ${redactUrlsIn(String(error))}`));
   return {
     publicUrl: address.publicUrl,
-    close: () => worker.close(false),
+    close: async () => {
+      try {
+        await worker.close(false);
+      } finally {
+        await reader?.close();
+      }
+    },
   };
 }

@@ -39,6 +39,19 @@ const JournaledStepsSchema = z.object({
   calls: z.array(z.object({ callId: z.string(), tool: z.string(), resultDigest: z.string() })),
 });
 
+/**
+ * A task a service accepted for a call of the invocation (an MCP task, `tool.task_accepted`) that no one saw
+ * answered: a call the attempt's harness makes again with the same tool and arguments re-attaches to it.
+ */
+const OpenTaskSchema = z.object({
+  /** The surface name of the tool. */
+  tool: z.string(),
+  /** sha256 (hex) of the canonical JSON of the call's arguments. */
+  argumentsDigest: z.string(),
+  taskId: z.string(),
+  era: z.enum(['legacy', 'modern']),
+});
+
 /** Engine settings an attempt takes with it (milliseconds; the runner's defaults when absent). */
 const AttemptOptionsSchema = z.object({
   startupBudgetMs: z.number().optional(),
@@ -80,6 +93,11 @@ export const AttemptSpecSchema = z.object({
   checkpoint: z.unknown().nullable(),
   /** What the coordinator journaled of the invocation's steps (absent: nothing journaled). */
   journaled: JournaledStepsSchema.optional(),
+  /**
+   * The tasks the coordinator's journal holds as accepted for the invocation and never answered (absent:
+   * none): whoever runs the attempt re-attaches a replayed call to its task instead of calling the tool again.
+   */
+  openTasks: z.array(OpenTaskSchema).optional(),
   /** The run's script (scripted harness), or null: run-level harness data, like the positions below. */
   script: z.unknown(),
   /** Every agent's position in the script when the attempt starts, or null without a script. */

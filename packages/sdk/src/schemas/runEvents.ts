@@ -204,6 +204,8 @@ export const RunEventSchemas = {
      */
     resultDigest: z.string().optional(),
     taskId: z.string().optional(),
+    /** The bridge's error code of a call it answered with its own error. */
+    code: z.string().optional(),
   }),
   'tool.task_accepted': z.object({
     ...invocationBase,
@@ -215,6 +217,15 @@ export const RunEventSchemas = {
     era: z.enum(['legacy', 'modern']),
     argumentsDigest: z.string(),
     callId: z.string().optional(),
+  }),
+  'tool.asking': z.object({
+    ...invocationBase,
+    type: z.literal('tool.asking'),
+    tool: z.string(),
+    mode: z.enum(['form', 'url']),
+    message: z.string(),
+    requestedSchema: z.record(z.string(), z.unknown()).optional(),
+    url: z.string().optional(),
   }),
   'tool.question': z.object({
     ...invocationBase,

@@ -23,7 +23,7 @@ import {
 } from './serviceEvents.js';
 import type { ForwardOptions, ServiceCatalog, ServiceSession } from './serviceSession.js';
 import type { StartBudget } from './startBudget.js';
-import { QuestionDesk } from './elicitation.js';
+import { CallHold, holdingWhileAsked, QuestionDesk } from './elicitation.js';
 import { TaskFollower } from './taskFollower.js';
 import { type AcceptedTask, callsAsTask } from './tasks.js';
 import { MAX_DURATION_MS } from '../workflow/durations.js';
@@ -122,10 +122,15 @@ export abstract class BaseSession implements ServiceSession {
     // The lists are walked by listCatalog, not by the client, so the client holds no `tools/list` of its
     // own: the result is checked against the listed definition's output schema.
     const toolDefinition = this.listed?.tools.find((t) => t.name === name);
-    return this.questions.during(`tool "${name}"`, this.name, options?.question, () =>
+    // A call whose questions a person may answer has its forwarding timeout wait while they do.
+    const hold = options?.question?.askOperator === undefined ? undefined : new CallHold();
+    const question =
+      hold === undefined ? options?.question : holdingWhileAsked(options?.question, (on) => hold.set(on));
+    const forwardOptions = hold === undefined ? options : { ...options, hold };
+    return this.questions.during(`tool "${name}"`, this.name, question, () =>
       this.current === 'ready' && callsAsTask(this.connectedClient(), toolDefinition)
-        ? this.callAsTask(name, args, toolDefinition, options)
-        : this.callDirect(name, args, toolDefinition, options),
+        ? this.callAsTask(name, args, toolDefinition, forwardOptions)
+        : this.callDirect(name, args, toolDefinition, forwardOptions),
     );
   }
 
@@ -412,8 +417,9 @@ export abstract class BaseSession implements ServiceSession {
     const timeoutMs = options?.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
     const signal = options?.signal;
     const onProgress = options?.onProgress;
+    const hold = options?.hold;
     const client = this.connectedClient();
-    if (onProgress === undefined) {
+    if (onProgress === undefined && hold === undefined) {
       try {
         return await send(client, { timeout: timeoutMs, ...(signal === undefined ? {} : { signal }) });
       } catch (error) {
@@ -430,9 +436,13 @@ export abstract class BaseSession implements ServiceSession {
     const controller = new AbortController();
     let timedOut: 'timeout' | 'maximum' | undefined;
     let timer: NodeJS.Timeout | undefined;
+    // While a person answers a question of the call the timeout waits; the time held is not the service's.
+    let heldSince: number | undefined;
+    let heldMs = 0;
     const arm = () => {
       clearTimeout(timer);
-      const left = maxTotalTimeoutMs - (Date.now() - startedAt);
+      if (heldSince !== undefined) return;
+      const left = maxTotalTimeoutMs - (Date.now() - startedAt - heldMs);
       timer = setTimeout(
         () => {
           timedOut = left < timeoutMs ? 'maximum' : 'timeout';
@@ -445,16 +455,31 @@ export abstract class BaseSession implements ServiceSession {
     const onCallerAbort = () => controller.abort(signal?.reason);
     if (signal?.aborted) onCallerAbort();
     else signal?.addEventListener('abort', onCallerAbort, { once: true });
-    const route = routeProgress(client, (progress) => {
-      if (controller.signal.aborted) return;
-      arm();
-      onProgress(progress);
+    // Progress is asked for only by a caller that listens to it.
+    const route =
+      onProgress === undefined
+        ? undefined
+        : routeProgress(client, (progress) => {
+            if (controller.signal.aborted) return;
+            arm();
+            onProgress(progress);
+          });
+    const unlisten = hold?.listen((on) => {
+      if (on) {
+        heldSince ??= Date.now();
+        clearTimeout(timer);
+      } else if (heldSince !== undefined) {
+        heldMs += Date.now() - heldSince;
+        heldSince = undefined;
+        arm();
+      }
     });
     arm();
     try {
-      // The client's own timeout only backs ours up: a second past the maximum.
-      const backstopMs = Math.min(maxTotalTimeoutMs + 1000, MAX_DURATION_MS);
-      return await send(client, { timeout: backstopMs, signal: controller.signal }, route.token);
+      // The client's own timeout only backs ours up: a second past the maximum (none while a person may
+      // be asked: the time they take is not bounded here).
+      const backstopMs = hold === undefined ? Math.min(maxTotalTimeoutMs + 1000, MAX_DURATION_MS) : MAX_DURATION_MS;
+      return await send(client, { timeout: backstopMs, signal: controller.signal }, route?.token);
     } catch (error) {
       if (timedOut !== undefined) {
         const within =
@@ -473,7 +498,8 @@ export abstract class BaseSession implements ServiceSession {
       throw await this.forwardFailed(error, what, signal, timeoutMs);
     } finally {
       clearTimeout(timer);
-      route.stop();
+      unlisten?.();
+      route?.stop();
       signal?.removeEventListener('abort', onCallerAbort);
     }
   }

@@ -53,8 +53,57 @@ export interface QuestionOptions {
   answer?: Record<string, unknown>;
   /** Policy `operator`: asks the operator (absent: the run is unattended). */
   askOperator?: (question: Question) => Promise<QuestionAnswer>;
+  /** Told of a question before the operator is asked (`askOperator`): it waits for a person (journaled). */
+  onAsking?: (question: Question) => void;
   /** Told of every question and how it was answered (journaled, secret fields redacted by the caller). */
   onQuestion?: (question: Question, answer: QuestionAnswer) => void;
+}
+
+/**
+ * A call's hold: on while a person (the operator) answers one of its questions. The call's timers (the
+ * session's forwarding timeout, the surface gate's) wait while it is on: a person takes longer than a
+ * service should.
+ */
+export class CallHold {
+  private readonly listeners = new Set<(on: boolean) => void>();
+  private on = false;
+
+  /** Whether a person is answering now. */
+  get held(): boolean {
+    return this.on;
+  }
+
+  set(on: boolean): void {
+    if (on === this.on) return;
+    this.on = on;
+    for (const listener of [...this.listeners]) listener(on);
+  }
+
+  /** Tells `listener` of each change; returns the function that stops telling it. */
+  listen(listener: (on: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+/** `options` whose operator, while asked, has `holding` told `true` (then `false` once answered). */
+export function holdingWhileAsked(
+  options: QuestionOptions | undefined,
+  holding: (on: boolean) => void,
+): QuestionOptions | undefined {
+  const ask = options?.askOperator;
+  if (options === undefined || ask === undefined) return options;
+  return {
+    ...options,
+    askOperator: async (question) => {
+      holding(true);
+      try {
+        return await ask(question);
+      } finally {
+        holding(false);
+      }
+    },
+  };
 }
 
 /** One call in flight: its options and the question left unanswered, if any. */
@@ -119,6 +168,7 @@ export class QuestionDesk {
     } else if (policy === 'model' && options.answer !== undefined) {
       answer = { action: 'accept', content: options.answer };
     } else if (policy === 'operator' && options.askOperator !== undefined) {
+      options.onAsking?.(question);
       answer = await options.askOperator(question);
     } else {
       if (slot !== undefined) slot.unanswered = question;

@@ -3,7 +3,7 @@
  * project service (a supervised stdio process group) or a remote Streamable HTTP service. The bridge
  * builds an agent's surface from a list of these; it never sees processes or transports.
  */
-import type { QuestionOptions } from './elicitation.js';
+import type { CallHold, QuestionOptions } from './elicitation.js';
 import type { AcceptedTask, TaskFollowOptions } from './tasks.js';
 import type {
   CallToolResult,
@@ -70,6 +70,8 @@ export interface ForwardOptions {
   task?: TaskFollowOptions;
   /** For `callTool`: who answers a question the service asks during the call (sessions/elicitation.ts). */
   question?: QuestionOptions;
+  /** Set by the session while a person answers a question of the call: the forwarding timeout waits. */
+  hold?: CallHold;
 }
 
 /** Options of starting (or connecting to) one service, whatever its kind. */

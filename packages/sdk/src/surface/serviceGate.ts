@@ -170,8 +170,10 @@ export class ServiceGate {
    *
    * @param what - the request, for messages (`tool "search"`, `resource "file:///a"`).
    * @param send - is given `progressed`: calling it (at each progress notification of the request) starts
-   *   the timeout again, never past `maxTotalTimeoutMs` from the start; and `polling`: calling it (the
-   *   service answered with an MCP task) stops the timeout for good.
+   *   the timeout again, never past `maxTotalTimeoutMs` from the start; `polling`: calling it (the
+   *   service answered with an MCP task) stops the timeout for good; and `holding`: `holding(true)` while
+   *   a person answers a question of the service stops the timeout, `holding(false)` starts it again (the
+   *   time held does not count towards `maxTotalTimeoutMs`).
    */
   async run<T>(
     what: string,
@@ -182,6 +184,8 @@ export class ServiceGate {
       progressed: () => void;
       /** The service answered with a task: the timeout stops for good (the task has its own deadline). */
       polling: () => void;
+      /** A person is (true) or is no longer (false) answering a question of the service: the timeout waits. */
+      holding: (on: boolean) => void;
     }) => Promise<T>,
     callerSignal?: AbortSignal,
   ): Promise<T> {
@@ -217,6 +221,9 @@ export class ServiceGate {
     const { timeoutMs, maxTotalTimeoutMs } = this.limits;
     let arm: () => void = () => {};
     let polled = false;
+    // While a person answers a question the timeout waits; the time held is not the service's.
+    let heldSince: number | undefined;
+    let heldMs = 0;
     const timeout = new Promise<never>((_, reject) => {
       const fire = (hardMaximum: boolean) => {
         timedOut = true;
@@ -235,9 +242,9 @@ export class ServiceGate {
       };
       // Armed at the start and again at each progress: timeoutMs from now, never past the hard maximum.
       arm = () => {
-        if (timedOut || polled) return;
+        if (timedOut || polled || heldSince !== undefined) return;
         clearTimeout(timer);
-        const left = maxTotalTimeoutMs - (Date.now() - startedAt);
+        const left = maxTotalTimeoutMs - (Date.now() - startedAt - heldMs);
         timer = setTimeout(() => fire(left < timeoutMs), Math.max(0, Math.min(timeoutMs, left)));
         timer.unref();
       };
@@ -259,6 +266,16 @@ export class ServiceGate {
           polling: () => {
             polled = true;
             clearTimeout(timer);
+          },
+          holding: (on) => {
+            if (on && heldSince === undefined) {
+              heldSince = Date.now();
+              clearTimeout(timer);
+            } else if (!on && heldSince !== undefined) {
+              heldMs += Date.now() - heldSince;
+              heldSince = undefined;
+              arm();
+            }
           },
         }),
         timeout,

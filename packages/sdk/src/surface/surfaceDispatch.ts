@@ -9,6 +9,7 @@ import { ERROR_CODES, type ErrorCode, isSdkError, SdkError } from '../errors.js'
 import { redactUrlsIn } from '../redact.js';
 import { checkImageLimits } from './resultLimits.js';
 import type { ForwardOptions } from '../sessions/serviceSession.js';
+import { holdingWhileAsked } from '../sessions/elicitation.js';
 import { takeAnswer, taskOptions } from './surfaceTasks.js';
 import { isServiceAnswer } from './serviceGate.js';
 import type { Surface } from './surfaceTypes.js';
@@ -113,14 +114,20 @@ export function createDispatch(
         const result = checkImageLimits(
           await gate.run(
             what,
-            ({ timeoutMs, signal: forwardSignal, maxTotalTimeoutMs, progressed, polling }) =>
+            ({ timeoutMs, signal: forwardSignal, maxTotalTimeoutMs, progressed, polling, holding }) =>
               forwardTo({
                 timeoutMs,
                 signal: forwardSignal,
                 task: taskOptions(requestOptions, target.route.service, target.route.sourceName, polling),
                 ...(requestOptions.question === undefined && answer === undefined
                   ? {}
-                  : { question: { ...requestOptions.question, ...(answer === undefined ? {} : { answer }) } }),
+                  : {
+                      // While the operator answers, the gate's timeout waits (a person is not a slow service).
+                      question: holdingWhileAsked(
+                        { ...requestOptions.question, ...(answer === undefined ? {} : { answer }) },
+                        holding,
+                      ),
+                    }),
                 ...(onProgress === undefined
                   ? {}
                   : {

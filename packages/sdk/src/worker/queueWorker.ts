@@ -14,7 +14,15 @@ import { join } from 'node:path';
 import { SdkError, isSdkError, toSdkError } from '../errors.js';
 import { RunHarnesses } from '../harness/harnessFor.js';
 import { hostSupervisor, sweepProjectStrays } from '../invocation/hostSupervision.js';
-import { runAttempt, servicesIdOf, specEngineOptions, specWorktrees } from '../engine/attemptSeam.js';
+import {
+  runAttempt,
+  servicesIdOf,
+  specEngineOptions,
+  specWorktrees,
+  taskLogLine,
+  tasksOfJobLog,
+  withLoggedTasks,
+} from '../engine/attemptSeam.js';
 import { JobRefusal } from '../queue/jobRefusal.js';
 import { type ConsumedJob, type ConsumerSettings, JobHandBack, startQueueConsumer } from '../queue/queueConsumer.js';
 import { ATTEMPT_FORMAT, type AttemptOutcome, type AttemptSpec, AttemptSpecSchema } from '../schemas/attempt.js';
@@ -127,6 +135,8 @@ async function runJob(
   let invocationDir: string;
   try {
     spec = checkJob(job);
+    // A job taken again (its first taker died): the tasks its takers accepted, re-attached to, never re-called.
+    spec = { ...spec, openTasks: await jobTasks(job, spec) };
     engineOptions = specEngineOptions(spec.options, job.id);
     paths = await openProject(options.dataDir, spec.project);
     // The schema's ids admit `.` and `..`; the store's do not (`unsafe_path`): a refusal, never a retry.
@@ -158,7 +168,23 @@ async function runJob(
     worktrees: specWorktrees(spec, paths),
     signal,
     registry: () => hostSupervisor(paths, { graceMs }),
+    // In Redis before the task is polled: whoever takes the job (or the invocation) next re-attaches.
+    onTaskAccepted: (event) => job.log(taskLogLine(event)),
   });
+}
+
+/** The spec's open tasks, with those the job's earlier takers logged (checked: `invalid_job` otherwise). */
+async function jobTasks(job: ConsumedJob, spec: AttemptSpec): Promise<NonNullable<AttemptSpec['openTasks']>> {
+  const number = spec.invocation.attempts.length + 1;
+  const logged = tasksOfJobLog(await job.logs(), {
+    job: job.id,
+    run: spec.run,
+    invocation: spec.invocation.id,
+    agent: spec.invocation.agent,
+    attempt: number,
+    servicesId: servicesIdOf(spec.invocation.id, number),
+  });
+  return withLoggedTasks(spec.openTasks ?? [], logged);
 }
 
 /**
