@@ -21,15 +21,7 @@ export {
   OrchestrationSchema,
   MAX_DURATION_MS,
 } from './workflow/workflowSchema.js';
-export type {
-  WorkflowInput,
-  McpDefinition,
-  McpDefinitionInput,
-  McpServerEntry,
-  ToolFilter,
-  Agent,
-  Orchestration,
-} from './workflow/workflowSchema.js';
+export type { WorkflowInput, McpDefinitionInput } from './workflow/workflowSchema.js';
 export { validateWorkflow, validateWorkflowText } from './workflow/validate.js';
 export type { ValidationIssue, ValidationResult } from './workflow/validate.js';
 export { LIMITS, FIXED_CATALOG_NAMES, RESERVED_ENV_NAMES } from './workflow/limits.js';

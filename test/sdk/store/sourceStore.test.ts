@@ -7,8 +7,8 @@ import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { McpDefinition } from '../../../packages/sdk/src/index.js';
 import {
-  type McpDefinition,
   type ProjectPaths,
   definitionDigest,
   openProject,

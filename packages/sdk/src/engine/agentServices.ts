@@ -19,6 +19,7 @@ import type { ServiceEvent } from '../sessions/serviceEvents.js';
 import { resolveProjectId } from '../store/projectId.js';
 import { type ProjectPaths, openProject } from '../store/projectStore.js';
 import { loadWorkflow } from '../store/workflowLoad.js';
+import type { Workflow } from '../workflow/workflowTypes.js';
 import { type WorkflowVersion, requireAccepted } from '../store/workflowVersions.js';
 import { agentSurface } from './agentSurface.js';
 import { FIXED_CATALOG_SERVICE, fixedCatalog } from './fixedCatalog.js';
@@ -33,7 +34,7 @@ export interface AgentServicesOptions {
   /** The task directory: every service's cwd. */
   workspace: string;
   /** A workflow file or document to load first (as `workflow load`); default: the accepted version. */
-  workflow?: string | Record<string, unknown> | undefined;
+  workflow?: string | Workflow | Record<string, unknown> | undefined;
   /** The agent (role) whose services start. */
   agent: string;
   /** Milliseconds for every service together to be ready. Default 35,000. */

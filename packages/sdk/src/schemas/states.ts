@@ -80,6 +80,9 @@ export const PrestartCollectedReasonSchema = z.enum([
   'run_end',
 ]);
 
+/** Who answers a service's question during a tool call (an agent's `elicitation`, the `tool.question` event). */
+export const ElicitationPolicySchema = z.enum(['model', 'operator', 'decline']);
+
 /** The external agent CLIs the SDK has presets (and `harness-config` formats) for. */
 export const HarnessFormatSchema = z.enum(['claude', 'codex', 'gemini', 'opencode', 'pi']);
 

@@ -18,9 +18,9 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { SdkError } from '../errors.js';
 import { isPlainObject } from '../plainObject.js';
+import type { ElicitationPolicy } from '../workflow/workflowTypes.js';
 
-/** Who answers a service's question. @public */
-export type ElicitationPolicy = 'model' | 'operator' | 'decline';
+export type { ElicitationPolicy };
 
 /** The default {@link ElicitationPolicy}: `model`. */
 export const DEFAULT_ELICITATION_POLICY: ElicitationPolicy = 'model';

@@ -1,11 +1,40 @@
 /**
- * The `workflow.json` model (SPEC §3): zod schemas and their types, strict objects everywhere, defaults
- * filled. Cross-field rules (references, file paths, entrypoint, size of the JSON) are checked in
- * `validate.ts`, which is the entry point callers use.
+ * The `workflow.json` model (SPEC §3): zod schemas, strict objects everywhere, defaults filled. The types
+ * are written once in `workflowTypes.ts` (public, documented there); each schema is checked against its type
+ * at compile time (end of this file). Cross-field rules (references, file paths, entrypoint, size of the
+ * JSON) are checked in `validate.ts`, which is the entry point callers use.
  */
 import { z } from 'zod';
 import { SdkError } from '../errors.js';
+import type { Assert, SameShape } from '../schemas/sameShape.js';
+import { ElicitationPolicySchema, HarnessFormatSchema } from '../schemas/states.js';
 import { COMMAND_PATTERN, ENV_NAME_PATTERN, LIMITS, NAME_PATTERN } from './limits.js';
+import type {
+  CommandHarness,
+  Harness,
+  McpDefinition,
+  McpServerEntry,
+  ModelLoopOptions,
+  RemoteOAuth,
+  ToolFilter,
+  Workflow,
+  WorkflowAgent,
+  WorkflowOrchestration,
+} from './workflowTypes.js';
+
+export type {
+  CommandHarness,
+  ElicitationPolicy,
+  Harness,
+  McpDefinition,
+  McpServerEntry,
+  ModelLoopOptions,
+  RemoteOAuth,
+  ToolFilter,
+  Workflow,
+  WorkflowAgent,
+  WorkflowOrchestration,
+} from './workflowTypes.js';
 
 const nameMessage = `must be 1–${LIMITS.nameChars} characters of a-z 0-9 - _, starting with a letter or digit; rename it`;
 
@@ -59,8 +88,6 @@ export const McpDefinitionSchema = z.strictObject({
    */
   sandbox: z.boolean().optional(),
 });
-/** One entry of `mcpDefinitions`, with defaults filled. @internal */
-export type McpDefinition = z.infer<typeof McpDefinitionSchema>;
 /** One entry of `mcpDefinitions` as written (defaults may be missing). @internal */
 export type McpDefinitionInput = z.input<typeof McpDefinitionSchema>;
 
@@ -113,8 +140,6 @@ export const ToolFilterSchema = z
     const problem = toolFilterShapeProblem(filter);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', params: { code: 'invalid_workflow' }, message: problem });
   });
-/** A per-assignment tool filter. @internal */
-export type ToolFilter = z.infer<typeof ToolFilterSchema>;
 
 /** An HTTP header name a remote entry may set. */
 export const HEADER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
@@ -203,8 +228,6 @@ export const RemoteOAuthSchema = z
       );
     }
   });
-/** A remote entry's OAuth settings. */
-export type RemoteOAuth = z.infer<typeof RemoteOAuthSchema>;
 
 /** One entry of an agent's `mcpServers`: `{ name, project }` or `{ name, url }`, never both. @internal */
 export const McpServerEntrySchema = z
@@ -290,14 +313,11 @@ function hasUserInfo(url: string): boolean {
     return false;
   }
 }
-/** One entry of an agent's `mcpServers`. @internal */
-export type McpServerEntry = z.infer<typeof McpServerEntrySchema>;
 
 // The external agent CLIs the SDK has presets (and `harness-config` formats) for: the one list, in schemas/.
 export { HarnessFormatSchema } from '../schemas/states.js';
-import { HarnessFormatSchema } from '../schemas/states.js';
 /** One agent CLI preset name. */
-export type HarnessPreset = z.infer<typeof HarnessFormatSchema>;
+export type HarnessPreset = NonNullable<CommandHarness['preset']>;
 
 /** The longest duration an option may name: 2^31 − 1 ms (a longer `setTimeout` fires at once). @internal */
 export const MAX_DURATION_MS = 2_147_483_647;
@@ -339,7 +359,7 @@ const BaseUrlSchema = z.url({
 });
 
 /** Options every model loop takes (SPEC §10.2). */
-const ModelLoopOptions = {
+const modelLoopOptions = {
   /** The provider's model id. */
   model: z.string().min(1, { error: 'name the model, e.g. "gpt-4.1" or "claude-sonnet-4-5"' }),
   /** The API base URL; the provider's public endpoint when absent. */
@@ -365,14 +385,14 @@ export const HarnessSchema = z.discriminatedUnion('type', [
   /** OpenAI and every OpenAI-compatible server; Chat Completions by default, or the Responses API. */
   z.strictObject({
     type: z.literal('openai'),
-    ...ModelLoopOptions,
+    ...modelLoopOptions,
     /** Which OpenAI API the loop speaks. Default `chat`. */
     api: z.enum(['chat', 'responses']).default('chat'),
   }),
   /** The Anthropic Messages API tool loop. */
-  z.strictObject({ type: z.literal('anthropic'), ...ModelLoopOptions }),
+  z.strictObject({ type: z.literal('anthropic'), ...modelLoopOptions }),
   /** The Gemini API tool loop. */
-  z.strictObject({ type: z.literal('gemini'), ...ModelLoopOptions }),
+  z.strictObject({ type: z.literal('gemini'), ...modelLoopOptions }),
   /** An external agent CLI given the invocation's live surface. */
   z
     .strictObject({
@@ -419,13 +439,6 @@ export const HarnessSchema = z.discriminatedUnion('type', [
       }
     }),
 ]);
-/**
- * How an agent is run (`agents.<name>.harness` of a {@link Workflow}): one configuration per `type`
- * (`scripted`, `command`, `openai`, `anthropic`, `gemini`). Written through `Workflow` so that the public
- * API needs no second schema.
- * @public
- */
-export type Harness = Workflow['agents'][string]['harness'];
 
 /** One agent (SPEC §3.2). @internal */
 export const AgentSchema = z.strictObject({
@@ -442,10 +455,8 @@ export const AgentSchema = z.strictObject({
    * attended run's terminal; unattended, the call fails `question_unanswered`) or `decline`. Default
    * `model`, left absent when not written.
    */
-  elicitation: z.enum(['model', 'operator', 'decline']).optional(),
+  elicitation: ElicitationPolicySchema.optional(),
 });
-/** One agent, with defaults filled. @internal */
-export type Agent = z.infer<typeof AgentSchema>;
 
 /** `orchestration` (SPEC §3.3). @internal */
 export const OrchestrationSchema = z.strictObject({
@@ -477,11 +488,8 @@ export const OrchestrationSchema = z.strictObject({
    */
   taskDeadlineMs: z.int().min(1000).max(MAX_DURATION_MS).optional(),
 });
-/** `orchestration`, with defaults filled. @internal */
-export type Orchestration = z.infer<typeof OrchestrationSchema>;
-
-/** A whole `workflow.json`. @public */
-export const WorkflowSchema = z.strictObject({
+/** A whole `workflow.json`, typed as written (`WorkflowSchema` is the public face of this one). */
+const WorkflowDocumentSchema = z.strictObject({
   /** The JSON Schema editors check the file against (`scienceevolve schema` writes it); kept as written, it changes nothing. */
   $schema: z.string().optional(),
   orchestration: OrchestrationSchema.default({
@@ -493,7 +501,37 @@ export const WorkflowSchema = z.strictObject({
   agents: z.record(NameSchema, AgentSchema),
   mcpDefinitions: z.record(NameSchema, McpDefinitionSchema).default({}),
 });
-/** A whole workflow, with every default filled: the form the SDK stores and compares. @public */
-export type Workflow = z.infer<typeof WorkflowSchema>;
-/** A workflow as a user may write it. @internal */
-export type WorkflowInput = z.input<typeof WorkflowSchema>;
+
+/**
+ * The zod schema of a whole `workflow.json` (SPEC §3): `WorkflowSchema.parse(document)` checks a document
+ * and fills its defaults. {@link parseWorkflow} adds the cross-field checks (references, file paths, the
+ * entrypoint, the size of the JSON) and throws a coded `SdkError`; use it unless you compose schemas.
+ * @public
+ */
+export const WorkflowSchema: z.ZodType<Workflow> = WorkflowDocumentSchema;
+/** A workflow as a user may write it (defaults may be missing). @internal */
+export type WorkflowInput = z.input<typeof WorkflowDocumentSchema>;
+
+// Each written type is exactly what its schema gives (`z.output`), and a filled-in workflow is valid input:
+// checked at compile time, part by part (SameShape checks one level of keys), so neither can drift.
+type Out<S extends z.ZodType> = z.output<S>;
+type HarnessOf<T extends Harness['type']> = Extract<Harness, { type: T }>;
+type SchemaHarnessOf<T extends Harness['type']> = Extract<Out<typeof HarnessSchema>, { type: T }>;
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check, used by being compiled.
+type WorkflowTypesMatchSchemas = {
+  mcpDefinition: Assert<SameShape<Out<typeof McpDefinitionSchema>, McpDefinition>>;
+  toolFilter: Assert<SameShape<Out<typeof ToolFilterSchema>, ToolFilter>>;
+  remoteOAuth: Assert<SameShape<Out<typeof RemoteOAuthSchema>, RemoteOAuth>>;
+  mcpServerEntry: Assert<SameShape<Out<typeof McpServerEntrySchema>, McpServerEntry>>;
+  harnessTypes: Assert<SameShape<Out<typeof HarnessSchema>['type'], Harness['type']>>;
+  scripted: Assert<SameShape<SchemaHarnessOf<'scripted'>, HarnessOf<'scripted'>>>;
+  openai: Assert<SameShape<SchemaHarnessOf<'openai'>, HarnessOf<'openai'>>>;
+  anthropic: Assert<SameShape<SchemaHarnessOf<'anthropic'>, HarnessOf<'anthropic'>>>;
+  gemini: Assert<SameShape<SchemaHarnessOf<'gemini'>, HarnessOf<'gemini'>>>;
+  command: Assert<SameShape<SchemaHarnessOf<'command'>, CommandHarness>>;
+  modelLoopKeys: Assert<SameShape<keyof ModelLoopOptions, keyof typeof modelLoopOptions>>;
+  agent: Assert<SameShape<Out<typeof AgentSchema>, WorkflowAgent>>;
+  orchestration: Assert<SameShape<Out<typeof OrchestrationSchema>, WorkflowOrchestration>>;
+  workflow: Assert<SameShape<Out<typeof WorkflowDocumentSchema>, Workflow>>;
+  filledIsValidInput: Assert<[Workflow] extends [WorkflowInput] ? true : false>;
+};
