@@ -47,7 +47,8 @@ export type { LoadWorkflowOptions, LoadWorkflowResult } from './store/workflowLo
 export { serveAgentServices } from './engine/agentServices.js';
 export type { AgentServicesOptions, ServeAgentOptions, ServedAgent } from './engine/agentServices.js';
 export type { CollectionPreference } from './processes/processGroup.js';
-export type { CatalogChange, CatalogNames } from './sessions/serviceEvents.js';
+export type { CatalogNames } from './schemas/records.js';
+export type { CatalogChange } from './schemas/serviceEvents.js';
 export type { Question, QuestionAnswer, QuestionOptions } from './sessions/elicitation.js';
 export type { SurfaceTaskOptions } from './surface/surfaceTypes.js';
 export type { ProcessRegistry } from './processes/processRegistry.js';
@@ -111,7 +112,7 @@ export type {
   ServiceCatalogRefreshFailedEvent,
   ServiceRestedEvent,
   ServiceRecoveredEvent,
-  CatalogNames as RunEventCatalogNames,
+  RunEventCatalogNames,
   ToolCallingEvent,
   ToolCalledEvent,
   ToolTaskAcceptedEvent,

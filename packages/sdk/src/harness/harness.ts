@@ -7,20 +7,10 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { Surface } from '../surface/surface.js';
 import type { ProcessRegistry } from '../processes/processRegistry.js';
+import type { TokenCounts } from '../schemas/records.js';
 
-/** Token usage of one model call, as the provider reported it (missing counts are omitted). @public */
-export interface TokenUsage {
-  /** Input (prompt) tokens. */
-  inputTokens?: number;
-  /** Output (completion) tokens. */
-  outputTokens?: number;
-  /** Input tokens served from the provider's prompt cache, where it reports them. */
-  cachedInputTokens?: number;
-  /** Reasoning tokens, where the provider reports them. */
-  reasoningTokens?: number;
-  /** Input and output tokens together, as the provider counts them. */
-  totalTokens?: number;
-}
+/** Token usage of one model call, as the provider reported it: the event's {@link TokenCounts}. @public */
+export type TokenUsage = TokenCounts;
 
 /**
  * What a harness reports as it goes. The engine journals each as a public event (with the invocation's
