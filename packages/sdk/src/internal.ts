@@ -82,6 +82,7 @@ export type {
 
 // Harness configurations for agent CLIs (`@scienceevolve/sdk/harness-config`).
 export { harnessConfig, HARNESS_CONFIG_FORMATS } from './harness/harnessConfig.js';
+export { HARNESS_PRESETS } from './schemas/harnessNames.js';
 export type { HarnessConfigFormat, HarnessConfigOptions } from './harness/harnessConfig.js';
 export { serveCommand } from './harness/serveCommand.js';
 export type { ServeCommandOptions } from './harness/serveCommand.js';
