@@ -4,7 +4,7 @@
  * target, then the directory fsynced so the rename itself survives a power cut.
  */
 import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../fileModes.js';
 import { SdkError } from '../errors.js';
@@ -103,5 +103,15 @@ export async function syncDirectory(dir: string): Promise<void> {
     // Some file systems refuse fsync on a directory (EINVAL/EISDIR); durability then rests on the FS.
   } finally {
     await handle?.close();
+  }
+}
+
+/** Whether anything is at `path` (following links); false when it cannot be seen, for whatever reason. */
+export async function pathExists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
   }
 }
