@@ -427,11 +427,7 @@ export const COMMANDS = [
         help: "supergateway's log level",
       },
       'grace-ms': {
-        type: 'int',
-        unit: 'ms',
-        range: RANGES.ms,
-        sdk: 'graceMs',
-        default: '2000',
+        ...ENGINE_OPTIONS['grace-ms'],
         help: 'milliseconds between SIGTERM and SIGKILL when the gateway is collected',
       },
       'ready-timeout-ms': {
