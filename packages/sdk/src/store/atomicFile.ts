@@ -115,3 +115,20 @@ export async function pathExists(path: string): Promise<boolean> {
     return false;
   }
 }
+
+/**
+ * The UTF-8 text of a file the user named (a workflow file, a script): `io_error` naming it as `what` with its
+ * path and the reason when it cannot be read, with `remedy` as the fix.
+ * @internal
+ */
+export async function readTextFile(path: string, what: string, remedy = 'check the path'): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new SdkError('io_error', `could not read the ${what} ${path}: ${(error as Error).message}`, {
+      remedy,
+      data: { path },
+      cause: error,
+    });
+  }
+}
