@@ -22,19 +22,8 @@ import type {
   WorkflowOrchestration,
 } from './workflowTypes.js';
 
-export type {
-  CommandHarness,
-  ElicitationPolicy,
-  Harness,
-  McpDefinition,
-  McpServerEntry,
-  ModelLoopOptions,
-  RemoteOAuth,
-  ToolFilter,
-  Workflow,
-  WorkflowAgent,
-  WorkflowOrchestration,
-} from './workflowTypes.js';
+// The written types, for the modules that import them with their schemas from here.
+export type * from './workflowTypes.js';
 
 const nameMessage = `must be 1–${LIMITS.nameChars} characters of a-z 0-9 - _, starting with a letter or digit; rename it`;
 
