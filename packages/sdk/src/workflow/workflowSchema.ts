@@ -37,16 +37,13 @@ export const EnvNameSchema = z.string().regex(ENV_NAME_PATTERN, {
 
 /** One entry of `mcpDefinitions` (SPEC §3.1). @internal */
 export const McpDefinitionSchema = z.strictObject({
-  /** path → content: the complete set of the service's text files. */
   files: z.record(
     z.string(),
     z.string().max(LIMITS.charsPerFile, {
       error: `a file may hold at most ${LIMITS.charsPerFile} characters; split it or trim it`,
     }),
   ),
-  /** A key of `files` whose content is non-empty. */
   entrypoint: z.string().min(1, { error: 'name the file to run: a key of files' }),
-  /** `node` (the SDK's own Node executable) or an executable's name or path; never a shell line. */
   command: z
     .string()
     .min(1, { error: 'give an executable name such as "node" or "python3"', abort: true })
@@ -55,14 +52,12 @@ export const McpDefinitionSchema = z.strictObject({
         'must be one executable name or path, not a shell command line: no spaces or shell characters; put arguments in "args"',
     })
     .default('node'),
-  /** Arguments after the copied entrypoint's absolute path. */
   args: z
     .array(
       z.string().max(LIMITS.charsPerArg, { error: `an argument may hold at most ${LIMITS.charsPerArg} characters` }),
     )
     .max(LIMITS.args, { error: `at most ${LIMITS.args} arguments; pass the rest in a file of the service` })
     .default([]),
-  /** Service variable → host variable, read when the service starts. */
   envFrom: z.record(EnvNameSchema, EnvNameSchema).default({}),
   /**
    * `false`: no network inside the sandbox (a sandboxed service only, see `orchestration.sandbox`).
@@ -116,13 +111,11 @@ export function toolFilterShapeProblem(filter: object): string | undefined {
  */
 export const ToolFilterSchema = z
   .strictObject({
-    /** Offer only the tools matching one of these patterns; at least one pattern. */
     include: toolPatterns
       .min(1, {
         error: 'an empty include offers no tool at all: list the tools to offer, or remove "tools" to offer every tool',
       })
       .optional(),
-    /** Offer every tool except those matching one of these patterns. */
     exclude: toolPatterns.optional(),
   })
   .superRefine((filter, ctx) => {
@@ -221,15 +214,11 @@ export const RemoteOAuthSchema = z
 /** One entry of an agent's `mcpServers`: `{ name, project }` or `{ name, url }`, never both. @internal */
 export const McpServerEntrySchema = z
   .strictObject({
-    /** The name the agent sees. */
     name: NameSchema,
-    /** A definition of this workflow's `mcpDefinitions`. */
     project: NameSchema.optional(),
-    /** A remote Streamable HTTP endpoint. */
     url: z
       .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL of a Streamable HTTP endpoint' })
       .optional(),
-    /** Which of the service's tools this agent is offered; every tool when absent. */
     tools: ToolFilterSchema.optional(),
     /**
      * Request headers of a remote entry whose values come from host variables: `"Bearer ${VAR}"` or
@@ -247,7 +236,6 @@ export const McpServerEntrySchema = z
         }),
       )
       .optional(),
-    /** OAuth settings of a remote entry (pre-registered client, client credentials); see {@link RemoteOAuthSchema}. */
     oauth: RemoteOAuthSchema.optional(),
   })
   .superRefine((entry, ctx) => {
@@ -349,21 +337,13 @@ const BaseUrlSchema = z.url({
 
 /** Options every model loop takes (SPEC §10.2). */
 const modelLoopOptions = {
-  /** The provider's model id. */
   model: z.string().min(1, { error: 'name the model, e.g. "gpt-4.1" or "claude-sonnet-4-5"' }),
-  /** The API base URL; the provider's public endpoint when absent. */
   baseUrl: BaseUrlSchema.optional(),
-  /** The host variable that holds the API key (never the key itself). */
   apiKeyEnv: EnvNameSchema.optional(),
-  /** Model calls (turns) at most before `max_turns_reached`. Default 50. */
   maxTurns: z.int().min(1).max(10_000).default(50),
-  /** Output tokens per model call at most; the provider's default when absent. */
   maxOutputTokens: z.int().min(1).max(10_000_000).optional(),
-  /** Sampling temperature; the provider's default when absent. */
   temperature: z.number().min(0).max(2).optional(),
-  /** Milliseconds one model request may take. Default 600,000. */
   requestTimeoutMs: DurationMsSchema.default(600_000),
-  /** Extra system text, after the agent's instructions. */
   system: z.string().optional(),
 };
 
@@ -375,7 +355,6 @@ export const HarnessSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('openai'),
     ...modelLoopOptions,
-    /** Which OpenAI API the loop speaks. Default `chat`. */
     api: z.enum(['chat', 'responses']).default('chat'),
   }),
   /** The Anthropic Messages API tool loop. */
@@ -386,15 +365,10 @@ export const HarnessSchema = z.discriminatedUnion('type', [
   z
     .strictObject({
       type: z.literal('command'),
-      /** A known CLI: supplies the command, headless arguments, MCP configuration and unattended settings. */
       preset: HarnessFormatSchema.optional(),
-      /** The model the CLI should use (in the CLI's own way); its default when absent. */
       model: z.string().min(1).optional(),
-      /** The model endpoint the CLI should use (in the CLI's own way); its default when absent. */
       baseUrl: BaseUrlSchema.optional(),
-      /** The host variable that holds the API key the CLI should use. */
       apiKeyEnv: EnvNameSchema.optional(),
-      /** The executable (name on PATH or path); overrides the preset's. */
       command: z
         .string()
         .min(1)
@@ -402,7 +376,6 @@ export const HarnessSchema = z.discriminatedUnion('type', [
           error: 'must be one executable name or path, not a shell command line; put arguments in "args"',
         })
         .optional(),
-      /** Arguments; overrides the preset's. `{prompt}`, `{workspace}` and `{mcpConfig}` are substituted. */
       args: z
         .array(
           z
@@ -411,11 +384,8 @@ export const HarnessSchema = z.discriminatedUnion('type', [
         )
         .max(LIMITS.args, { error: `at most ${LIMITS.args} arguments` })
         .optional(),
-      /** CLI variable → host variable, as for services. */
       envFrom: z.record(EnvNameSchema, EnvNameSchema).default({}),
-      /** Milliseconds the CLI may run before it is collected and the attempt fails. Default 3,600,000. */
       timeoutMs: DurationMsSchema.default(3_600_000),
-      /** A fresh home and config directory under the invocation's runtime path. Default true. */
       isolateHome: z.boolean().default(true),
     })
     .superRefine((harness, ctx) => {
@@ -432,7 +402,6 @@ export const HarnessSchema = z.discriminatedUnion('type', [
 /** One agent (SPEC §3.2). @internal */
 export const AgentSchema = z.strictObject({
   harness: HarnessSchema.default({ type: 'scripted' }),
-  /** Standing instructions. */
   instructions: z.string().default(''),
   mcpServers: z
     .array(McpServerEntrySchema)
@@ -449,15 +418,10 @@ export const AgentSchema = z.strictObject({
 
 /** `orchestration` (SPEC §3.3). @internal */
 export const OrchestrationSchema = z.strictObject({
-  /** Main may call `apply_workflow` only when true. */
   allowMainReconfiguration: z.boolean().default(false),
-  /** Git-on: each role works in its own worktree. */
   git: z.boolean().default(false),
-  /** How many times a failed invocation is retried with fresh services. */
   invocationRetries: z.int().min(0).max(LIMITS.invocationRetries).default(1),
-  /** URL prefixes a remote entry proposed by Main must match. */
   allowedRemoteUrls: z.array(z.url({ protocol: /^https?$/ })).default([]),
-  /** The harness of an agent Main adds through `apply_workflow`; absent, Main may not add agents. */
   defaultHarness: HarnessSchema.optional(),
   /**
    * The host variables a definition Main proposes may read through `envFrom`. Absent means none (`[]`); it
@@ -479,7 +443,6 @@ export const OrchestrationSchema = z.strictObject({
 });
 /** A whole `workflow.json`, typed as written (`WorkflowSchema` is the public face of this one). */
 const WorkflowDocumentSchema = z.strictObject({
-  /** The JSON Schema editors check the file against (`scienceevolve schema` writes it); kept as written, it changes nothing. */
   $schema: z.string().optional(),
   orchestration: OrchestrationSchema.default({
     allowMainReconfiguration: false,
