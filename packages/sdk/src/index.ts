@@ -120,6 +120,8 @@ export type {
   WorkflowReconfiguredEvent,
   ModelCalledEvent,
   ModelRetryEvent,
+  ModelCall,
+  ModelRetry,
   PrestartReadyEvent,
   PrestartCollectedEvent,
   TokenCounts,

@@ -5,12 +5,12 @@
  * their transitions are events.
  */
 import type { z } from 'zod';
-import type { CatalogNames, ErrorRecord, TokenCounts, UsageTotals } from '../schemas/records.js';
+import type { CatalogNames, ErrorRecord, ModelCall, ModelRetry, TokenCounts, UsageTotals } from '../schemas/records.js';
 import type { RunEventSchemas } from '../schemas/runEvents.js';
 import type { Assert, SameShape } from '../schemas/sameShape.js';
 import type { ElicitationPolicy } from '../workflow/workflowTypes.js';
 
-export type { CatalogNames, ErrorRecord, TokenCounts, UsageTotals };
+export type { CatalogNames, ErrorRecord, ModelCall, ModelRetry, TokenCounts, UsageTotals };
 
 /** The former name of {@link CatalogNames} (the same type). @public @deprecated Use `CatalogNames`. */
 export type RunEventCatalogNames = CatalogNames;
@@ -416,46 +416,16 @@ export interface WorkflowReconfiguredEvent extends InvocationEventBase {
   changedAgents: string[];
 }
 
-/** A model call of a model-loop harness finished. @public */
-export interface ModelCalledEvent extends InvocationEventBase {
+/** A model call of a model-loop harness finished (the harness's report, journaled). @public */
+export interface ModelCalledEvent extends InvocationEventBase, ModelCall {
   /** The event type. */
   type: 'model.called';
-  /** The turn (1-based) within the invocation. */
-  turn: number;
-  /** The model that answered. */
-  model: string;
-  /** Its token counts. */
-  usage: TokenCounts;
-  /** Milliseconds the call took. */
-  durationMs: number;
-  /** Why the model stopped, as the provider said. */
-  finishReason?: string;
-  /**
-   * sha256 (hex) of the canonical JSON of the assistant message the response appended to the conversation
-   * (of `null` when it appended none): `resume` checks a checkpoint's conversation against it.
-   */
-  responseDigest?: string;
-  /**
-   * The tool calls of the response the provider library answered itself (an unknown tool, arguments that
-   * are not JSON), each with the digest of that answer (as {@link ToolCalledEvent.resultDigest}).
-   */
-  answered?: { callId: string; tool: string; resultDigest: string }[];
 }
 
-/** A model call is retried after a 429/5xx/network failure. @public */
-export interface ModelRetryEvent extends InvocationEventBase {
+/** A model call is retried after a 429/5xx/network failure (the harness's report, journaled). @public */
+export interface ModelRetryEvent extends InvocationEventBase, ModelRetry {
   /** The event type. */
   type: 'model.retry';
-  /** The turn (1-based) whose call is retried. */
-  turn: number;
-  /** The retry's number, from 1. */
-  attempt: number;
-  /** Milliseconds waited before the retry. */
-  delayMs: number;
-  /** The HTTP status of the failure, when there was one. */
-  status?: number;
-  /** What failed. */
-  message: string;
 }
 
 /** A service failed several forwarded calls in a row and is rested: calls are refused until `until`. @public */

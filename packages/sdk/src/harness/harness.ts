@@ -7,7 +7,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { Surface } from '../surface/surface.js';
 import type { ProcessRegistry } from '../processes/processRegistry.js';
-import type { TokenCounts } from '../schemas/records.js';
+import type { ModelCall, ModelRetry, TokenCounts } from '../schemas/records.js';
 
 /** Token usage of one model call, as the provider reported it: the event's {@link TokenCounts}. @public */
 export type TokenUsage = TokenCounts;
@@ -19,20 +19,9 @@ export type TokenUsage = TokenCounts;
  */
 export type HarnessReport =
   /** One model call finished: the turn number (1-based), its usage and how long it took. */
-  | {
-      kind: 'model.called';
-      turn: number;
-      model: string;
-      usage: TokenUsage;
-      durationMs: number;
-      finishReason?: string;
-      /** The digest of the assistant message the response appended (see `stepDigests.ts`). */
-      responseDigest?: string;
-      /** Calls of the response the provider library answered itself, with the digest of each answer. */
-      answered?: { callId: string; tool: string; resultDigest: string }[];
-    }
+  | ({ kind: 'model.called' } & ModelCall)
   /** A model call is retried after a 429/5xx/network failure. */
-  | { kind: 'model.retry'; turn: number; attempt: number; delayMs: number; status?: number; message: string }
+  | ({ kind: 'model.retry' } & ModelRetry)
   /** A checkpoint was written (the step number it holds). */
   | { kind: 'checkpoint'; step: number };
 

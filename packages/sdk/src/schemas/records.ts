@@ -65,6 +65,44 @@ export const TokenCountsSchema = z.object({
   totalTokens: z.number().optional(),
 });
 
+/** One model call of a model-loop harness: what the harness reports and the `model.called` event journals. @public */
+export interface ModelCall {
+  /** The turn (1-based) within the invocation. */
+  turn: number;
+  /** The model that answered. */
+  model: string;
+  /** Its token counts. */
+  usage: TokenCounts;
+  /** Milliseconds the call took. */
+  durationMs: number;
+  /** Why the model stopped, as the provider said. */
+  finishReason?: string;
+  /**
+   * sha256 (hex) of the canonical JSON of the assistant message the response appended to the conversation
+   * (of `null` when it appended none): `resume` checks a checkpoint's conversation against it.
+   */
+  responseDigest?: string;
+  /**
+   * The tool calls of the response the provider library answered itself (an unknown tool, arguments that
+   * are not JSON), each with the digest of that answer (as {@link ToolCalledEvent.resultDigest}).
+   */
+  answered?: { callId: string; tool: string; resultDigest: string }[];
+}
+
+/** A model call retried after a 429/5xx/network failure: what the harness reports and `model.retry` journals. @public */
+export interface ModelRetry {
+  /** The turn (1-based) whose call is retried. */
+  turn: number;
+  /** The retry's number, from 1. */
+  attempt: number;
+  /** Milliseconds waited before the retry. */
+  delayMs: number;
+  /** The HTTP status of the failure, when there was one. */
+  status?: number;
+  /** What failed. */
+  message: string;
+}
+
 /** Usage summed over model calls (an invocation's or a run's); counts the provider never reported stay 0. @public */
 export interface UsageTotals {
   /** Model calls that finished. */
