@@ -49,7 +49,8 @@ export type { AgentServicesOptions, ServeAgentOptions, ServedAgent } from './eng
 export type { CollectionPreference } from './processes/processGroup.js';
 export type { CatalogNames } from './schemas/records.js';
 export type { CatalogChange } from './schemas/serviceEvents.js';
-export type { Question, QuestionAnswer, QuestionOptions } from './sessions/elicitation.js';
+export type { QuestionOptions } from './sessions/elicitation.js';
+export type { Question, QuestionAnswer } from './schemas/records.js';
 export type { SurfaceTaskOptions } from './surface/surfaceTypes.js';
 export type { ProcessRegistry } from './processes/processRegistry.js';
 export type { GateState } from './surface/serviceGate.js';

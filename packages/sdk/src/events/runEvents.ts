@@ -5,7 +5,16 @@
  * their transitions are events.
  */
 import type { z } from 'zod';
-import type { CatalogNames, ErrorRecord, ModelCall, ModelRetry, TokenCounts, UsageTotals } from '../schemas/records.js';
+import type {
+  CatalogNames,
+  ErrorRecord,
+  ModelCall,
+  ModelRetry,
+  Question,
+  QuestionAnswer,
+  TokenCounts,
+  UsageTotals,
+} from '../schemas/records.js';
 import type { RunEventSchemas } from '../schemas/runEvents.js';
 import type { Assert, SameShape } from '../schemas/sameShape.js';
 import type { ElicitationPolicy } from '../workflow/workflowTypes.js';
@@ -383,25 +392,13 @@ export interface ToolTaskAcceptedEvent extends InvocationEventBase {
  * how it was answered; answered values of fields the schema marks secret are `REDACTED`.
  * @public
  */
-export interface ToolQuestionEvent extends InvocationEventBase {
+export interface ToolQuestionEvent extends InvocationEventBase, Question, QuestionAnswer {
   /** The event's type. */
   type: 'tool.question';
   /** The surface name of the tool. */
   tool: string;
-  /** `form`: a question with a schema of fields; `url`: a page the service asks the user to open. */
-  mode: 'form' | 'url';
-  /** The service's question. */
-  message: string;
-  /** Form mode: the JSON Schema of the answer. */
-  requestedSchema?: Record<string, unknown>;
-  /** URL mode: shown, never opened. */
-  url?: string;
   /** Who answered: the agent's policy. */
   policy: ElicitationPolicy;
-  /** How it was answered: accepted with `content`, declined, or cancelled. */
-  action: 'accept' | 'decline' | 'cancel';
-  /** The answer's fields (secret-marked ones `REDACTED`). */
-  content?: Record<string, unknown>;
 }
 
 /** Main's `apply_workflow` accepted a new version. @public */

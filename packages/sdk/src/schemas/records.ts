@@ -103,6 +103,26 @@ export interface ModelRetry {
   message: string;
 }
 
+/** A service's question, as shown to the model, the operator and the journal (`tool.question`). @public */
+export interface Question {
+  /** `form`: a question with a schema of fields; `url`: a page the service asks the user to open. */
+  mode: 'form' | 'url';
+  /** The service's question. */
+  message: string;
+  /** Form mode: the JSON Schema of the answer (flat object of primitive fields). */
+  requestedSchema?: Record<string, unknown>;
+  /** URL mode: the URL the service asks the user to open (shown, never opened). */
+  url?: string;
+}
+
+/** An answer to a {@link Question}. @public */
+export interface QuestionAnswer {
+  /** Accepted with `content`, declined, or cancelled. */
+  action: 'accept' | 'decline' | 'cancel';
+  /** The answer's fields (accepted form questions). */
+  content?: Record<string, unknown>;
+}
+
 /** Usage summed over model calls (an invocation's or a run's); counts the provider never reported stay 0. @public */
 export interface UsageTotals {
   /** Model calls that finished. */
