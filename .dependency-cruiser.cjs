@@ -231,9 +231,19 @@ module.exports = {
       name: 'cli-option-table-is-data',
       comment:
         'packages/cli/src/optionTable.ts (every command and option: parsing, --help, docs/cli.md) is plain data ' +
-        'that every command loads, the light ones too: it imports nothing, not even a Node built-in',
+        'that every command loads, the light ones too: it imports nothing but the SDK harness name lists ' +
+        '(@scienceevolve/sdk/harness-names, which imports nothing), not even a Node built-in',
       severity: 'error',
       from: { path: '^packages/cli/src/optionTable\\.ts$' },
+      to: { pathNot: '^packages/sdk/(src|dist)/schemas/harnessNames\\.(ts|js|d\\.ts)$' },
+    },
+    {
+      name: 'harness-names-import-nothing',
+      comment:
+        'packages/sdk/src/schemas/harnessNames.ts is loaded by the CLI option table on every command: it ' +
+        'imports nothing',
+      severity: 'error',
+      from: { path: '^packages/sdk/src/schemas/harnessNames\\.ts$' },
       to: {},
     },
     {

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, test } from 'node:test';
 import { parseWorkflow } from '../../packages/sdk/src/index.js';
-import type { McpDefinition } from '../../packages/sdk/src/internal.js';
+import type { McpDefinition } from '../../packages/sdk/src/index.js';
 import { assertGone } from '../fixtures/store/children.js';
 import { defer, tempDir } from '../fixtures/store/tempDir.js';
 import { ROOT, runCli } from './runCli.js';

@@ -128,7 +128,7 @@ test('a job whose run id is not a directory name (..) is refused with unsafe_pat
     mcpDefinitions: { adds: fixtureDefinition('addsNumbers.cjs') },
   });
   const digest = definitionDigest(workflow.mcpDefinitions.adds!);
-  // The attempt schema's ids admit `..`; the store's directory names do not.
+  // `..` is no directory name (schemas/pathId.ts): the job's schema refuses it as the store would.
   const job = { ...jobFor(box, 'dots', workflow, digest, { graceMs: 300 }), run: '..' };
   const client = await QueueClient.open({ url: redis.url });
   t.after(() => client.close());

@@ -4,12 +4,13 @@
  * lists in `docs/cli.md` (`scripts/cli-docs.mjs`) are made from it, so an option cannot be parsed without
  * being listed, or listed without being parsed.
  *
- * Plain data with no imports: every command loads it (the light ones too, and `--help` needs nothing else),
- * so it costs one small module. The SDK owns some of the ranges and lists below (`MAX_DURATION_MS`, the pids
- * limits, the queue consumer's ranges, the harness-config formats, the init harnesses); they are written out
- * here so this module stays import-free, and `test/cli/optionTable.test.ts` fails when one drifts from its
- * owner.
+ * Plain data: every command loads it (the light ones too, and `--help` needs nothing else), so it costs one
+ * small module and imports only the SDK's harness name lists (`@scienceevolve/sdk/harness-names`, a module
+ * that itself imports nothing; a lint rule allows that one import). The SDK owns some of the numbers below
+ * (`MAX_DURATION_MS`, the pids limits, the queue consumer's ranges); they are written out here, and
+ * `test/cli/optionTable.test.ts` fails when one drifts from its owner.
  */
+import { HARNESS_PRESETS, INIT_HARNESSES } from '@scienceevolve/sdk/harness-names';
 
 /** A stated range of a whole-number option, both ends included. */
 export interface IntRange {
@@ -426,11 +427,7 @@ export const COMMANDS = [
         help: "supergateway's log level",
       },
       'grace-ms': {
-        type: 'int',
-        unit: 'ms',
-        range: RANGES.ms,
-        sdk: 'graceMs',
-        default: '2000',
+        ...ENGINE_OPTIONS['grace-ms'],
         help: 'milliseconds between SIGTERM and SIGKILL when the gateway is collected',
       },
       'ready-timeout-ms': {
@@ -449,7 +446,7 @@ export const COMMANDS = [
     options: {
       format: {
         type: 'string',
-        choices: ['claude', 'codex', 'gemini', 'opencode', 'pi'],
+        choices: HARNESS_PRESETS,
         help: 'the harness whose configuration to print',
       },
       name: { type: 'string', value: 'N', default: 'scienceevolve', help: 'the MCP server name in the configuration' },
@@ -650,18 +647,7 @@ export const COMMANDS = [
     options: {
       harness: {
         type: 'string',
-        choices: [
-          'scripted',
-          'openai',
-          'anthropic',
-          'gemini',
-          'claude',
-          'codex',
-          'gemini-cli',
-          'opencode',
-          'pi',
-          'command',
-        ],
+        choices: INIT_HARNESSES,
         default: 'scripted',
         help: "the harness of the folder's agents",
       },

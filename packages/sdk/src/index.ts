@@ -22,7 +22,19 @@ export { closeHostSupervisor } from './invocation/hostSupervision.js';
 
 // Workflow and folders.
 export { WorkflowSchema } from './workflow/workflowSchema.js';
-export type { Workflow, Harness } from './workflow/workflowSchema.js';
+export type {
+  Workflow,
+  WorkflowOrchestration,
+  WorkflowAgent,
+  Harness,
+  ModelLoopOptions,
+  CommandHarness,
+  McpServerEntry,
+  ToolFilter,
+  RemoteOAuth,
+  McpDefinition,
+  ElicitationPolicy,
+} from './workflow/workflowTypes.js';
 export { parseWorkflow } from './workflow/validate.js';
 export { packFolder, packServiceFolder } from './workflow/packFolder.js';
 export type { PackedFolder } from './workflow/packFolder.js';
@@ -35,8 +47,10 @@ export type { LoadWorkflowOptions, LoadWorkflowResult } from './store/workflowLo
 export { serveAgentServices } from './engine/agentServices.js';
 export type { AgentServicesOptions, ServeAgentOptions, ServedAgent } from './engine/agentServices.js';
 export type { CollectionPreference } from './processes/processGroup.js';
-export type { CatalogChange, CatalogNames } from './sessions/serviceEvents.js';
-export type { ElicitationPolicy, Question, QuestionAnswer, QuestionOptions } from './sessions/elicitation.js';
+export type { CatalogNames } from './schemas/records.js';
+export type { CatalogChange } from './schemas/serviceEvents.js';
+export type { QuestionOptions } from './sessions/elicitation.js';
+export type { Question, QuestionAnswer } from './schemas/records.js';
 export type { SurfaceTaskOptions } from './surface/surfaceTypes.js';
 export type { ProcessRegistry } from './processes/processRegistry.js';
 export type { GateState } from './surface/serviceGate.js';
@@ -99,7 +113,7 @@ export type {
   ServiceCatalogRefreshFailedEvent,
   ServiceRestedEvent,
   ServiceRecoveredEvent,
-  CatalogNames as RunEventCatalogNames,
+  RunEventCatalogNames,
   ToolCallingEvent,
   ToolCalledEvent,
   ToolTaskAcceptedEvent,
@@ -108,6 +122,8 @@ export type {
   WorkflowReconfiguredEvent,
   ModelCalledEvent,
   ModelRetryEvent,
+  ModelCall,
+  ModelRetry,
   PrestartReadyEvent,
   PrestartCollectedEvent,
   TokenCounts,

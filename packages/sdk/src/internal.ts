@@ -21,15 +21,7 @@ export {
   OrchestrationSchema,
   MAX_DURATION_MS,
 } from './workflow/workflowSchema.js';
-export type {
-  WorkflowInput,
-  McpDefinition,
-  McpDefinitionInput,
-  McpServerEntry,
-  ToolFilter,
-  Agent,
-  Orchestration,
-} from './workflow/workflowSchema.js';
+export type { WorkflowInput, McpDefinitionInput } from './workflow/workflowSchema.js';
 export { validateWorkflow, validateWorkflowText } from './workflow/validate.js';
 export type { ValidationIssue, ValidationResult } from './workflow/validate.js';
 export { LIMITS, FIXED_CATALOG_NAMES, RESERVED_ENV_NAMES } from './workflow/limits.js';
@@ -72,6 +64,7 @@ export type {
 export { verifyProjects } from './store/verify.js';
 export type { VerifyReport, ProjectVerification, VerifyProblem } from './store/verify.js';
 export { openPlainFile, readPlainFile } from './store/plainFile.js';
+export { readTextFile } from './store/atomicFile.js';
 export type { PlainFile } from './store/plainFile.js';
 export { readWorkflowFile } from './store/workflowLoad.js';
 
@@ -90,6 +83,7 @@ export type {
 
 // Harness configurations for agent CLIs (`@scienceevolve/sdk/harness-config`).
 export { harnessConfig, HARNESS_CONFIG_FORMATS } from './harness/harnessConfig.js';
+export { HARNESS_PRESETS } from './schemas/harnessNames.js';
 export type { HarnessConfigFormat, HarnessConfigOptions } from './harness/harnessConfig.js';
 export { serveCommand } from './harness/serveCommand.js';
 export type { ServeCommandOptions } from './harness/serveCommand.js';

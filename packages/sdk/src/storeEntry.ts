@@ -28,6 +28,7 @@ export type {
 export { verifyProjects } from './store/verify.js';
 export type { VerifyReport, ProjectVerification, VerifyProblem } from './store/verify.js';
 export { openPlainFile, readPlainFile } from './store/plainFile.js';
+export { readTextFile } from './store/atomicFile.js';
 export type { PlainFile } from './store/plainFile.js';
 export { loadWorkflow, readWorkflowFile } from './store/workflowLoad.js';
 export type { LoadWorkflowOptions, LoadWorkflowResult } from './store/workflowLoad.js';

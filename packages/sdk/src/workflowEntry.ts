@@ -15,17 +15,20 @@ export {
   OrchestrationSchema,
   MAX_DURATION_MS,
 } from './workflow/workflowSchema.js';
+export type { WorkflowInput, McpDefinitionInput } from './workflow/workflowSchema.js';
 export type {
   Workflow,
-  WorkflowInput,
-  McpDefinition,
-  McpDefinitionInput,
+  WorkflowOrchestration,
+  WorkflowAgent,
+  Harness,
+  ModelLoopOptions,
+  CommandHarness,
   McpServerEntry,
   ToolFilter,
-  Agent,
-  Harness,
-  Orchestration,
-} from './workflow/workflowSchema.js';
+  RemoteOAuth,
+  McpDefinition,
+  ElicitationPolicy,
+} from './workflow/workflowTypes.js';
 export { validateWorkflow, validateWorkflowText, parseWorkflow } from './workflow/validate.js';
 export type { ValidationIssue, ValidationResult } from './workflow/validate.js';
 export { LIMITS, FIXED_CATALOG_NAMES, RESERVED_ENV_NAMES } from './workflow/limits.js';

@@ -28,6 +28,7 @@ import {
 } from 'node:fs';
 import { isAbsolute, join, normalize } from 'node:path';
 import { isHostAlive } from './marker.js';
+import { procPids } from './procfs.js';
 
 /**
  * What collects a service's processes on this host:
@@ -482,18 +483,11 @@ function membersByProcfs(ref: CgroupRef): number[] {
           ['pids', mounts.v1.get('pids'), ref.dirs[1]],
         ]
       : [['', mounts.v2, ref.dirs[0]]];
-  let entries: string[] = [];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
   const out: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const pid of procPids()) {
     let text = '';
     try {
-      text = readFileSync(`/proc/${entry}/cgroup`, 'utf8');
+      text = readFileSync(`/proc/${pid}/cgroup`, 'utf8');
     } catch {
       continue;
     }
@@ -509,7 +503,7 @@ function membersByProcfs(ref: CgroupRef): number[] {
         return full === dir || full.startsWith(`${dir}/`);
       });
     });
-    if (inside) out.push(Number(entry));
+    if (inside) out.push(pid);
   }
   return out;
 }

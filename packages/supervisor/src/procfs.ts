@@ -148,7 +148,7 @@ export function markerOf(pid: number): string | undefined {
 }
 
 /** The pids listed in `/proc` (empty when there is no `/proc`). */
-function procPids(): number[] {
+export function procPids(): number[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc');

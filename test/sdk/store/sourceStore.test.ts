@@ -7,13 +7,8 @@ import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  type McpDefinition,
-  type ProjectPaths,
-  definitionDigest,
-  openProject,
-  storeSource,
-} from '../../../packages/sdk/src/internal.js';
+import type { McpDefinition } from '../../../packages/sdk/src/index.js';
+import { type ProjectPaths, definitionDigest, openProject, storeSource } from '../../../packages/sdk/src/internal.js';
 import { bigDefinition } from '../../fixtures/store/bigDefinition.js';
 import { type Child, assertGone, killChild, spawnFixture } from '../../fixtures/store/children.js';
 import { defer, tempDir } from '../../fixtures/store/tempDir.js';

@@ -9,13 +9,14 @@ import {
   loadWorkflow,
   openDataDir,
   readVersion,
+  readTextFile,
   readVersions,
   requireAccepted,
   resolveProjectId,
   verifyProjects,
 } from '@scienceevolve/sdk/store';
 import { diffWorkflows, packFolder, unpackWorkflow } from '@scienceevolve/sdk/workflow';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { parseCommand, positiveInt, RANGES, required } from '../args.js';
 import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
@@ -75,16 +76,7 @@ async function unpack(argv: string[], io: Io): Promise<number> {
     );
   }
   const [file, dir] = positionals as [string, string];
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new SdkError('io_error', `could not read the workflow file ${file}: ${(error as Error).message}`, {
-      remedy: 'check the path',
-      data: { path: file },
-      cause: error,
-    });
-  }
+  const text = await readTextFile(file, 'workflow file');
   const result = await unpackWorkflow(text, dir);
   if (values.json) printJson(io, { dir: result.dir, files: result.files });
   else io.stdout(`wrote ${result.files.length} files to ${result.dir}\n`);

@@ -18,6 +18,7 @@ import type { ServiceEvent } from '../sessions/serviceEvents.js';
 import { resolveProjectId } from '../store/projectId.js';
 import { type ProjectPaths, openProject } from '../store/projectStore.js';
 import { type WorkflowVersion, requireAccepted } from '../store/workflowVersions.js';
+import type { Workflow } from '../workflow/workflowTypes.js';
 
 /** Options of one agent's services outside a run: those of `serveAgentServices` (and of probes). @public */
 export interface AgentServicesOptions {
@@ -28,7 +29,7 @@ export interface AgentServicesOptions {
   /** The task directory: every service's cwd. */
   workspace: string;
   /** A workflow file or document to load first (as `workflow load`); default: the accepted version. */
-  workflow?: string | Record<string, unknown> | undefined;
+  workflow?: string | Workflow | Record<string, unknown> | undefined;
   /** The agent (role) whose services start. */
   agent: string;
   /** Milliseconds for every service together to be ready. Default 35,000. */

@@ -104,8 +104,7 @@ function isOurClone(dir: string, gitDir: string): boolean {
 
 /** The worker's worktrees: one clone of the remote per role, under `<project>/clones/<agent>`. */
 export class RemoteRoleWorktrees extends RoleWorktrees {
-  /** Roles whose clone this attempt already prepared (a later call must not reset the work). */
-  private readonly prepared = new Map<string, Promise<GitRepo>>();
+  protected override readonly kind = 'clone';
 
   constructor(
     paths: ProjectPaths,
@@ -115,16 +114,9 @@ export class RemoteRoleWorktrees extends RoleWorktrees {
     super(paths, remote);
   }
 
-  protected override async checked(agent: string): Promise<GitRepo> {
-    let found = this.prepared.get(agent);
-    if (found === undefined) {
-      found = this.prepare(agent);
-      found.catch(() => this.prepared.delete(agent));
-      this.prepared.set(agent, found);
-    }
-    const repo = await found;
-    checkGitPointer(repo.workTree!, realpathSync(repo.gitDir), 'clone');
-    return repo;
+  /** Prepares the role's clone, once per attempt (the base class keeps it: a later call must not reset the work). */
+  protected override create(agent: string): Promise<GitRepo> {
+    return this.prepare(agent);
   }
 
   private async prepare(agent: string): Promise<GitRepo> {

@@ -10,6 +10,7 @@ import { isHostAlive } from '@scienceevolve/supervisor/protocol';
 import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError, toSdkError } from '../errors.js';
 import { type RecordSource, notJsonError, parseRecord, recordError } from '../schemas/parseRecord.js';
+import { isPathId } from '../schemas/pathId.js';
 import { type CorruptRun, type RunRecord, RunRecordSchema } from '../schemas/runRecord.js';
 import type { RunStatus } from '../schemas/states.js';
 import { writeFileAtomic } from '../store/atomicFile.js';
@@ -99,7 +100,7 @@ export async function listRunRecords(paths: ProjectPaths): Promise<{ records: Ru
   const corrupt: CorruptRun[] = [];
   for (const name of names.sort()) {
     // Only directory names the SDK makes are runs; another entry counts only when it holds a run.json.
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
+    if (!isPathId(name)) {
       if (existsSync(join(paths.runsDir, name, 'run.json'))) {
         const path = join(paths.runsDir, name, 'run.json');
         corrupt.push({ run: name, path, message: `${path} is in a directory that is no run id` });

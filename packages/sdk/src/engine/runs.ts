@@ -18,6 +18,7 @@ import { ProjectPaths, openProject } from '../store/projectStore.js';
 import { loadWorkflow, readWorkflowFile } from '../store/workflowLoad.js';
 import { requireAccepted } from '../store/workflowVersions.js';
 import { parseWorkflow } from '../workflow/validate.js';
+import type { Workflow } from '../workflow/workflowTypes.js';
 import {
   type CorruptRun,
   RunFile,
@@ -45,7 +46,7 @@ export interface RunOptions extends EngineOptions {
   /** The directory the agents work in (created when missing; Git-on: a git repository's top). */
   workspace: string;
   /** The workflow file or document; accepted as a new version only when it differs. */
-  workflow: string | Record<string, unknown>;
+  workflow: string | Workflow | Record<string, unknown>;
   /** The scripted harness's script: a file path or the document. Required when an agent is scripted. */
   script?: string | Record<string, unknown> | undefined;
   /** Main's task. */

@@ -106,9 +106,12 @@ export class RoleWorktrees {
     return repo.workTree!;
   }
 
+  /** What {@link RoleWorktrees.create} makes, as `worktree_tampered` messages name it. */
+  protected readonly kind: string = 'worktree';
+
   /**
-   * The role's worktree and its git dir, with the `.git` file checked: what every git command on the
-   * worktree runs with. A subclass (queue clones) has its own.
+   * The role's worktree and its git dir, made once ({@link RoleWorktrees.create}) and with the `.git` file
+   * checked at every call: what every git command on the worktree runs with.
    */
   protected async checked(agent: string): Promise<GitRepo> {
     let found = this.ready.get(agent);
@@ -119,7 +122,7 @@ export class RoleWorktrees {
       this.ready.set(agent, found);
     }
     const repo = await found;
-    checkGitPointer(repo.workTree!, realpathSync(repo.gitDir));
+    checkGitPointer(repo.workTree!, realpathSync(repo.gitDir), this.kind);
     return repo;
   }
 
@@ -133,7 +136,8 @@ export class RoleWorktrees {
     return this.repo;
   }
 
-  private async create(agent: string): Promise<GitRepo> {
+  /** Makes the role's worktree (with its branch from the workspace's HEAD). A subclass (queue clones) has its own. */
+  protected async create(agent: string): Promise<GitRepo> {
     const dir = roleWorktree(this.paths, agent);
     const branch = roleBranch(this.paths, agent);
     const repo = await this.workspaceRepo();

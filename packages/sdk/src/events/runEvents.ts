@@ -5,7 +5,24 @@
  * their transitions are events.
  */
 import type { z } from 'zod';
+import type {
+  CatalogNames,
+  ErrorRecord,
+  ModelCall,
+  ModelRetry,
+  Question,
+  QuestionAnswer,
+  TokenCounts,
+  UsageTotals,
+} from '../schemas/records.js';
 import type { RunEventSchemas } from '../schemas/runEvents.js';
+import type { Assert, SameShape } from '../schemas/sameShape.js';
+import type { ElicitationPolicy } from '../workflow/workflowTypes.js';
+
+export type { CatalogNames, ErrorRecord, ModelCall, ModelRetry, TokenCounts, UsageTotals };
+
+/** The former name of {@link CatalogNames} (the same type). @public @deprecated Use `CatalogNames`. */
+export type RunEventCatalogNames = CatalogNames;
 
 /**
  * The life of a run. `running → succeeded | failed`; `running → cancelled` when its host was asked to stop
@@ -43,48 +60,6 @@ export type InvocationState =
   | 'failed'
   /** Its host stopped before it finished; `resume` continues it (Main's, and a worker Main delegates again). */
   | 'interrupted';
-
-/** An error as stored and published: `SdkError.toJSON()`. @public */
-export interface ErrorRecord {
-  /** The error's code (see docs/errors.md). */
-  code: string;
-  /** What failed, naming the service, file or option. */
-  message: string;
-  /** What to do about it. */
-  remedy?: string;
-  /** Structured facts of the failure (never a secret). */
-  data?: Record<string, unknown>;
-}
-
-/** Token counts of one model call, as the provider reported them (missing counts are omitted). @public */
-export interface TokenCounts {
-  /** Input (prompt) tokens. */
-  inputTokens?: number;
-  /** Output (completion) tokens. */
-  outputTokens?: number;
-  /** Input tokens served from the provider's prompt cache. */
-  cachedInputTokens?: number;
-  /** Reasoning tokens. */
-  reasoningTokens?: number;
-  /** Input and output tokens together, as the provider counts them. */
-  totalTokens?: number;
-}
-
-/** Usage summed over model calls (an invocation's or a run's); counts the provider never reported stay 0. @public */
-export interface UsageTotals {
-  /** Model calls that finished. */
-  modelCalls: number;
-  /** Input (prompt) tokens. */
-  inputTokens: number;
-  /** Output (completion) tokens. */
-  outputTokens: number;
-  /** Input tokens served from the provider's prompt cache. */
-  cachedInputTokens: number;
-  /** Reasoning tokens. */
-  reasoningTokens: number;
-  /** Input and output tokens together, as the providers count them. */
-  totalTokens: number;
-}
 
 /** Fields of every event. @public */
 export interface EventBase {
@@ -324,18 +299,6 @@ export interface ServiceProtocolPollutionEvent extends ServiceEventFields {
   invalidLines: number;
 }
 
-/** Names per list of a service's catalog: tool and prompt names, resource URIs, template URI templates. @public */
-export interface CatalogNames {
-  /** Tool names. */
-  tools: string[];
-  /** Resource URIs. */
-  resources: string[];
-  /** Resource template URI templates. */
-  resourceTemplates: string[];
-  /** Prompt names. */
-  prompts: string[];
-}
-
 /**
  * A service announced a list change (`notifications/…/list_changed`), was listed again, and its catalog
  * changed: what was added, removed, or listed again with another definition (its own names).
@@ -455,25 +418,13 @@ export interface ToolAskingEvent extends InvocationEventBase {
  * how it was answered; answered values of fields the schema marks secret are `REDACTED`.
  * @public
  */
-export interface ToolQuestionEvent extends InvocationEventBase {
+export interface ToolQuestionEvent extends InvocationEventBase, Question, QuestionAnswer {
   /** The event's type. */
   type: 'tool.question';
   /** The surface name of the tool. */
   tool: string;
-  /** `form`: a question with a schema of fields; `url`: a page the service asks the user to open. */
-  mode: 'form' | 'url';
-  /** The service's question. */
-  message: string;
-  /** Form mode: the JSON Schema of the answer. */
-  requestedSchema?: Record<string, unknown>;
-  /** URL mode: shown, never opened. */
-  url?: string;
   /** Who answered: the agent's policy. */
-  policy: 'model' | 'operator' | 'decline';
-  /** How it was answered: accepted with `content`, declined, or cancelled. */
-  action: 'accept' | 'decline' | 'cancel';
-  /** The answer's fields (secret-marked ones `REDACTED`). */
-  content?: Record<string, unknown>;
+  policy: ElicitationPolicy;
 }
 
 /** Main's `apply_workflow` accepted a new version. @public */
@@ -488,46 +439,16 @@ export interface WorkflowReconfiguredEvent extends InvocationEventBase {
   changedAgents: string[];
 }
 
-/** A model call of a model-loop harness finished. @public */
-export interface ModelCalledEvent extends InvocationEventBase {
+/** A model call of a model-loop harness finished (the harness's report, journaled). @public */
+export interface ModelCalledEvent extends InvocationEventBase, ModelCall {
   /** The event type. */
   type: 'model.called';
-  /** The turn (1-based) within the invocation. */
-  turn: number;
-  /** The model that answered. */
-  model: string;
-  /** Its token counts. */
-  usage: TokenCounts;
-  /** Milliseconds the call took. */
-  durationMs: number;
-  /** Why the model stopped, as the provider said. */
-  finishReason?: string;
-  /**
-   * sha256 (hex) of the canonical JSON of the assistant message the response appended to the conversation
-   * (of `null` when it appended none): `resume` checks a checkpoint's conversation against it.
-   */
-  responseDigest?: string;
-  /**
-   * The tool calls of the response the provider library answered itself (an unknown tool, arguments that
-   * are not JSON), each with the digest of that answer (as {@link ToolCalledEvent.resultDigest}).
-   */
-  answered?: { callId: string; tool: string; resultDigest: string }[];
 }
 
-/** A model call is retried after a 429/5xx/network failure. @public */
-export interface ModelRetryEvent extends InvocationEventBase {
+/** A model call is retried after a 429/5xx/network failure (the harness's report, journaled). @public */
+export interface ModelRetryEvent extends InvocationEventBase, ModelRetry {
   /** The event type. */
   type: 'model.retry';
-  /** The turn (1-based) whose call is retried. */
-  turn: number;
-  /** The retry's number, from 1. */
-  attempt: number;
-  /** Milliseconds waited before the retry. */
-  delayMs: number;
-  /** The HTTP status of the failure, when there was one. */
-  status?: number;
-  /** What failed. */
-  message: string;
 }
 
 /** A service failed several forwarded calls in a row and is rested: calls are refused until `until`. @public */
@@ -647,13 +568,11 @@ function count(value: number | undefined): number {
 
 // The types above are exactly what the journal's readers accept (`schemas/runEvents.ts`): checked here at
 // compile time, type-only (no zod is loaded with this module), so a field added to one and not the other
-// fails the build.
-type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-type SchemaOf<T extends RunEventType> = z.infer<(typeof RunEventSchemas)[T]>;
+// fails the build. SameShape compares keys one level deep; the nested records (ErrorRecord, UsageTotals,
+// TokenCounts, CatalogNames) are checked against their schemas in `schemas/records.ts`.
+type SchemaOf<T extends RunEventType> = z.output<(typeof RunEventSchemas)[T]>;
 /** The event types whose TypeScript type and schema differ (none). */
-type Mismatched = { [T in RunEventType]: SameType<SchemaOf<T>, RunEventOf<T>> extends true ? never : T }[RunEventType];
-type SchemasCoverEveryType = SameType<keyof typeof RunEventSchemas, RunEventType>;
-/** Fails to compile, naming the event types, when a type and its schema differ. */
-type Assert<T extends true> = T;
+type Mismatched = { [T in RunEventType]: SameShape<SchemaOf<T>, RunEventOf<T>> extends true ? never : T }[RunEventType];
+type SchemasCoverEveryType = SameShape<keyof typeof RunEventSchemas, RunEventType>;
 // biome-ignore lint/correctness/noUnusedVariables: a compile-time check, used by being compiled.
 type EventSchemasMatch = Assert<[Mismatched] extends [never] ? SchemasCoverEveryType : Mismatched>;

@@ -7,20 +7,10 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { Surface } from '../surface/surface.js';
 import type { ProcessRegistry } from '../processes/processRegistry.js';
+import type { ModelCall, ModelRetry, TokenCounts } from '../schemas/records.js';
 
-/** Token usage of one model call, as the provider reported it (missing counts are omitted). @public */
-export interface TokenUsage {
-  /** Input (prompt) tokens. */
-  inputTokens?: number;
-  /** Output (completion) tokens. */
-  outputTokens?: number;
-  /** Input tokens served from the provider's prompt cache, where it reports them. */
-  cachedInputTokens?: number;
-  /** Reasoning tokens, where the provider reports them. */
-  reasoningTokens?: number;
-  /** Input and output tokens together, as the provider counts them. */
-  totalTokens?: number;
-}
+/** Token usage of one model call, as the provider reported it: the event's {@link TokenCounts}. @public */
+export type TokenUsage = TokenCounts;
 
 /**
  * What a harness reports as it goes. The engine journals each as a public event (with the invocation's
@@ -29,20 +19,9 @@ export interface TokenUsage {
  */
 export type HarnessReport =
   /** One model call finished: the turn number (1-based), its usage and how long it took. */
-  | {
-      kind: 'model.called';
-      turn: number;
-      model: string;
-      usage: TokenUsage;
-      durationMs: number;
-      finishReason?: string;
-      /** The digest of the assistant message the response appended (see `stepDigests.ts`). */
-      responseDigest?: string;
-      /** Calls of the response the provider library answered itself, with the digest of each answer. */
-      answered?: { callId: string; tool: string; resultDigest: string }[];
-    }
+  | ({ kind: 'model.called' } & ModelCall)
   /** A model call is retried after a 429/5xx/network failure. */
-  | { kind: 'model.retry'; turn: number; attempt: number; delayMs: number; status?: number; message: string }
+  | ({ kind: 'model.retry' } & ModelRetry)
   /** A checkpoint was written (the step number it holds). */
   | { kind: 'checkpoint'; step: number };
 

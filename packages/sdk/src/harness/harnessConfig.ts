@@ -28,9 +28,10 @@
  * One writer a format: the `command` harness's presets (`harness/presets.ts`) use the same functions.
  */
 import { SdkError } from '../errors.js';
+import { HARNESS_PRESETS } from '../schemas/harnessNames.js';
 
 /** The harnesses {@link harnessConfig} writes for. @internal */
-export const HARNESS_CONFIG_FORMATS = ['claude', 'codex', 'gemini', 'opencode', 'pi'] as const;
+export const HARNESS_CONFIG_FORMATS = HARNESS_PRESETS;
 /** One of {@link HARNESS_CONFIG_FORMATS}. @internal */
 export type HarnessConfigFormat = (typeof HARNESS_CONFIG_FORMATS)[number];
 

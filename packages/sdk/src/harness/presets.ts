@@ -9,6 +9,7 @@
  * The CLI facts behind each setting (pinned versions in test/clis/package.json) are in docs/harnesses.md.
  */
 import { join } from 'node:path';
+import { HARNESS_PRESETS } from '../schemas/harnessNames.js';
 import { claudeMcpConfig } from './harnessConfig.js';
 import type { HarnessPreset } from '../workflow/workflowSchema.js';
 import { planClaude } from './presetClaude.js';
@@ -29,7 +30,7 @@ export {
 export { piMcpAdapter } from './presetPi.js';
 
 /** The presets, in the order the docs list them. */
-export const COMMAND_PRESETS: readonly HarnessPreset[] = ['claude', 'codex', 'gemini', 'opencode', 'pi'];
+export const COMMAND_PRESETS: readonly HarnessPreset[] = HARNESS_PRESETS;
 
 /**
  * The plan of `preset`. `resolvedCommand` is the absolute path the preset's command resolved to (pi finds

@@ -6,9 +6,9 @@
  * of a call's arguments is the invocation's task (Main's: the run's requirement). Deterministic: the
  * offline demo and the tests use it.
  */
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { SdkError, toSdkError } from '../errors.js';
+import { readTextFile } from '../store/atomicFile.js';
 import { type ScriptCheckpoint, ScriptCheckpointSchema } from '../schemas/checkpoints.js';
 import { recordProblem } from '../schemas/parseRecord.js';
 import { type AgentHarness, type HarnessInput, type HarnessOutput, resultText } from './harness.js';
@@ -54,16 +54,7 @@ export function parseScript(value: unknown, source = 'the script'): Script {
 
 /** Reads and validates a script file. */
 export async function readScriptFile(path: string): Promise<Script> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new SdkError('io_error', `could not read the script file ${path}: ${(error as Error).message}`, {
-      remedy: 'check the --script path',
-      data: { path },
-      cause: error,
-    });
-  }
+  const text = await readTextFile(path, 'script file', 'check the --script path');
   let value: unknown;
   try {
     value = JSON.parse(text);

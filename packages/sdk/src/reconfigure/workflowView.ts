@@ -13,11 +13,11 @@ import type { ProjectPaths } from '../store/projectStore.js';
 import { readAccepted } from '../store/workflowVersions.js';
 import { definitionDigest } from '../workflow/digest.js';
 import {
-  type Agent,
+  type WorkflowAgent,
   type Harness,
   HarnessSchema,
   type McpDefinition,
-  type Orchestration,
+  type WorkflowOrchestration,
   OrchestrationSchema,
   type Workflow,
 } from '../workflow/workflowSchema.js';
@@ -68,7 +68,7 @@ export function workflowView(workflow: Workflow, options: WorkflowViewOptions = 
  * @internal
  */
 export function redactWorkflowUrls(workflow: Workflow): Workflow {
-  const agents: Record<string, Agent> = {};
+  const agents: Record<string, WorkflowAgent> = {};
   for (const [name, agent] of Object.entries(workflow.agents)) {
     Object.defineProperty(agents, name, {
       value: agentView(agent),
@@ -84,7 +84,7 @@ export function redactWorkflowUrls(workflow: Workflow): Workflow {
  * An agent as the model sees it: every URL redacted (`redactUrl`: no user information, query values
  * `REDACTED`), so a token in an operator's remote URL or model endpoint never reaches the model.
  */
-export function agentView(agent: Agent): Agent {
+export function agentView(agent: WorkflowAgent): WorkflowAgent {
   return {
     ...agent,
     harness: harnessView(agent.harness),
@@ -95,7 +95,7 @@ export function agentView(agent: Agent): Agent {
 }
 
 /** `orchestration` as the model sees it: its URLs redacted, like {@link agentView}. */
-export function orchestrationView(orchestration: Orchestration): Orchestration {
+export function orchestrationView(orchestration: WorkflowOrchestration): WorkflowOrchestration {
   return {
     ...orchestration,
     allowedRemoteUrls: orchestration.allowedRemoteUrls.map(redactUrl),
@@ -135,7 +135,7 @@ export function restoreRedacted(snapshot: unknown, accepted: Workflow): unknown 
   return out;
 }
 
-function restoreAgent(agent: Record<string, unknown>, before: Agent): Record<string, unknown> {
+function restoreAgent(agent: Record<string, unknown>, before: WorkflowAgent): Record<string, unknown> {
   const out: Record<string, unknown> = { ...agent };
   if (Object.hasOwn(agent, 'harness') && sameAs(HarnessSchema, agent.harness, harnessView(before.harness))) {
     out.harness = before.harness;

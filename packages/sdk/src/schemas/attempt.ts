@@ -13,6 +13,7 @@
  * after the parse.
  */
 import { z } from 'zod';
+import { PATH_ID_RULE, isPathId } from './pathId.js';
 import { CheckpointFileSchema } from './checkpoints.js';
 import { count, UsageTotalsSchema } from './records.js';
 import { AttemptRecordSchema, InvocationRecordSchema } from './runRecord.js';
@@ -21,8 +22,11 @@ import { AttemptEndSchema, InvocationStateSchema } from './states.js';
 /** The version of the spec and outcome shapes; a worker refuses a spec of another. */
 export const ATTEMPT_FORMAT = 1;
 
-/** An id used in a path: a run, an invocation. */
-const PathId = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/);
+/**
+ * An id used as one directory name: a run, an invocation (the store's rule, `pathId.ts`). Anything else is
+ * `unsafe_path` (the issue says so in `params.code`), never a path.
+ */
+const PathId = z.string().refine(isPathId, { params: { code: 'unsafe_path' }, error: `must be ${PATH_ID_RULE}` });
 
 /** The Git-on part of an invocation's record: the role's branch and its commit, or null (Git-off). */
 const GitSchema = InvocationRecordSchema.shape.git;

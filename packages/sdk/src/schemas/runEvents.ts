@@ -18,7 +18,13 @@ import {
   pid,
 } from './records.js';
 import { ServiceEventBodySchemas, ServiceFieldsSchema } from './serviceEvents.js';
-import { CollectionSchema, InvocationStateSchema, PrestartCollectedReasonSchema, RunStatusSchema } from './states.js';
+import {
+  CollectionSchema,
+  ElicitationPolicySchema,
+  InvocationStateSchema,
+  PrestartCollectedReasonSchema,
+  RunStatusSchema,
+} from './states.js';
 
 /** Fields of every event. */
 const base = {
@@ -235,7 +241,7 @@ export const RunEventSchemas = {
     message: z.string(),
     requestedSchema: z.record(z.string(), z.unknown()).optional(),
     url: z.string().optional(),
-    policy: z.enum(['model', 'operator', 'decline']),
+    policy: ElicitationPolicySchema,
     action: z.enum(['accept', 'decline', 'cancel']),
     content: z.record(z.string(), z.unknown()).optional(),
   }),

@@ -5,7 +5,8 @@
  * content or secret values (SPEC §11).
  */
 import { z } from 'zod';
-import { CatalogNamesSchema, ShortErrorSchema, count, pid } from './records.js';
+import { type CatalogNames, CatalogNamesSchema, ShortErrorSchema, count, pid } from './records.js';
+import type { Assert, SameShape } from './sameShape.js';
 import { ListNameSchema, SandboxReasonSchema, ServiceKindSchema } from './states.js';
 
 /** Whether a project service runs sandboxed, and why (`orchestration.sandbox`). */
@@ -109,3 +110,23 @@ export type ServiceEventBody<T extends ServiceEventType> = z.infer<(typeof Servi
 
 /** The common fields of a service event. */
 export type ServiceFields = z.infer<typeof ServiceFieldsSchema>;
+
+/**
+ * What one re-listing after `notifications/…/list_changed` changed in a service's catalog: what was
+ * added, removed, or is listed under the same name with another definition (description, schema, …).
+ * The body of the `service.catalog_changed` event, and what a surface's list-change listener is given.
+ * @public
+ */
+export interface CatalogChange {
+  /** The lists the service said had changed (`tools`, `resources`, `prompts`), in the order heard. */
+  lists: ('tools' | 'resources' | 'prompts')[];
+  /** Listed now and not before. */
+  added: CatalogNames;
+  /** Listed before and not now. */
+  removed: CatalogNames;
+  /** Listed under the same name with another definition (description, schema, …). */
+  changed: CatalogNames;
+}
+
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check, used by being compiled.
+type CatalogChangeMatchesSchema = Assert<SameShape<CatalogChange, ServiceEventBody<'service.catalog_changed'>>>;

@@ -4,6 +4,7 @@
  * The comment on each member says what it means; the transitions are in the comment of the enum.
  */
 import { z } from 'zod';
+import { HARNESS_PRESETS, INIT_HARNESSES } from './harnessNames.js';
 
 /**
  * The life of a run. `running → succeeded | failed`; `running → cancelled` when its host was asked to stop
@@ -80,19 +81,11 @@ export const PrestartCollectedReasonSchema = z.enum([
   'run_end',
 ]);
 
-/** The external agent CLIs the SDK has presets (and `harness-config` formats) for. */
-export const HarnessFormatSchema = z.enum(['claude', 'codex', 'gemini', 'opencode', 'pi']);
+/** Who answers a service's question during a tool call (an agent's `elicitation`, the `tool.question` event). */
+export const ElicitationPolicySchema = z.enum(['model', 'operator', 'decline']);
 
-/** The harness choices of `init`: the built-in harness types and the agent CLI presets (`gemini-cli` is the Gemini CLI). */
-export const InitHarnessSchema = z.enum([
-  'scripted',
-  'openai',
-  'anthropic',
-  'gemini',
-  'claude',
-  'codex',
-  'gemini-cli',
-  'opencode',
-  'pi',
-  'command',
-]);
+/** The external agent CLIs the SDK has presets (and `harness-config` formats) for. */
+export const HarnessFormatSchema = z.enum(HARNESS_PRESETS);
+
+/** The harness choices of `init` (see `harnessNames.ts`). */
+export const InitHarnessSchema = z.enum(INIT_HARNESSES);

@@ -18,32 +18,13 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { SdkError } from '../errors.js';
 import { isPlainObject } from '../plainObject.js';
+import type { Question, QuestionAnswer } from '../schemas/records.js';
+import type { ElicitationPolicy } from '../workflow/workflowTypes.js';
 
-/** Who answers a service's question. @public */
-export type ElicitationPolicy = 'model' | 'operator' | 'decline';
+export type { ElicitationPolicy, Question, QuestionAnswer };
 
 /** The default {@link ElicitationPolicy}: `model`. */
 export const DEFAULT_ELICITATION_POLICY: ElicitationPolicy = 'model';
-
-/** A service's question, as shown to the model, the operator and the journal. @public */
-export interface Question {
-  /** `form`: a question with a schema of fields; `url`: a page the service asks the user to open. */
-  mode: 'form' | 'url';
-  /** The service's question. */
-  message: string;
-  /** Form mode: the JSON Schema of the answer (flat object of primitive fields). */
-  requestedSchema?: Record<string, unknown>;
-  /** URL mode: the URL the service asks the user to open (shown, never opened). */
-  url?: string;
-}
-
-/** An answer to a {@link Question}. @public */
-export interface QuestionAnswer {
-  /** Accepted with `content`, declined, or cancelled. */
-  action: 'accept' | 'decline' | 'cancel';
-  /** The answer's fields (accepted form questions). */
-  content?: Record<string, unknown>;
-}
 
 /** How one call's questions are answered (the caller's part, through the surface). @public */
 export interface QuestionOptions {

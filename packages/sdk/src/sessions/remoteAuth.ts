@@ -27,6 +27,7 @@ import {
 import { z } from 'zod';
 import { isSdkError, SdkError } from '../errors.js';
 import { errorText, redactText, redactUrl } from '../redact.js';
+import type { RecordFile } from '../schemas/recordFile.js';
 import { brandOf } from './remoteAuthErrors.js';
 import { StoreProvider } from './signInProvider.js';
 
@@ -64,20 +65,9 @@ export interface SignInRecord {
 
 /**
  * Where one sign-in is kept: implemented by the store room (`store/tokenStore.ts`), keyed by project and
- * resource, the record holding its issuer. Every method is safe to call from several processes.
+ * resource, the record holding its issuer; `read()`'s value is checked by {@link SignInRecordSchema}.
  */
-export interface SignInStore {
-  /** Where the record is kept (named in errors). */
-  readonly path: string;
-  /** The record as read (checked by {@link SignInRecordSchema}), or undefined when none is held. */
-  read(): Promise<unknown>;
-  /** Replaces the record atomically (0600). */
-  write(record: SignInRecord): Promise<void>;
-  /** Removes the record. */
-  remove(): Promise<void>;
-  /** Runs `fn` holding this record's cross-process lock. */
-  withLock<T>(fn: () => Promise<T>): Promise<T>;
-}
+export type SignInStore = RecordFile<SignInRecord>;
 
 /** What a person does to sign in: open `url` and resolve with the redirect's query (code, state, iss). */
 export interface InteractiveAuthorizer {

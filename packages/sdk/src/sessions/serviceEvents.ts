@@ -2,7 +2,10 @@
  * A service's lifecycle states and the events that report every transition. Events carry ids, numbers
  * and paths, never log content or secret values (SPEC §11).
  */
-import type { ServiceEventBody, ServiceFields } from '../schemas/serviceEvents.js';
+import type { CatalogNames } from '../schemas/records.js';
+import type { CatalogChange, ServiceEventBody, ServiceFields } from '../schemas/serviceEvents.js';
+
+export type { CatalogChange, CatalogNames };
 
 /**
  * The life of one service session. Transitions:
@@ -32,41 +35,6 @@ export type ServiceState =
  * run journal's service events extend).
  @internal */
 export type ServiceEventBase = { /** ISO 8601 time of the event. */ time: string } & ServiceFields;
-
-/** Names per list: tool and prompt names, resource URIs, template URI templates (the service's own). @public */
-export interface CatalogNames {
-  /** Tool names. */
-  tools: string[];
-  /** Resource URIs. */
-  resources: string[];
-  /** Resource template URI templates. */
-  resourceTemplates: string[];
-  /** Prompt names. */
-  prompts: string[];
-}
-
-/**
- * What one re-listing after `notifications/…/list_changed` changed in a service's catalog: what was
- * added, removed, or is listed under the same name with another definition (description, schema, …).
- * @public
- */
-export interface CatalogChange {
-  /** The lists the service said had changed (`tools`, `resources`, `prompts`), in the order heard. */
-  lists: ('tools' | 'resources' | 'prompts')[];
-  /** Listed now and not before. */
-  added: CatalogNames;
-  /** Listed before and not now. */
-  removed: CatalogNames;
-  /** Listed under the same name with another definition (description, schema, …). */
-  changed: CatalogNames;
-}
-
-// The interface above is exactly the schema's `service.catalog_changed` body (`schemas/serviceEvents.ts`):
-// checked at compile time, so the two cannot drift.
-type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-type Assert<T extends true> = T;
-// biome-ignore lint/correctness/noUnusedVariables: a compile-time check, used by being compiled.
-type CatalogChangeMatchesSchema = Assert<SameType<CatalogChange, ServiceEventBody<'service.catalog_changed'>>>;
 
 /** One event of a service's life, given to `onEvent`. @internal */
 export type ServiceEvent =

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { close, fchmod, fdatasync, fsync, open as openFd, write } from 'node:fs';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../fileModes.js';
@@ -124,5 +124,32 @@ export async function syncDirectory(dir: string): Promise<void> {
     // Some file systems refuse fsync on a directory (EINVAL/EISDIR); durability then rests on the FS.
   } finally {
     if (fd !== undefined) await closeAsync(fd).catch(() => {});
+  }
+}
+
+/** Whether anything is at `path` (following links); false when it cannot be seen, for whatever reason. */
+export async function pathExists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The UTF-8 text of a file the user named (a workflow file, a script): `io_error` naming it as `what` with its
+ * path and the reason when it cannot be read, with `remedy` as the fix.
+ * @internal
+ */
+export async function readTextFile(path: string, what: string, remedy = 'check the path'): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new SdkError('io_error', `could not read the ${what} ${path}: ${(error as Error).message}`, {
+      remedy,
+      data: { path },
+      cause: error,
+    });
   }
 }

@@ -5,10 +5,10 @@
  * pointer to the version in force) and moves the services' data from `private/` to `service-data/`.
  * Every step is idempotent, and `format.json` is written last, so an interrupted migrate is run again.
  */
-import { readdir, rename, rm, stat } from 'node:fs/promises';
+import { readdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SdkError } from '../errors.js';
-import { readJsonFile, writeFileAtomic, writeJsonAtomic } from './atomicFile.js';
+import { pathExists, readJsonFile, writeFileAtomic, writeJsonAtomic } from './atomicFile.js';
 import { DATA_DIR_FORMAT, type FormatFile, checkFormat, openDataDir, readFormatFile } from './dataDir.js';
 import { withFileLock } from './fileLock.js';
 import { PROJECT_ID_PATTERN } from './projectId.js';
@@ -65,7 +65,7 @@ const V1_FIELDS = ['version', 'acceptedAt', 'by', 'digests', 'changedMcps', 'cha
 
 async function migrateProject(paths: ProjectPaths): Promise<void> {
   await moveServiceData(paths);
-  if (!(await exists(paths.workflowDir))) return;
+  if (!(await pathExists(paths.workflowDir))) return;
   await withFileLock(paths.workflowLockPath, async () => {
     const accepted = await readJsonFile<Record<string, unknown>>(paths.acceptedPath);
     if (accepted === undefined) return;
@@ -118,7 +118,7 @@ async function migrateProject(paths: ProjectPaths): Promise<void> {
 /** Format 1 handed services `private/` as SCIENCEEVOLVE_PROJECT_ROOT; format 2 hands them `service-data/`. */
 async function moveServiceData(paths: ProjectPaths): Promise<void> {
   const old = join(paths.root, 'private');
-  if ((await exists(old)) && !(await exists(paths.serviceDataDir))) {
+  if ((await pathExists(old)) && !(await pathExists(paths.serviceDataDir))) {
     try {
       await rename(old, paths.serviceDataDir);
     } catch (error) {
@@ -128,14 +128,5 @@ async function moveServiceData(paths: ProjectPaths): Promise<void> {
         cause: error,
       });
     }
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
   }
 }

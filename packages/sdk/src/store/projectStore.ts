@@ -1,13 +1,12 @@
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { makePrivateDir } from '../fileModes.js';
 import { SdkError } from '../errors.js';
+import { isPathId } from '../schemas/pathId.js';
 import { NAME_PATTERN } from '../workflow/limits.js';
 import { openDataDir } from './dataDir.js';
 import { checkProjectId } from './projectId.js';
 
 const DIGEST = /^[0-9a-f]{64}$/;
-/** One directory name made by the SDK (run, invocation and attempt ids): no separator, no dot first. */
-const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 
 function unsafe(message: string, data: Record<string, unknown>): SdkError {
   return new SdkError('unsafe_path', message, {
@@ -63,12 +62,12 @@ export class ProjectPaths {
   }
   /** A run's directory; a run id that is not one directory name is `unsafe_path`. */
   runDir(runId: string): string {
-    if (!SEGMENT.test(runId)) throw unsafe(`"${runId}" is not a run id`, { run: runId });
+    if (!isPathId(runId)) throw unsafe(`"${runId}" is not a run id`, { run: runId });
     return this.inside(join(this.runsDir, runId));
   }
   /** An invocation's runtimePath; an id that is not one directory name is `unsafe_path`. */
   invocationDir(runId: string, invocationId: string): string {
-    if (!SEGMENT.test(invocationId))
+    if (!isPathId(invocationId))
       throw unsafe(`"${invocationId}" is not an invocation id`, { invocation: invocationId });
     return this.inside(join(this.runDir(runId), 'invocations', invocationId));
   }

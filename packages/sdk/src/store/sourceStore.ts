@@ -3,14 +3,14 @@
  * directory and renamed into place, so a reader never sees half a version; immutable once written.
  */
 import { randomBytes } from 'node:crypto';
-import { lstat, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { lstat, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../fileModes.js';
 import { processStartTime } from '@scienceevolve/supervisor/procfs';
 import { SdkError } from '../errors.js';
 import { definitionDigest } from '../workflow/digest.js';
 import type { McpDefinition } from '../workflow/workflowSchema.js';
-import { syncDirectory } from './atomicFile.js';
+import { pathExists, syncDirectory } from './atomicFile.js';
 import type { ProjectPaths } from './projectStore.js';
 
 /** Where a definition's persistent source is. @internal */
@@ -31,7 +31,7 @@ export interface StoredSource {
 export async function storeSource(paths: ProjectPaths, name: string, definition: McpDefinition): Promise<StoredSource> {
   const digest = definitionDigest(definition);
   const dir = paths.sourceDir(digest, name);
-  if (await exists(dir)) return { digest, dir, written: false };
+  if (await pathExists(dir)) return { digest, dir, written: false };
 
   await removeDeadWritersLeftovers(paths.mcpDir);
   const tmp = join(paths.mcpDir, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
@@ -61,7 +61,8 @@ export async function storeSource(paths: ProjectPaths, name: string, definition:
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       // Another writer renamed the same digest into place first: its content is the same by construction.
-      if ((code === 'ENOTEMPTY' || code === 'EEXIST') && (await exists(dir))) return { digest, dir, written: false };
+      if ((code === 'ENOTEMPTY' || code === 'EEXIST') && (await pathExists(dir)))
+        return { digest, dir, written: false };
       throw error;
     }
     await syncDirectory(dirname(dir));
@@ -74,15 +75,6 @@ export async function storeSource(paths: ProjectPaths, name: string, definition:
     });
   } finally {
     await rm(tmp, { recursive: true, force: true });
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { SdkError } from '../errors.js';
 import { makePrivateDir } from '../fileModes.js';
 import { writeJsonAtomic } from './atomicFile.js';
+import type { RecordFile } from '../schemas/recordFile.js';
 import { withFileLock } from './fileLock.js';
 import { readPlainFile } from './plainFile.js';
 import { checkProjectId } from './projectId.js';
@@ -20,18 +21,7 @@ import { checkProjectId } from './projectId.js';
 export const SIGN_IN_LOCK_TIMEOUT_MS = 60_000;
 
 /** One stored sign-in's file. */
-export interface TokenStoreFile {
-  /** The file's path. */
-  readonly path: string;
-  /** The parsed record, or undefined when none is held; `io_error` naming the file when it is not JSON. */
-  read(): Promise<unknown>;
-  /** Replaces the record atomically (0600). */
-  write(record: unknown): Promise<void>;
-  /** Removes the record. */
-  remove(): Promise<void>;
-  /** Runs `fn` holding the record's cross-process lock. */
-  withLock<T>(fn: () => Promise<T>): Promise<T>;
-}
+export type TokenStoreFile = RecordFile;
 
 /** The directory of a project's sign-ins. */
 export function tokenStoreDir(dataDir: string, projectId: string): string {

@@ -1,9 +1,9 @@
 /** The operator's load (`scienceevolve workflow load`): validate, store sources, accept a new version if anything changed. */
-import { readFile, stat } from 'node:fs/promises';
-import { SdkError } from '../errors.js';
+import { stat } from 'node:fs/promises';
 import { packFolder } from '../workflow/packFolder.js';
 import { invalidWorkflowError, validateWorkflowText } from '../workflow/validate.js';
 import type { Workflow } from '../workflow/workflowSchema.js';
+import { readTextFile } from './atomicFile.js';
 import { resolveProjectId } from './projectId.js';
 import { openProject } from './projectStore.js';
 import { acceptWorkflow } from './workflowVersions.js';
@@ -44,16 +44,7 @@ export interface LoadWorkflowResult {
  */
 export async function readWorkflowFile(path: string): Promise<Workflow> {
   if ((await stat(path).catch(() => undefined))?.isDirectory()) return (await packFolder(path)).workflow;
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new SdkError('io_error', `could not read the workflow file ${path}: ${(error as Error).message}`, {
-      remedy: 'check the path',
-      data: { path },
-      cause: error,
-    });
-  }
+  const text = await readTextFile(path, 'workflow file');
   const result = validateWorkflowText(text);
   if (!result.ok) throw invalidWorkflowError(result.errors, path);
   return result.workflow;

@@ -139,7 +139,6 @@ async function runJob(
     spec = { ...spec, openTasks: await jobTasks(job, spec) };
     engineOptions = specEngineOptions(spec.options, job.id);
     paths = await openProject(options.dataDir, spec.project);
-    // The schema's ids admit `.` and `..`; the store's do not (`unsafe_path`): a refusal, never a retry.
     invocationDir = paths.invocationDir(
       spec.run,
       servicesIdOf(spec.invocation.id, spec.invocation.attempts.length + 1),
@@ -196,9 +195,17 @@ function checkJob(job: ConsumedJob): AttemptSpec {
   const parsed = AttemptSpecSchema.safeParse(job.data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
+    const where = issue?.path.join('.') || 'the job';
+    // An id that is not one directory name (`..`, a slash) is the store's `unsafe_path`: a refusal either way.
+    if (issue?.code === 'custom' && issue.params?.code === 'unsafe_path') {
+      throw new SdkError('unsafe_path', `job ${job.id}: ${where} ${issue.message}`.slice(0, 400), {
+        remedy: 'keep other writers off the queue: the coordinator only submits ids it made',
+        data: { job: job.id, field: where },
+      });
+    }
     throw new SdkError(
       'invalid_job',
-      `job ${job.id} is not an invocation job of this version (format ${ATTEMPT_FORMAT}): ${issue?.path.join('.') || 'the job'}: ${issue?.message ?? 'bad shape'}`.slice(
+      `job ${job.id} is not an invocation job of this version (format ${ATTEMPT_FORMAT}): ${where}: ${issue?.message ?? 'bad shape'}`.slice(
         0,
         400,
       ),

@@ -11,10 +11,9 @@ import { jsonFileText, LAUNCH_FILE, SERVICES_DIR, WORKFLOW_YAML, workflowYamlTex
 import { prepareEmpty } from './unpackFolder.js';
 import { workflowJsonSchemaText } from './workflowJsonSchema.js';
 import type { Harness } from './workflowSchema.js';
-import { InitHarnessSchema } from '../schemas/states.js';
+import { INIT_HARNESSES } from '../schemas/harnessNames.js';
 
-/** The harness choices of `init`: the built-in harness types and the agent CLI presets (`gemini-cli` is the Gemini CLI). @internal */
-export const INIT_HARNESSES = InitHarnessSchema.options;
+export { INIT_HARNESSES };
 /** One of {@link INIT_HARNESSES}. */
 export type InitHarness = (typeof INIT_HARNESSES)[number];
 

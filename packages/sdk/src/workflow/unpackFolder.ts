@@ -10,6 +10,7 @@ import { isSdkError, SdkError } from '../errors.js';
 import { makeDirs } from '../fileModes.js';
 import { jsonFileText, LAUNCH_FILE, SERVICES_DIR, WORKFLOW_YAML, workflowYamlText } from './folderLayout.js';
 import { invalidWorkflowError, validateWorkflow, validateWorkflowText } from './validate.js';
+import type { Workflow } from './workflowTypes.js';
 
 /** The result of {@link unpackWorkflow}: what was written. @public */
 export interface UnpackedFolder {
@@ -26,7 +27,10 @@ export interface UnpackedFolder {
  * `folder_not_empty` when `dir` holds anything, `io_error` when a file cannot be written.
  * @public
  */
-export async function unpackWorkflow(workflow: string | Record<string, unknown>, dir: string): Promise<UnpackedFolder> {
+export async function unpackWorkflow(
+  workflow: string | Workflow | Record<string, unknown>,
+  dir: string,
+): Promise<UnpackedFolder> {
   const result = typeof workflow === 'string' ? validateWorkflowText(workflow) : validateWorkflow(workflow);
   if (!result.ok) throw invalidWorkflowError(result.errors);
   const document = (typeof workflow === 'string' ? JSON.parse(workflow) : workflow) as Record<string, unknown>;

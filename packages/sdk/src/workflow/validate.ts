@@ -204,7 +204,7 @@ function checkDocument(doc: Record<string, unknown>, issues: ValidationIssue[]):
  * The two JSON size limits, in `JSON.stringify` UTF-8 bytes. They count the workflow as it is stored,
  * with defaults filled (`filled`); a document that does not parse is measured as written.
  */
-function sizeIssues(doc: Record<string, unknown>, filled: boolean): ValidationIssue[] {
+function sizeIssues(doc: Workflow | Record<string, unknown>, filled: boolean): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const how = filled ? 'as JSON with defaults filled' : 'as JSON';
   const size = jsonBytes(doc);
@@ -215,7 +215,7 @@ function sizeIssues(doc: Record<string, unknown>, filled: boolean): ValidationIs
       message: `the workflow is ${size} bytes ${how}; at most ${LIMITS.workflowJsonBytes} (2 MiB) are allowed: move large data out of the workflow`,
     });
   }
-  const defs = doc.mcpDefinitions;
+  const defs: unknown = doc.mcpDefinitions;
   const defsSize = isPlainObject(defs) ? jsonBytes(defs) : 0;
   if (defsSize > LIMITS.definitionsJsonBytes) {
     issues.push({

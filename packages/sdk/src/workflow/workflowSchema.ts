@@ -1,11 +1,29 @@
 /**
- * The `workflow.json` model (SPEC §3): zod schemas and their types, strict objects everywhere, defaults
- * filled. Cross-field rules (references, file paths, entrypoint, size of the JSON) are checked in
- * `validate.ts`, which is the entry point callers use.
+ * The `workflow.json` model (SPEC §3): zod schemas, strict objects everywhere, defaults filled. The types
+ * are written once in `workflowTypes.ts` (public, documented there); each schema is checked against its type
+ * at compile time (end of this file). Cross-field rules (references, file paths, entrypoint, size of the
+ * JSON) are checked in `validate.ts`, which is the entry point callers use.
  */
 import { z } from 'zod';
 import { SdkError } from '../errors.js';
+import type { Assert, SameShape } from '../schemas/sameShape.js';
+import { ElicitationPolicySchema, HarnessFormatSchema } from '../schemas/states.js';
 import { COMMAND_PATTERN, ENV_NAME_PATTERN, LIMITS, NAME_PATTERN } from './limits.js';
+import type {
+  CommandHarness,
+  Harness,
+  McpDefinition,
+  McpServerEntry,
+  ModelLoopOptions,
+  RemoteOAuth,
+  ToolFilter,
+  Workflow,
+  WorkflowAgent,
+  WorkflowOrchestration,
+} from './workflowTypes.js';
+
+// The written types, for the modules that import them with their schemas from here.
+export type * from './workflowTypes.js';
 
 const nameMessage = `must be 1–${LIMITS.nameChars} characters of a-z 0-9 - _, starting with a letter or digit; rename it`;
 
@@ -19,16 +37,13 @@ export const EnvNameSchema = z.string().regex(ENV_NAME_PATTERN, {
 
 /** One entry of `mcpDefinitions` (SPEC §3.1). @internal */
 export const McpDefinitionSchema = z.strictObject({
-  /** path → content: the complete set of the service's text files. */
   files: z.record(
     z.string(),
     z.string().max(LIMITS.charsPerFile, {
       error: `a file may hold at most ${LIMITS.charsPerFile} characters; split it or trim it`,
     }),
   ),
-  /** A key of `files` whose content is non-empty. */
   entrypoint: z.string().min(1, { error: 'name the file to run: a key of files' }),
-  /** `node` (the SDK's own Node executable) or an executable's name or path; never a shell line. */
   command: z
     .string()
     .min(1, { error: 'give an executable name such as "node" or "python3"', abort: true })
@@ -37,14 +52,12 @@ export const McpDefinitionSchema = z.strictObject({
         'must be one executable name or path, not a shell command line: no spaces or shell characters; put arguments in "args"',
     })
     .default('node'),
-  /** Arguments after the copied entrypoint's absolute path. */
   args: z
     .array(
       z.string().max(LIMITS.charsPerArg, { error: `an argument may hold at most ${LIMITS.charsPerArg} characters` }),
     )
     .max(LIMITS.args, { error: `at most ${LIMITS.args} arguments; pass the rest in a file of the service` })
     .default([]),
-  /** Service variable → host variable, read when the service starts. */
   envFrom: z.record(EnvNameSchema, EnvNameSchema).default({}),
   /**
    * `false`: no network inside the sandbox (a sandboxed service only, see `orchestration.sandbox`).
@@ -59,8 +72,6 @@ export const McpDefinitionSchema = z.strictObject({
    */
   sandbox: z.boolean().optional(),
 });
-/** One entry of `mcpDefinitions`, with defaults filled. @internal */
-export type McpDefinition = z.infer<typeof McpDefinitionSchema>;
 /** One entry of `mcpDefinitions` as written (defaults may be missing). @internal */
 export type McpDefinitionInput = z.input<typeof McpDefinitionSchema>;
 
@@ -100,21 +111,17 @@ export function toolFilterShapeProblem(filter: object): string | undefined {
  */
 export const ToolFilterSchema = z
   .strictObject({
-    /** Offer only the tools matching one of these patterns; at least one pattern. */
     include: toolPatterns
       .min(1, {
         error: 'an empty include offers no tool at all: list the tools to offer, or remove "tools" to offer every tool',
       })
       .optional(),
-    /** Offer every tool except those matching one of these patterns. */
     exclude: toolPatterns.optional(),
   })
   .superRefine((filter, ctx) => {
     const problem = toolFilterShapeProblem(filter);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', params: { code: 'invalid_workflow' }, message: problem });
   });
-/** A per-assignment tool filter. @internal */
-export type ToolFilter = z.infer<typeof ToolFilterSchema>;
 
 /** An HTTP header name a remote entry may set. */
 export const HEADER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
@@ -203,21 +210,15 @@ export const RemoteOAuthSchema = z
       );
     }
   });
-/** A remote entry's OAuth settings. */
-export type RemoteOAuth = z.infer<typeof RemoteOAuthSchema>;
 
 /** One entry of an agent's `mcpServers`: `{ name, project }` or `{ name, url }`, never both. @internal */
 export const McpServerEntrySchema = z
   .strictObject({
-    /** The name the agent sees. */
     name: NameSchema,
-    /** A definition of this workflow's `mcpDefinitions`. */
     project: NameSchema.optional(),
-    /** A remote Streamable HTTP endpoint. */
     url: z
       .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL of a Streamable HTTP endpoint' })
       .optional(),
-    /** Which of the service's tools this agent is offered; every tool when absent. */
     tools: ToolFilterSchema.optional(),
     /**
      * Request headers of a remote entry whose values come from host variables: `"Bearer ${VAR}"` or
@@ -235,7 +236,6 @@ export const McpServerEntrySchema = z
         }),
       )
       .optional(),
-    /** OAuth settings of a remote entry (pre-registered client, client credentials); see {@link RemoteOAuthSchema}. */
     oauth: RemoteOAuthSchema.optional(),
   })
   .superRefine((entry, ctx) => {
@@ -290,14 +290,11 @@ function hasUserInfo(url: string): boolean {
     return false;
   }
 }
-/** One entry of an agent's `mcpServers`. @internal */
-export type McpServerEntry = z.infer<typeof McpServerEntrySchema>;
 
 // The external agent CLIs the SDK has presets (and `harness-config` formats) for: the one list, in schemas/.
 export { HarnessFormatSchema } from '../schemas/states.js';
-import { HarnessFormatSchema } from '../schemas/states.js';
 /** One agent CLI preset name. */
-export type HarnessPreset = z.infer<typeof HarnessFormatSchema>;
+export type HarnessPreset = NonNullable<CommandHarness['preset']>;
 
 // The duration bounds live apart (no zod) for the process layer; re-exported here as before.
 export { MAX_DURATION_MS, timerMs } from './durations.js';
@@ -331,22 +328,14 @@ const BaseUrlSchema = z.url({
 });
 
 /** Options every model loop takes (SPEC §10.2). */
-const ModelLoopOptions = {
-  /** The provider's model id. */
+const modelLoopOptions = {
   model: z.string().min(1, { error: 'name the model, e.g. "gpt-4.1" or "claude-sonnet-4-5"' }),
-  /** The API base URL; the provider's public endpoint when absent. */
   baseUrl: BaseUrlSchema.optional(),
-  /** The host variable that holds the API key (never the key itself). */
   apiKeyEnv: EnvNameSchema.optional(),
-  /** Model calls (turns) at most before `max_turns_reached`. Default 50. */
   maxTurns: z.int().min(1).max(10_000).default(50),
-  /** Output tokens per model call at most; the provider's default when absent. */
   maxOutputTokens: z.int().min(1).max(10_000_000).optional(),
-  /** Sampling temperature; the provider's default when absent. */
   temperature: z.number().min(0).max(2).optional(),
-  /** Milliseconds one model request may take. Default 600,000. */
   requestTimeoutMs: DurationMsSchema.default(600_000),
-  /** Extra system text, after the agent's instructions. */
   system: z.string().optional(),
 };
 
@@ -357,27 +346,21 @@ export const HarnessSchema = z.discriminatedUnion('type', [
   /** OpenAI and every OpenAI-compatible server; Chat Completions by default, or the Responses API. */
   z.strictObject({
     type: z.literal('openai'),
-    ...ModelLoopOptions,
-    /** Which OpenAI API the loop speaks. Default `chat`. */
+    ...modelLoopOptions,
     api: z.enum(['chat', 'responses']).default('chat'),
   }),
   /** The Anthropic Messages API tool loop. */
-  z.strictObject({ type: z.literal('anthropic'), ...ModelLoopOptions }),
+  z.strictObject({ type: z.literal('anthropic'), ...modelLoopOptions }),
   /** The Gemini API tool loop. */
-  z.strictObject({ type: z.literal('gemini'), ...ModelLoopOptions }),
+  z.strictObject({ type: z.literal('gemini'), ...modelLoopOptions }),
   /** An external agent CLI given the invocation's live surface. */
   z
     .strictObject({
       type: z.literal('command'),
-      /** A known CLI: supplies the command, headless arguments, MCP configuration and unattended settings. */
       preset: HarnessFormatSchema.optional(),
-      /** The model the CLI should use (in the CLI's own way); its default when absent. */
       model: z.string().min(1).optional(),
-      /** The model endpoint the CLI should use (in the CLI's own way); its default when absent. */
       baseUrl: BaseUrlSchema.optional(),
-      /** The host variable that holds the API key the CLI should use. */
       apiKeyEnv: EnvNameSchema.optional(),
-      /** The executable (name on PATH or path); overrides the preset's. */
       command: z
         .string()
         .min(1)
@@ -385,7 +368,6 @@ export const HarnessSchema = z.discriminatedUnion('type', [
           error: 'must be one executable name or path, not a shell command line; put arguments in "args"',
         })
         .optional(),
-      /** Arguments; overrides the preset's. `{prompt}`, `{workspace}` and `{mcpConfig}` are substituted. */
       args: z
         .array(
           z
@@ -394,11 +376,8 @@ export const HarnessSchema = z.discriminatedUnion('type', [
         )
         .max(LIMITS.args, { error: `at most ${LIMITS.args} arguments` })
         .optional(),
-      /** CLI variable → host variable, as for services. */
       envFrom: z.record(EnvNameSchema, EnvNameSchema).default({}),
-      /** Milliseconds the CLI may run before it is collected and the attempt fails. Default 3,600,000. */
       timeoutMs: DurationMsSchema.default(3_600_000),
-      /** A fresh home and config directory under the invocation's runtime path. Default true. */
       isolateHome: z.boolean().default(true),
     })
     .superRefine((harness, ctx) => {
@@ -411,18 +390,10 @@ export const HarnessSchema = z.discriminatedUnion('type', [
       }
     }),
 ]);
-/**
- * How an agent is run (`agents.<name>.harness` of a {@link Workflow}): one configuration per `type`
- * (`scripted`, `command`, `openai`, `anthropic`, `gemini`). Written through `Workflow` so that the public
- * API needs no second schema.
- * @public
- */
-export type Harness = Workflow['agents'][string]['harness'];
 
 /** One agent (SPEC §3.2). @internal */
 export const AgentSchema = z.strictObject({
   harness: HarnessSchema.default({ type: 'scripted' }),
-  /** Standing instructions. */
   instructions: z.string().default(''),
   mcpServers: z
     .array(McpServerEntrySchema)
@@ -434,22 +405,15 @@ export const AgentSchema = z.strictObject({
    * attended run's terminal; unattended, the call fails `question_unanswered`) or `decline`. Default
    * `model`, left absent when not written.
    */
-  elicitation: z.enum(['model', 'operator', 'decline']).optional(),
+  elicitation: ElicitationPolicySchema.optional(),
 });
-/** One agent, with defaults filled. @internal */
-export type Agent = z.infer<typeof AgentSchema>;
 
 /** `orchestration` (SPEC §3.3). @internal */
 export const OrchestrationSchema = z.strictObject({
-  /** Main may call `apply_workflow` only when true. */
   allowMainReconfiguration: z.boolean().default(false),
-  /** Git-on: each role works in its own worktree. */
   git: z.boolean().default(false),
-  /** How many times a failed invocation is retried with fresh services. */
   invocationRetries: z.int().min(0).max(LIMITS.invocationRetries).default(1),
-  /** URL prefixes a remote entry proposed by Main must match. */
   allowedRemoteUrls: z.array(z.url({ protocol: /^https?$/ })).default([]),
-  /** The harness of an agent Main adds through `apply_workflow`; absent, Main may not add agents. */
   defaultHarness: HarnessSchema.optional(),
   /**
    * The host variables a definition Main proposes may read through `envFrom`. Absent means none (`[]`); it
@@ -469,12 +433,8 @@ export const OrchestrationSchema = z.strictObject({
    */
   taskDeadlineMs: z.int().min(1000).max(MAX_DURATION_MS).optional(),
 });
-/** `orchestration`, with defaults filled. @internal */
-export type Orchestration = z.infer<typeof OrchestrationSchema>;
-
-/** A whole `workflow.json`. @public */
-export const WorkflowSchema = z.strictObject({
-  /** The JSON Schema editors check the file against (`scienceevolve schema` writes it); kept as written, it changes nothing. */
+/** A whole `workflow.json`, typed as written (`WorkflowSchema` is the public face of this one). */
+const WorkflowDocumentSchema = z.strictObject({
   $schema: z.string().optional(),
   orchestration: OrchestrationSchema.default({
     allowMainReconfiguration: false,
@@ -485,7 +445,37 @@ export const WorkflowSchema = z.strictObject({
   agents: z.record(NameSchema, AgentSchema),
   mcpDefinitions: z.record(NameSchema, McpDefinitionSchema).default({}),
 });
-/** A whole workflow, with every default filled: the form the SDK stores and compares. @public */
-export type Workflow = z.infer<typeof WorkflowSchema>;
-/** A workflow as a user may write it. @internal */
-export type WorkflowInput = z.input<typeof WorkflowSchema>;
+
+/**
+ * The zod schema of a whole `workflow.json` (SPEC §3): `WorkflowSchema.parse(document)` checks a document
+ * and fills its defaults. {@link parseWorkflow} adds the cross-field checks (references, file paths, the
+ * entrypoint, the size of the JSON) and throws a coded `SdkError`; use it unless you compose schemas.
+ * @public
+ */
+export const WorkflowSchema: z.ZodType<Workflow> = WorkflowDocumentSchema;
+/** A workflow as a user may write it (defaults may be missing). @internal */
+export type WorkflowInput = z.input<typeof WorkflowDocumentSchema>;
+
+// Each written type is exactly what its schema gives (`z.output`), and a filled-in workflow is valid input:
+// checked at compile time, part by part (SameShape checks one level of keys), so neither can drift.
+type Out<S extends z.ZodType> = z.output<S>;
+type HarnessOf<T extends Harness['type']> = Extract<Harness, { type: T }>;
+type SchemaHarnessOf<T extends Harness['type']> = Extract<Out<typeof HarnessSchema>, { type: T }>;
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check, used by being compiled.
+type WorkflowTypesMatchSchemas = {
+  mcpDefinition: Assert<SameShape<Out<typeof McpDefinitionSchema>, McpDefinition>>;
+  toolFilter: Assert<SameShape<Out<typeof ToolFilterSchema>, ToolFilter>>;
+  remoteOAuth: Assert<SameShape<Out<typeof RemoteOAuthSchema>, RemoteOAuth>>;
+  mcpServerEntry: Assert<SameShape<Out<typeof McpServerEntrySchema>, McpServerEntry>>;
+  harnessTypes: Assert<SameShape<Out<typeof HarnessSchema>['type'], Harness['type']>>;
+  scripted: Assert<SameShape<SchemaHarnessOf<'scripted'>, HarnessOf<'scripted'>>>;
+  openai: Assert<SameShape<SchemaHarnessOf<'openai'>, HarnessOf<'openai'>>>;
+  anthropic: Assert<SameShape<SchemaHarnessOf<'anthropic'>, HarnessOf<'anthropic'>>>;
+  gemini: Assert<SameShape<SchemaHarnessOf<'gemini'>, HarnessOf<'gemini'>>>;
+  command: Assert<SameShape<SchemaHarnessOf<'command'>, CommandHarness>>;
+  modelLoopKeys: Assert<SameShape<keyof ModelLoopOptions, keyof typeof modelLoopOptions>>;
+  agent: Assert<SameShape<Out<typeof AgentSchema>, WorkflowAgent>>;
+  orchestration: Assert<SameShape<Out<typeof OrchestrationSchema>, WorkflowOrchestration>>;
+  workflow: Assert<SameShape<Out<typeof WorkflowDocumentSchema>, Workflow>>;
+  filledIsValidInput: Assert<[Workflow] extends [WorkflowInput] ? true : false>;
+};
