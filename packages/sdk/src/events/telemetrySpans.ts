@@ -21,11 +21,9 @@ import {
   type Tracer,
   type UpDownCounter,
 } from '@opentelemetry/api';
-import { errorText, redactUrlsIn, redactValue } from '../redact.js';
+import { redactUrlsIn } from '../redact.js';
+import { errorType, recorded, recordFailure } from './telemetryRecords.js';
 import type { AttemptOutcome, CallFacts, TelemetryEvent } from './telemetry.js';
-
-/** Characters of a recorded argument or result (when recording is on): 4,096. */
-const RECORDED_CHARS = 4096;
 
 /** The metric instruments; absent when metrics export is off. */
 interface Instruments {
@@ -59,32 +57,6 @@ function instruments(meter: Meter): Instruments {
       description: 'Tokens of a model call, by type (input, output)',
     }),
   };
-}
-
-function errorType(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && code !== '') return code;
-  if (typeof code === 'number') return String(code);
-  return error instanceof Error ? error.name : 'error';
-}
-
-/**
- * Records `error` on `span` as an exception event with its type (the error's code) and its message with
- * every URL redacted, never its stack: a collector is a third party, and a library's message may quote an
- * address with a token in its query, a stack the layout of the operator's machine.
- */
-function recordFailure(span: Span, error: unknown): void {
-  span.recordException({ name: errorType(error), message: redactUrlsIn(errorText(error)) });
-}
-
-function recorded(value: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(redactValue(value)) ?? 'null';
-  } catch {
-    text = '(not JSON)';
-  }
-  return text.length > RECORDED_CHARS ? `${text.slice(0, RECORDED_CHARS)}…` : text;
 }
 
 function num(value: unknown): number | undefined {
@@ -127,9 +99,7 @@ export class SpanBook {
     try {
       return await context.with(trace.setSpan(context.active(), span), fn);
     } catch (error) {
-      recordFailure(span, error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      span.setAttribute('error.type', errorType(error));
+      recordFailure(span, error, true);
       throw error;
     } finally {
       span.end();
@@ -182,9 +152,7 @@ export class SpanBook {
       }
       return result;
     } catch (error) {
-      recordFailure(span, error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      span.setAttribute('error.type', errorType(error));
+      recordFailure(span, error, true);
       throw error;
     } finally {
       span.end();
@@ -269,9 +237,7 @@ export class SpanBook {
     try {
       return await context.with(trace.setSpan(parent, span), fn);
     } catch (error) {
-      recordFailure(span, error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      span.setAttribute('error.type', errorType(error));
+      recordFailure(span, error, true);
       throw error;
     } finally {
       span.end();
