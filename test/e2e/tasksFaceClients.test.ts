@@ -30,12 +30,7 @@ import { StreamableHTTPClientTransport as V1StreamableHTTPClientTransport } from
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { loadWorkflow } from '../../packages/sdk/src/store/workflowLoad.js';
-import {
-  cancelTask,
-  pollTask,
-  sendTaskCall,
-  TASK_CLIENT_CAPABILITIES,
-} from '../../packages/sdk/src/sessions/tasks.js';
+import { cancelTask, pollTask, sendTaskCall, TASK_CLIENT_CAPABILITIES } from '../../packages/sdk/src/sessions/tasks.js';
 import { agent } from '../fixtures/engine/workflows.js';
 import { tasksV2Entry } from '../fixtures/tasks/tasksV2.mjs';
 import {
@@ -125,13 +120,24 @@ async function faceTransport(
   if (face === 'stdio') {
     const transport =
       era === 'legacy'
-        ? new V1StdioClientTransport({ command: process.execPath, args: [labServeArgs(lab)[0]!, ...args], stderr: 'pipe' })
-        : new StdioClientTransport({ command: process.execPath, args: [labServeArgs(lab)[0]!, ...args], stderr: 'pipe' });
+        ? new V1StdioClientTransport({
+            command: process.execPath,
+            args: [labServeArgs(lab)[0]!, ...args],
+            stderr: 'pipe',
+          })
+        : new StdioClientTransport({
+            command: process.execPath,
+            args: [labServeArgs(lab)[0]!, ...args],
+            stderr: 'pipe',
+          });
     // The serve process ends when its client closes its stdin.
     return { transport, pid: () => transport.pid, stop: async () => {} };
   }
   const tokenFile = join(lab.dir, 'token');
-  const serve = spawnNode(t, labServeArgs(lab, [...SERVE_OPTIONS, '--http', '--port', '0', '--token-file', tokenFile, '--json']));
+  const serve = spawnNode(
+    t,
+    labServeArgs(lab, [...SERVE_OPTIONS, '--http', '--port', '0', '--token-file', tokenFile, '--json']),
+  );
   const { url } = await serve.json<{ url: string }>(60_000);
   const token = readFileSync(tokenFile, 'utf8');
   const requestInit = { headers: { Authorization: `Bearer ${token}` } };
@@ -256,7 +262,11 @@ async function modernClientRound(t: TestContext, lab: Lab, face: Face): Promise<
   await cancelTask(client, second.task);
   await logged(lab, 'cancelled ');
   await assert.rejects(
-    pollTask(client, second.task, { what: 'the cancelled task', requestTimeoutMs: 3000, deadlineAt: Date.now() + 10_000 }),
+    pollTask(client, second.task, {
+      what: 'the cancelled task',
+      requestTimeoutMs: 3000,
+      deadlineAt: Date.now() + 10_000,
+    }),
     (error: { code?: string }) => error.code === 'task_cancelled',
   );
   await client.close();

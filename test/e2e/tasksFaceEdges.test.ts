@@ -25,12 +25,7 @@ import type { RunEventInput } from '../../packages/sdk/src/events/runEvents.js';
 import { LineTransport } from '../../packages/sdk/src/faces/lineTransport.js';
 import { startSocketFace } from '../../packages/sdk/src/faces/socketFace.js';
 import type { StdioServiceSpec } from '../../packages/sdk/src/sessions/stdioLaunch.js';
-import {
-  cancelTask,
-  pollTask,
-  sendTaskCall,
-  TASK_CLIENT_CAPABILITIES,
-} from '../../packages/sdk/src/sessions/tasks.js';
+import { cancelTask, pollTask, sendTaskCall, TASK_CLIENT_CAPABILITIES } from '../../packages/sdk/src/sessions/tasks.js';
 import { createSurface } from '../../packages/sdk/src/surface/surface.js';
 import { tasksV2Entry } from '../fixtures/tasks/tasksV2.mjs';
 import { faceClient } from '../sdk/faces/faceClients.js';
@@ -45,7 +40,10 @@ function taskSpec(t: TestContext, era: 'legacy' | 'modern'): { spec: StdioServic
   const base = fixtureSpec(t, 'plain.cjs', { serviceName: 'lab', args: [log] });
   if (era === 'legacy') return { spec: { ...base, entrypointPath: TASKS_V1 }, log };
   const entry = join(dir, 'entry.mjs');
-  writeFileSync(entry, tasksV2Entry((name: string) => import.meta.resolve(name)));
+  writeFileSync(
+    entry,
+    tasksV2Entry((name: string) => import.meta.resolve(name)),
+  );
   return { spec: { ...base, entrypointPath: entry }, log };
 }
 

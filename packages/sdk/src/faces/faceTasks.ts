@@ -19,12 +19,7 @@
  */
 import { createRequire } from 'node:module';
 import type { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
-import {
-  type CallToolResult,
-  ProtocolError,
-  ProtocolErrorCode,
-  type Server,
-} from '@modelcontextprotocol/server';
+import { type CallToolResult, ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server';
 import {
   CancelTaskRequestV1Schema,
   CreateTaskResultV1Schema,
@@ -58,6 +53,8 @@ export const FACE_TASK_TTL_MS = 86_400_000;
 export const MIN_FACE_TASK_TTL_MS = 60_000;
 /** The interval the face suggests for polling its tasks: 500 ms. */
 export const FACE_TASK_POLL_INTERVAL_MS = 500;
+/** Face tasks one face (or connection) keeps at once, working or ended within their ttl: 1,000. */
+export const MAX_FACE_TASKS = 1000;
 /** Milliseconds `tasks/cancel` waits for the work to stop (and the service's task to be cancelled): 6,000. */
 const CANCEL_WAIT_MS = 6000;
 /** The `_meta` key relating a result to its task (2025-11-25). */
@@ -104,7 +101,9 @@ interface Ended {
 }
 
 /** The answer of a task-asking `tools/call`: the result (the call was answered directly) or the face's task. */
-export type FaceCallAnswer = { kind: 'result'; result: CallToolResult } | { kind: 'task'; answer: Record<string, unknown> };
+export type FaceCallAnswer =
+  | { kind: 'result'; result: CallToolResult }
+  | { kind: 'task'; answer: Record<string, unknown> };
 
 /** The tasks of one face connection (stdio, socket) or of one HTTP face; see the module comment. */
 export class FaceTasks {
@@ -160,6 +159,17 @@ export class FaceTasks {
     if (signal.aborted) {
       abort.abort(signal.reason);
       throw signal.reason;
+    }
+    const kept = this.store.getAllTasks();
+    // Outcomes of tasks the store has dropped (their ttl ran out) go with them.
+    const live = new Set(kept.map((task) => task.taskId));
+    for (const id of this.ended.keys()) if (!live.has(id)) this.ended.delete(id);
+    if (kept.length >= MAX_FACE_TASKS) {
+      abort.abort(new Error('too many face tasks'));
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        `this face keeps at most ${MAX_FACE_TASKS} tasks at once (working, or ended within their ttl); wait for some to expire, ask for a shorter ttl, or call without a task`,
+      );
     }
     const ttl = Math.min(Math.max(Math.trunc(asked.ttl ?? FACE_TASK_TTL_MS), MIN_FACE_TASK_TTL_MS), FACE_TASK_TTL_MS);
     const task = await this.store.createTask({ ttl, pollInterval: FACE_TASK_POLL_INTERVAL_MS }, 0, {
