@@ -88,6 +88,8 @@ export function faceTaskCapabilities(era: FaceTaskEra): Record<string, unknown> 
 interface Running {
   era: FaceTaskEra;
   abort: AbortController;
+  /** Settles when the service has accepted the call as a task of its own (never, if it answers directly). */
+  accepted: Promise<void>;
   /** Settles when the work has ended and its outcome is stored. */
   done: Promise<void>;
 }
@@ -190,7 +192,7 @@ export class FaceTasks {
         clearTimeout(expiry);
         this.running.delete(id);
       });
-    this.running.set(id, { era: asked.era, abort, done });
+    this.running.set(id, { era: asked.era, abort, accepted, done });
     return { kind: 'task', answer: createdAnswer(task, asked.era) };
   }
 
@@ -270,7 +272,8 @@ export class FaceTasks {
       pollIntervalMs: task.pollInterval ?? FACE_TASK_POLL_INTERVAL_MS,
       ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
       ...(task.status === 'completed' && ended?.result !== undefined
-        ? { result: this.project(server, ended.tool, ended.result) }
+        ? // The inline result is a 2026-07-28 result in its own right: it says `resultType` too.
+          { result: { ...this.project(server, ended.tool, ended.result), resultType: 'complete' } }
         : {}),
       ...(task.status === 'failed'
         ? { error: ended?.error ?? { code: ProtocolErrorCode.InternalError, message: 'the call failed' } }
@@ -299,12 +302,7 @@ export class FaceTasks {
     }
     await this.store.updateTaskStatus(id, 'cancelled', 'cancelled by the client').catch(() => {});
     const work = this.running.get(id);
-    if (work !== undefined) {
-      work.abort.abort(new Error(`face task ${id} was cancelled by the client`));
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([work.done, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_WAIT_MS)))]);
-      clearTimeout(timer);
-    }
+    if (work !== undefined) await stopWork(work, `face task ${id} was cancelled by the client`);
     return this.known(id);
   }
 
@@ -312,14 +310,7 @@ export class FaceTasks {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const works = [...this.running.values()];
-    for (const work of works) work.abort.abort(new Error('the face closed'));
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all(works.map((work) => work.done)),
-      new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_WAIT_MS))),
-    ]);
-    clearTimeout(timer);
+    await Promise.all([...this.running.values()].map((work) => stopWork(work, 'the face closed')));
     this.store.cleanup();
     this.ended.clear();
   }
@@ -331,6 +322,25 @@ export class FaceTasks {
       : (this.surface.tools.find((t) => t.name === tool)?.outputSchema as Record<string, unknown> | undefined);
     return server.projectCallToolResult(result, outputSchema);
   }
+}
+
+/** Resolves when `promise` settles or after `ms` milliseconds, whichever is first. */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/**
+ * Stops a face task's work so that the service's task is cancelled too: a call still on its way to the
+ * service is stopped only once the service has answered it with a task (the SDK's follower then cancels
+ * that task by its id) or the call ended, at most 6 s; stopped earlier, the service could keep a task whose
+ * id no one here knows. Then waits (at most 6 s) for the work to end.
+ */
+async function stopWork(work: Running, reason: string): Promise<void> {
+  await within(Promise.race([work.accepted, work.done]), CANCEL_WAIT_MS);
+  work.abort.abort(new Error(reason));
+  await within(work.done, CANCEL_WAIT_MS);
 }
 
 function isTerminal(status: string): boolean {
