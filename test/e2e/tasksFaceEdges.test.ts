@@ -183,3 +183,23 @@ test('2026-07-28 face client: a tool listed without task support becomes a face 
   await session.close();
   await assertAllGone([session.pid]);
 });
+
+test('a face client that declares tasks keeps the progress of a call answered directly', {
+  timeout: 90_000,
+}, async (t) => {
+  const { session } = await startService(t, fixtureSpec(t, 'reportsProgress.cjs'));
+  const surface = createSurface([session], { timeoutMs: 5000 });
+  for (const kind of ['stdio 2026-07-28', 'http 2026-07-28'] as const) {
+    const client = await faceClient(t, surface, kind, { capabilities: TASK_CLIENT_CAPABILITIES });
+    const progress: number[] = [];
+    const result = (await client.callTool(
+      { name: 'reportsProgress__work', arguments: { steps: 3, stepMs: 100 } },
+      { onprogress: (p) => progress.push(p.progress) },
+    )) as { content: { type: string; text?: string }[] };
+    assert.equal(result.content[0]?.text, 'done after 3 steps');
+    assert.deepEqual(progress, [1, 2, 3], `${kind}: the service's progress reached the client`);
+  }
+  surface.close();
+  await session.close();
+  await assertAllGone([session.pid]);
+});

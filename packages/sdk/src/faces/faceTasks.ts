@@ -39,7 +39,7 @@ import {
   UpdateTaskRequestV2Schema,
 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { isPlainObject } from '../plainObject.js';
-import type { Surface } from '../surface/surface.js';
+import type { Surface, SurfaceProgress } from '../surface/surface.js';
 
 // The store's CommonJS build is loaded by path: it needs only node:crypto, where the package's
 // `experimental/tasks` entry would load the whole v1 SDK.
@@ -107,6 +107,42 @@ export type FaceCallAnswer =
   | { kind: 'result'; result: CallToolResult }
   | { kind: 'task'; answer: Record<string, unknown> };
 
+/**
+ * The progress of the request a task-asking `tools/call` came in: each value sent is above the last, in
+ * order, all of it before the answer ({@link RequestProgress.close} waits for what is on its way and sends
+ * nothing after).
+ */
+export class RequestProgress {
+  private sent: Promise<void> = Promise.resolve();
+  private last = Number.NEGATIVE_INFINITY;
+  private open = true;
+
+  constructor(
+    private readonly token: string | number,
+    private readonly notify: (notification: {
+      method: 'notifications/progress';
+      params: Record<string, unknown>;
+    }) => Promise<void>,
+  ) {}
+
+  readonly onProgress = (progress: SurfaceProgress): void => {
+    if (!this.open || !(progress.progress > this.last)) return;
+    this.last = progress.progress;
+    const params = { progressToken: this.token, ...progress };
+    this.sent = this.sent.then(() =>
+      this.notify({ method: 'notifications/progress', params }).catch(() => {
+        // The client went away mid-call: its progress has nowhere to go.
+      }),
+    );
+  };
+
+  /** Sends nothing more; resolves once what was on its way is sent. */
+  close(): Promise<void> {
+    this.open = false;
+    return this.sent;
+  }
+}
+
 /** The tasks of one face connection (stdio, socket) or of one HTTP face; see the module comment. */
 export class FaceTasks {
   private readonly store = new Store();
@@ -126,6 +162,7 @@ export class FaceTasks {
     args: Record<string, unknown> | undefined,
     asked: TaskRequest,
     signal: AbortSignal,
+    progress?: RequestProgress,
   ): Promise<FaceCallAnswer> {
     if (this.closed) throw new ProtocolError(ProtocolErrorCode.InternalError, 'the face is closing');
     const listed = this.surface.tools.find((tool) => tool.name === name);
@@ -139,8 +176,11 @@ export class FaceTasks {
     const accepted = new Promise<void>((resolve) => {
       upstreamAccepted = resolve;
     });
+    // A call answered directly keeps the request's progress (a face task's answer ends the request).
+    const direct = !declared && progress !== undefined ? progress : undefined;
     const work = this.surface.callTool(name, args, {
       signal: abort.signal,
+      ...(direct === undefined ? {} : { onProgress: direct.onProgress }),
       task: {
         onAccepted: () => upstreamAccepted(),
         onStatus: (status, statusMessage) => {
@@ -157,6 +197,7 @@ export class FaceTasks {
       }
     } finally {
       signal.removeEventListener('abort', onRequestAbort);
+      await direct?.close();
     }
     if (signal.aborted) {
       abort.abort(signal.reason);

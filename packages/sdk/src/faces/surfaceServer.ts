@@ -7,7 +7,14 @@ import { continueTraceOfMeta } from '../events/telemetry.js';
 import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { isSdkError, type SdkError } from '../errors.js';
 import type { Surface, SurfaceListChange, SurfaceProgress } from '../surface/surface.js';
-import { type FaceTaskEra, type FaceTasks, faceTaskCapabilities, serveFaceTasks, taskRequested } from './faceTasks.js';
+import {
+  type FaceTaskEra,
+  type FaceTasks,
+  faceTaskCapabilities,
+  RequestProgress,
+  serveFaceTasks,
+  taskRequested,
+} from './faceTasks.js';
 
 /** The JSON-RPC code a surface error is answered with. */
 function jsonRpcCodeOf(error: SdkError): number {
@@ -214,8 +221,11 @@ export function createSurfaceServer(surface: Surface, options: SurfaceServerOpti
         }),
       );
     }
+    const token = ctx.mcpReq._meta?.progressToken ?? request.params._meta?.progressToken;
+    const progress =
+      token === undefined ? undefined : new RequestProgress(token, (notification) => ctx.mcpReq.notify(notification));
     const answer = await traced(request.params, () =>
-      tasks!.call(request.params.name, request.params.arguments, asked, ctx.mcpReq.signal),
+      tasks!.call(request.params.name, request.params.arguments, asked, ctx.mcpReq.signal, progress),
     );
     if (answer.kind === 'task') throw new TaskAnswer(answer.answer);
     return projected(surface, server, request.params.name, answer.result);
