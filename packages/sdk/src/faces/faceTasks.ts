@@ -15,30 +15,14 @@
  * follower polls the service's task within its bounds, and in a run the journal records it. The face's
  * task ids are its own (the v1 SDK's `InMemoryTaskStore`: 16 random bytes), never the service's; each
  * stdio or socket connection has its own tasks, the HTTP face one set whose ids only their creator knows.
- * Wire shapes are built with `@modelcontextprotocol/ext-tasks`' schemas (core/v1, core/v2).
+ * Wire shapes are built with `@modelcontextprotocol/ext-tasks`' schemas (core/v1, core/v2). The requests
+ * themselves are registered on the face's server by faceTaskRequests.ts.
  */
 import { createRequire } from 'node:module';
 import type { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { type CallToolResult, ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server';
-import {
-  CancelTaskRequestV1Schema,
-  CreateTaskResultV1Schema,
-  GetTaskRequestV1Schema,
-  GetTaskResultRequestV1Schema,
-  ListTasksRequestV1Schema,
-  type TaskV1,
-  TaskV1Schema,
-} from '@modelcontextprotocol/ext-tasks/core/v1';
-import {
-  CancelTaskRequestV2Schema,
-  CreateTaskResultV2Schema,
-  DetailedTaskV2Schema,
-  GetTaskRequestV2Schema,
-  hasTaskClientCapabilityV2,
-  TASKS_EXTENSION_ID_V2,
-  UpdateTaskRequestV2Schema,
-} from '@modelcontextprotocol/ext-tasks/core/v2';
-import { isPlainObject } from '../plainObject.js';
+import { CreateTaskResultV1Schema, type TaskV1, TaskV1Schema } from '@modelcontextprotocol/ext-tasks/core/v1';
+import { CreateTaskResultV2Schema, DetailedTaskV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { Surface, SurfaceProgress } from '../surface/surface.js';
 
 // The store's CommonJS build is loaded by path: it needs only node:crypto, where the package's
@@ -69,21 +53,6 @@ export interface TaskRequest {
   ttl?: number;
 }
 
-/** The task a `tools/call` asks for, if any: `params.task` (2025-11-25) or the envelope's extension (2026-07-28). */
-export function taskRequested(params: unknown, envelope: unknown): TaskRequest | undefined {
-  if (envelope !== undefined && hasTaskClientCapabilityV2({ _meta: envelope })) return { era: 'modern' };
-  if (!isPlainObject(params) || !isPlainObject(params.task)) return undefined;
-  const ttl = params.task.ttl;
-  return { era: 'legacy', ...(typeof ttl === 'number' && Number.isFinite(ttl) ? { ttl } : {}) };
-}
-
-/** The capabilities a face that serves tasks declares, for a server of `era`. */
-export function faceTaskCapabilities(era: FaceTaskEra): Record<string, unknown> {
-  return era === 'legacy'
-    ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }
-    : { extensions: { [TASKS_EXTENSION_ID_V2]: {} } };
-}
-
 /** One face task's work: the surface call behind it. */
 interface Running {
   era: FaceTaskEra;
@@ -107,40 +76,11 @@ export type FaceCallAnswer =
   | { kind: 'result'; result: CallToolResult }
   | { kind: 'task'; answer: Record<string, unknown> };
 
-/**
- * The progress of the request a task-asking `tools/call` came in: each value sent is above the last, in
- * order, all of it before the answer ({@link RequestProgress.close} waits for what is on its way and sends
- * nothing after).
- */
-export class RequestProgress {
-  private sent: Promise<void> = Promise.resolve();
-  private last = Number.NEGATIVE_INFINITY;
-  private open = true;
-
-  constructor(
-    private readonly token: string | number,
-    private readonly notify: (notification: {
-      method: 'notifications/progress';
-      params: Record<string, unknown>;
-    }) => Promise<void>,
-  ) {}
-
-  readonly onProgress = (progress: SurfaceProgress): void => {
-    if (!this.open || !(progress.progress > this.last)) return;
-    this.last = progress.progress;
-    const params = { progressToken: this.token, ...progress };
-    this.sent = this.sent.then(() =>
-      this.notify({ method: 'notifications/progress', params }).catch(() => {
-        // The client went away mid-call: its progress has nowhere to go.
-      }),
-    );
-  };
-
+/** Where the progress of a task-asking call answered directly goes (see faceTaskRequests.ts' `RequestProgress`). */
+export interface CallProgress {
+  onProgress(progress: SurfaceProgress): void;
   /** Sends nothing more; resolves once what was on its way is sent. */
-  close(): Promise<void> {
-    this.open = false;
-    return this.sent;
-  }
+  close(): Promise<void>;
 }
 
 /** The tasks of one face connection (stdio, socket) or of one HTTP face; see the module comment. */
@@ -162,7 +102,7 @@ export class FaceTasks {
     args: Record<string, unknown> | undefined,
     asked: TaskRequest,
     signal: AbortSignal,
-    progress?: RequestProgress,
+    progress?: CallProgress,
   ): Promise<FaceCallAnswer> {
     if (this.closed) throw new ProtocolError(ProtocolErrorCode.InternalError, 'the face is closing');
     const listed = this.surface.tools.find((tool) => tool.name === name);
@@ -408,36 +348,4 @@ function wireError(error: unknown): { code: number; message: string } {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
   return { code: typeof code === 'number' && Number.isInteger(code) ? code : ProtocolErrorCode.InternalError, message };
-}
-
-/**
- * Registers the task requests of `era` on `server`, answered from `tasks`: 2025-11-25 `tasks/get`,
- * `tasks/result`, `tasks/list`, `tasks/cancel`; 2026-07-28 `tasks/get`, `tasks/update`, `tasks/cancel`.
- */
-export function serveFaceTasks(server: Server, tasks: FaceTasks, era: FaceTaskEra): void {
-  if (era === 'legacy') {
-    server.setRequestHandler('tasks/get', { params: GetTaskRequestV1Schema.shape.params }, ({ taskId }) =>
-      tasks.getLegacy(taskId),
-    );
-    server.setRequestHandler('tasks/result', { params: GetTaskResultRequestV1Schema.shape.params }, ({ taskId }, ctx) =>
-      tasks.resultLegacy(taskId, server, ctx.mcpReq.signal),
-    );
-    server.setRequestHandler('tasks/list', { params: ListTasksRequestV1Schema.shape.params }, (params) =>
-      tasks.list(params?.cursor),
-    );
-    server.setRequestHandler('tasks/cancel', { params: CancelTaskRequestV1Schema.shape.params }, ({ taskId }) =>
-      tasks.cancel(taskId),
-    );
-    return;
-  }
-  server.setRequestHandler('tasks/get', { params: GetTaskRequestV2Schema.shape.params }, ({ taskId }) =>
-    tasks.getModern(taskId, server),
-  );
-  server.setRequestHandler('tasks/update', { params: UpdateTaskRequestV2Schema.shape.params }, ({ taskId }) =>
-    tasks.update(taskId),
-  );
-  server.setRequestHandler('tasks/cancel', { params: CancelTaskRequestV2Schema.shape.params }, async ({ taskId }) => {
-    await tasks.cancel(taskId);
-    return { resultType: 'complete' };
-  });
 }

@@ -7,14 +7,8 @@ import { continueTraceOfMeta } from '../events/telemetry.js';
 import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { isSdkError, type SdkError } from '../errors.js';
 import type { Surface, SurfaceListChange, SurfaceProgress } from '../surface/surface.js';
-import {
-  type FaceTaskEra,
-  type FaceTasks,
-  faceTaskCapabilities,
-  RequestProgress,
-  serveFaceTasks,
-  taskRequested,
-} from './faceTasks.js';
+import type { FaceTaskEra, FaceTasks } from './faceTasks.js';
+import { faceTaskCapabilities, RequestProgress, serveFaceTasks, taskRequested } from './faceTaskRequests.js';
 
 /** The JSON-RPC code a surface error is answered with. */
 function jsonRpcCodeOf(error: SdkError): number {
