@@ -5,7 +5,10 @@
  * - 2025-11-25: the v1 SDK's experimental tasks client (`client.experimental.tasks`) against a project
  *   service on the v1 SDK's experimental tasks (tasksV1.cjs);
  * - 2026-07-28: the official v2 client declaring `io.modelcontextprotocol/tasks`, driven by the SDK's own
- *   task calls (sessions/tasks.ts, ext-tasks' schemas) against the 2026-era fixture (tasksV2.mjs).
+ *   task calls (sessions/tasks.ts, ext-tasks' schemas) against the 2026-era fixture (tasksV2.mjs);
+ * - the same two clients through the stdio face in front of the remote task server of each era
+ *   (remoteTasks.ts); and `@modelcontextprotocol/ext-tasks`' own requester session through the HTTP face,
+ *   both eras.
  *
  * The task tool works 5 s and the forwarding timeout is 2 s: the client gets a task at once, polls it
  * through the face to `completed` and reads the result; the tool ran once; the face's task id is not the
@@ -38,6 +41,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { loadWorkflow } from '../../packages/sdk/src/store/workflowLoad.js';
 import { cancelTask, pollTask, sendTaskCall, TASK_CLIENT_CAPABILITIES } from '../../packages/sdk/src/sessions/tasks.js';
 import { agent } from '../fixtures/engine/workflows.js';
+import { startRemoteTasks } from '../fixtures/tasks/remoteTasks.js';
 import { tasksV2Entry } from '../fixtures/tasks/tasksV2.mjs';
 import {
   assertGone,
@@ -70,8 +74,11 @@ function taskDefinition(era: Era): { entrypoint: string; files: Record<string, s
   };
 }
 
-/** A project whose agent `main` has the task service `lab` of `era`, loaded into a fresh data dir. */
-async function taskProject(t: TestContext, era: Era): Promise<Lab> {
+/**
+ * A project whose agent `main` has the task service `lab` of `era`, loaded into a fresh data dir: a project
+ * service, or with `remote` the remote task server of that era (remoteTasks.ts, in this process).
+ */
+async function taskProject(t: TestContext, era: Era, remote = false): Promise<Lab> {
   const dir = mkdtempSync(join(tmpdir(), 'se-e2e-'));
   const project = `e2e-${randomBytes(4).toString('hex')}`;
   t.after(async () => {
@@ -85,10 +92,22 @@ async function taskProject(t: TestContext, era: Era): Promise<Lab> {
   const workspace = join(dir, 'workspace');
   mkdirSync(workspace, { recursive: true });
   const workflowPath = join(dir, 'workflow.json');
-  writeFileSync(
-    workflowPath,
-    JSON.stringify({ agents: { main: agent([['lab', 'lab']]) }, mcpDefinitions: { lab: taskDefinition(era) } }),
-  );
+  const workflow = remote
+    ? {
+        agents: {
+          main: {
+            harness: { type: 'scripted' },
+            mcpServers: [
+              {
+                name: 'lab',
+                url: (await startRemoteTasks(join(workspace, 'tasks.log'), (fn) => t.after(fn), era)).url,
+              },
+            ],
+          },
+        },
+      }
+    : { agents: { main: agent([['lab', 'lab']]) }, mcpDefinitions: { lab: taskDefinition(era) } };
+  writeFileSync(workflowPath, JSON.stringify(workflow));
   await loadWorkflow({ dataDir, project, workflow: workflowPath });
   return { dir, dataDir, workspace, project, workflowPath };
 }
@@ -289,6 +308,16 @@ async function modernClientRound(t: TestContext, lab: Lab, face: Face): Promise<
 }
 
 for (const era of ['legacy', 'modern'] as const) {
+  test(`stdio face, remote task server (${era === 'legacy' ? '2025-11-25' : '2026-07-28'}), client declaring tasks: a face task polled to its result; a cancel reaches the server`, {
+    timeout: 120_000,
+  }, async (t) => {
+    const lab = await taskProject(t, era, true);
+    const servePid = await (era === 'legacy' ? legacyClientRound(t, lab, 'stdio') : modernClientRound(t, lab, 'stdio'));
+    const runs = logLines(lab).filter((l) => l.startsWith('run '));
+    assert.deepEqual(runs, ['run 5000', 'run 60000'], 'each call ran the tool once');
+    if (servePid !== null) await assertGone(servePid, 20_000);
+    await assertNothingLeft({ dir: lab.dir, projectId: lab.project }, 20_000);
+  });
   for (const face of ['stdio', 'http'] as const) {
     test(`${face} face, ${era === 'legacy' ? '2025-11-25' : '2026-07-28'} client declaring tasks: a 5 s tool is a face task, polled to its result; a cancel reaches the service`, {
       timeout: 120_000,
