@@ -29,10 +29,10 @@ export function taskRequested(params: unknown, envelope: unknown): TaskRequest |
   return { era: 'legacy', ...(typeof ttl === 'number' && Number.isFinite(ttl) ? { ttl } : {}) };
 }
 
-/** The capabilities a face that serves tasks declares, for a server of `era`. */
-export function faceTaskCapabilities(era: FaceTaskEra): Record<string, unknown> {
+/** The capabilities a face that serves `tasks` declares, for a server of `era` (`list` only if they are listable). */
+export function faceTaskCapabilities(era: FaceTaskEra, tasks: FaceTasks): Record<string, unknown> {
   return era === 'legacy'
-    ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }
+    ? { tasks: { ...(tasks.listable ? { list: {} } : {}), cancel: {}, requests: { tools: { call: {} } } } }
     : { extensions: { [TASKS_EXTENSION_ID_V2]: {} } };
 }
 
@@ -74,7 +74,7 @@ export class RequestProgress implements CallProgress {
 
 /**
  * Registers the task requests of `era` on `server`, answered from `tasks`: 2025-11-25 `tasks/get`,
- * `tasks/result`, `tasks/list`, `tasks/cancel`; 2026-07-28 `tasks/get`, `tasks/update`, `tasks/cancel`.
+ * `tasks/result`, `tasks/list` (when listable), `tasks/cancel`; 2026-07-28 `tasks/get`, `tasks/update`, `tasks/cancel`.
  */
 export function serveFaceTasks(server: Server, tasks: FaceTasks, era: FaceTaskEra): void {
   if (era === 'legacy') {
@@ -84,9 +84,11 @@ export function serveFaceTasks(server: Server, tasks: FaceTasks, era: FaceTaskEr
     server.setRequestHandler('tasks/result', { params: GetTaskResultRequestV1Schema.shape.params }, ({ taskId }, ctx) =>
       tasks.resultLegacy(taskId, server, ctx.mcpReq.signal),
     );
-    server.setRequestHandler('tasks/list', { params: ListTasksRequestV1Schema.shape.params }, (params) =>
-      tasks.list(params?.cursor),
-    );
+    if (tasks.listable) {
+      server.setRequestHandler('tasks/list', { params: ListTasksRequestV1Schema.shape.params }, (params) =>
+        tasks.list(params?.cursor),
+      );
+    }
     server.setRequestHandler('tasks/cancel', { params: CancelTaskRequestV1Schema.shape.params }, ({ taskId }) =>
       tasks.cancel(taskId),
     );

@@ -4,7 +4,7 @@
  *
  * - 2025-11-25 (experimental `tasks`): the face declares `tasks` (`list`, `cancel`,
  *   `requests.tools.call`); a `tools/call` carrying `params.task` is answered `{ task }`; the face serves
- *   `tasks/get`, `tasks/result` (waits for the end), `tasks/list` and `tasks/cancel`.
+ *   `tasks/get`, `tasks/result` (waits for the end), `tasks/list` (not on the HTTP face) and `tasks/cancel`.
  * - 2026-07-28 (extension `io.modelcontextprotocol/tasks`): the face declares the extension; a
  *   `tools/call` whose request envelope declares it is answered `resultType: "task"`; the face serves
  *   `tasks/get` (result or error inline once terminal), `tasks/update` and `tasks/cancel`.
@@ -90,7 +90,14 @@ export class FaceTasks {
   private readonly ended = new Map<string, Ended>();
   private closed = false;
 
-  constructor(private readonly surface: Surface) {}
+  /**
+   * `listable`: whether `tasks/list` is offered — for a face whose tasks are one client's (a stdio or socket
+   * connection); not for the HTTP face, whose clients share one token: there a task's id is its only key.
+   */
+  constructor(
+    private readonly surface: Surface,
+    readonly listable = true,
+  ) {}
 
   /**
    * Calls `name` for a client that asked for a task: a face task at once when the tool is listed

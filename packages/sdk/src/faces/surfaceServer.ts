@@ -197,7 +197,7 @@ export function createSurfaceServer(surface: Surface, options: SurfaceServerOpti
       tools: { listChanged: true },
       resources: { listChanged: true },
       prompts: { listChanged: true },
-      ...(tasks === undefined ? {} : faceTaskCapabilities(options.era ?? 'legacy')),
+      ...(tasks === undefined ? {} : faceTaskCapabilities(options.era ?? 'legacy', tasks)),
     },
   });
 
