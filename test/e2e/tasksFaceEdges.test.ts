@@ -22,6 +22,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { observeSurface } from '../../packages/sdk/src/engine/toolJournal.js';
 import type { RunEventInput } from '../../packages/sdk/src/events/runEvents.js';
+import { FaceTasks } from '../../packages/sdk/src/faces/faceTasks.js';
 import { LineTransport } from '../../packages/sdk/src/faces/lineTransport.js';
 import { startSocketFace } from '../../packages/sdk/src/faces/socketFace.js';
 import type { StdioServiceSpec } from '../../packages/sdk/src/sessions/stdioLaunch.js';
@@ -199,6 +200,35 @@ test('a face client that declares tasks keeps the progress of a call answered di
     assert.equal(result.content[0]?.text, 'done after 3 steps');
     assert.deepEqual(progress, [1, 2, 3], `${kind}: the service's progress reached the client`);
   }
+  surface.close();
+  await session.close();
+  await assertAllGone([session.pid]);
+});
+
+test('a face keeps at most its limit of tasks; closing it cancels the running ones at the service', {
+  timeout: 90_000,
+}, async (t) => {
+  const { spec, log } = taskSpec(t, 'legacy');
+  const { session } = await startService(t, spec);
+  const surface = createSurface([session], { timeoutMs: 2000 });
+  const tasks = new FaceTasks(surface, { maxTasks: 1 });
+  t.after(() => tasks.close());
+  const signal = new AbortController().signal;
+  const first = await tasks.call('lab__work', { ms: 60_000 }, { era: 'legacy' }, signal);
+  assert.equal(first.kind, 'task');
+  await assert.rejects(
+    tasks.call('lab__work', { ms: 60_000 }, { era: 'legacy' }, signal),
+    (error: { code?: number; message?: string }) =>
+      error.code === -32600 && /at most 1 tasks/.test(error.message ?? ''),
+  );
+  await logged(log, 'run 60000');
+  await tasks.close();
+  await logged(log, 'cancelled ');
+  assert.deepEqual(
+    lines(log).filter((l) => l.startsWith('run ')),
+    ['run 60000'],
+    'the refused call never reached the service',
+  );
   surface.close();
   await session.close();
   await assertAllGone([session.pid]);

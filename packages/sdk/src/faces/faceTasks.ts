@@ -83,6 +83,17 @@ export interface CallProgress {
   close(): Promise<void>;
 }
 
+/** Options of {@link FaceTasks}. */
+export interface FaceTasksOptions {
+  /**
+   * Whether `tasks/list` is offered: yes (default) for a face whose tasks are one client's (a stdio or
+   * socket connection); not for the HTTP face, whose clients share one token: there a task's id is its key.
+   */
+  listable?: boolean;
+  /** Tasks kept at once (working, or ended within their ttl). Default {@link MAX_FACE_TASKS}. */
+  maxTasks?: number;
+}
+
 /** The tasks of one face connection (stdio, socket) or of one HTTP face; see the module comment. */
 export class FaceTasks {
   private readonly store = new Store();
@@ -90,14 +101,17 @@ export class FaceTasks {
   private readonly ended = new Map<string, Ended>();
   private closed = false;
 
-  /**
-   * `listable`: whether `tasks/list` is offered — for a face whose tasks are one client's (a stdio or socket
-   * connection); not for the HTTP face, whose clients share one token: there a task's id is its only key.
-   */
+  /** Whether `tasks/list` is offered (see {@link FaceTasksOptions.listable}). */
+  readonly listable: boolean;
+  private readonly maxTasks: number;
+
   constructor(
     private readonly surface: Surface,
-    readonly listable = true,
-  ) {}
+    options: FaceTasksOptions = {},
+  ) {
+    this.listable = options.listable ?? true;
+    this.maxTasks = options.maxTasks ?? MAX_FACE_TASKS;
+  }
 
   /**
    * Calls `name` for a client that asked for a task: a face task at once when the tool is listed
@@ -115,6 +129,8 @@ export class FaceTasks {
     const listed = this.surface.tools.find((tool) => tool.name === name);
     const support = (listed?.execution as { taskSupport?: unknown } | undefined)?.taskSupport;
     const declared = support === 'optional' || support === 'required';
+    // A call that will be a face task is refused before it reaches the service when the face is full.
+    if (declared) this.checkRoom();
     const abort = new AbortController();
     const onRequestAbort = () => abort.abort(signal.reason);
     signal.addEventListener('abort', onRequestAbort, { once: true });
@@ -137,6 +153,8 @@ export class FaceTasks {
         },
       },
     });
+    // Its failure is handled where it is awaited; a call given up below (abort) must not go unhandled.
+    work.catch(() => {});
     try {
       if (!declared) {
         const first = await Promise.race([work.then((result) => ({ result })), accepted.then(() => undefined)]);
@@ -150,16 +168,12 @@ export class FaceTasks {
       abort.abort(signal.reason);
       throw signal.reason;
     }
-    const kept = this.store.getAllTasks();
-    // Outcomes of tasks the store has dropped (their ttl ran out) go with them.
-    const live = new Set(kept.map((task) => task.taskId));
-    for (const id of this.ended.keys()) if (!live.has(id)) this.ended.delete(id);
-    if (kept.length >= MAX_FACE_TASKS) {
+    try {
+      this.checkRoom();
+    } catch (error) {
+      // The service made the call a task of its own: the SDK's follower cancels it.
       abort.abort(new Error('too many face tasks'));
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidRequest,
-        `this face keeps at most ${MAX_FACE_TASKS} tasks at once (working, or ended within their ttl); wait for some to expire, ask for a shorter ttl, or call without a task`,
-      );
+      throw error;
     }
     const ttl = Math.min(Math.max(Math.trunc(asked.ttl ?? FACE_TASK_TTL_MS), MIN_FACE_TASK_TTL_MS), FACE_TASK_TTL_MS);
     const task = await this.store.createTask({ ttl, pollInterval: FACE_TASK_POLL_INTERVAL_MS }, 0, {
@@ -182,6 +196,19 @@ export class FaceTasks {
       });
     this.running.set(id, { era: asked.era, abort, accepted, done });
     return { kind: 'task', answer: createdAnswer(task, asked.era) };
+  }
+
+  /** Throws InvalidRequest when the face keeps its limit of tasks (dropping the outcomes of expired ones first). */
+  private checkRoom(): void {
+    const kept = this.store.getAllTasks();
+    const live = new Set(kept.map((task) => task.taskId));
+    for (const id of this.ended.keys()) if (!live.has(id)) this.ended.delete(id);
+    if (kept.length >= this.maxTasks) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        `this face keeps at most ${this.maxTasks} tasks at once (working, or ended within their ttl); wait for some to expire, ask for a shorter ttl, or call without a task`,
+      );
+    }
   }
 
   /** Stores the end of `id`'s work, unless the task was cancelled (or dropped) meanwhile. */

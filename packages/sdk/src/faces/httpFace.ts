@@ -238,7 +238,7 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
   const reportError = (error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error)));
   // 2026-07-28 requests: the SDK's per-request handler (that era's design). 2025-era requests never reach
   // it: they are answered by one long-lived server (see legacyExchange.ts).
-  const tasks = new FaceTasks(surface, false); // one set, not listed: a task is reached by the id its creator got
+  const tasks = new FaceTasks(surface, { listable: false }); // one set, not listed: a task is reached by the id its creator got
   const handler = createMcpHandler(() => createSurfaceServer(surface, { tasks, era: 'modern' }), {
     legacy: 'reject',
     maxRequestBodySize: maxBodyBytes,
