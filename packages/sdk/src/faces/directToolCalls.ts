@@ -88,6 +88,8 @@ export function answerToolCallsDirectly(
       if (!isPlainObject(params) || typeof params.name !== 'string') return false;
       if (params.arguments !== undefined && !isPlainObject(params.arguments)) return false;
       if (params._meta !== undefined && !isPlainObject(params._meta)) return false;
+      // A call that asks for a task is the SDK server's: it answers with a face task (faces/faceTasks.ts).
+      if (params.task !== undefined) return false;
       if (inFlight.has(m.id)) return false;
       const server = legacyServer();
       if (server === undefined) return false;

@@ -30,6 +30,7 @@ import type { Surface } from '../surface/surface.js';
 import { type HttpTimeouts, httpServerTimeouts } from './httpTimeouts.js';
 import { connectLegacyExchanges, type ExchangeTransport } from './legacyExchange.js';
 import { createSurfaceServer } from './surfaceServer.js';
+import { FaceTasks } from './faceTasks.js';
 import { loopbackHostAllowed, loopbackOriginAllowed } from './loopbackRule.js';
 
 /** The endpoint path. @internal */
@@ -237,12 +238,13 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
   const reportError = (error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error)));
   // 2026-07-28 requests: the SDK's per-request handler (that era's design). 2025-era requests never reach
   // it: they are answered by one long-lived server (see legacyExchange.ts).
-  const handler = createMcpHandler(() => createSurfaceServer(surface), {
+  const tasks = new FaceTasks(surface, { listable: false }); // one set, not listed: a task is reached by the id its creator got
+  const handler = createMcpHandler(() => createSurfaceServer(surface, { tasks, era: 'modern' }), {
     legacy: 'reject',
     maxRequestBodySize: maxBodyBytes,
     onerror: reportError,
   });
-  const legacy = await connectLegacyExchanges(createSurfaceServer(surface));
+  const legacy = await connectLegacyExchanges(createSurfaceServer(surface, { tasks, era: 'legacy' }));
   let port = 0;
 
   // 2025-11-25 clients' notification streams (GET): the face keeps no session, so every open stream hears
@@ -391,6 +393,7 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
         streams.clear();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         try {
+          await tasks.close();
           await Promise.all([handler.close(), legacy.close()]);
         } finally {
           server.closeAllConnections();

@@ -19,6 +19,7 @@ import { SdkError } from '../errors.js';
 import { LineTransport } from './lineTransport.js';
 import { type Surface, withCallTool } from '../surface/surface.js';
 import { createSurfaceServer } from './surfaceServer.js';
+import { FaceTasks } from './faceTasks.js';
 
 /** Options of {@link startSocketFace}. */
 export interface SocketFaceOptions {
@@ -77,14 +78,25 @@ export async function startSocketFace(surface: Surface, options: SocketFaceOptio
     connections++;
     sockets.add(socket);
     const transport = new LineTransport(socket, socket);
-    const handle = sdkServeStdio(() => createSurfaceServer(counted, { announceListChanges: true }), {
-      transport,
-      legacy: 'serve',
-      onerror: (error) => options.onError?.(error),
-    });
+    // The connection's own tasks (faces/faceTasks.ts): closed with it, their service tasks cancelled.
+    const tasks = new FaceTasks(counted);
+    const handle = sdkServeStdio(
+      (context) =>
+        createSurfaceServer(counted, {
+          announceListChanges: true,
+          tasks,
+          era: context?.era === 'modern' ? 'modern' : 'legacy',
+        }),
+      {
+        transport,
+        legacy: 'serve',
+        onerror: (error) => options.onError?.(error),
+      },
+    );
     const session = {
       async close() {
         try {
+          await tasks.close();
           await handle.close();
         } finally {
           await transport.close();
@@ -100,7 +112,10 @@ export async function startSocketFace(surface: Surface, options: SocketFaceOptio
       void session.close().catch(() => {});
     });
     // The relay half-closes when its CLI closed stdin: end the session and our side with it.
-    void transport.closed.then(() => socket.end());
+    void transport.closed.then(() => {
+      socket.end();
+      void tasks.close();
+    });
   });
   server.on('error', (error) => options.onError?.(error));
 

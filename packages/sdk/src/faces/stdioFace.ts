@@ -10,6 +10,7 @@ import { answerToolCallsDirectly } from './directToolCalls.js';
 import { LineTransport, type LineLimits } from './lineTransport.js';
 import type { Surface } from '../surface/surface.js';
 import { createSurfaceServer } from './surfaceServer.js';
+import { FaceTasks } from './faceTasks.js';
 
 /** Options of {@link serveStdio}. @public */
 export interface StdioFaceOptions extends Partial<LineLimits> {
@@ -43,9 +44,13 @@ export function serveStdio(surface: Surface, options: StdioFaceOptions = {}): St
   // The server the SDK makes for a 2025-era connection; `tools/call` on it is answered directly.
   let legacyServer: Server | undefined;
   answerToolCallsDirectly(transport, surface, () => legacyServer);
+  // The connection's own tasks (faces/faceTasks.ts): closed with it, their service tasks cancelled.
+  const tasks = new FaceTasks(surface);
+  void transport.closed.then(() => tasks.close());
   const handle = sdkServeStdio(
     (context) => {
-      const server = createSurfaceServer(surface, { announceListChanges: true });
+      const era = context?.era === 'modern' ? 'modern' : 'legacy';
+      const server = createSurfaceServer(surface, { announceListChanges: true, tasks, era });
       if (context?.era === 'legacy') legacyServer = server;
       return server;
     },
@@ -59,6 +64,7 @@ export function serveStdio(surface: Surface, options: StdioFaceOptions = {}): St
     closed: transport.closed,
     async close() {
       try {
+        await tasks.close();
         await handle.close();
       } finally {
         await transport.close();

@@ -7,6 +7,8 @@ import { continueTraceOfMeta } from '../events/telemetry.js';
 import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { isSdkError, type SdkError } from '../errors.js';
 import type { Surface, SurfaceListChange, SurfaceProgress } from '../surface/surface.js';
+import type { FaceTaskEra, FaceTasks } from './faceTasks.js';
+import { faceTaskCapabilities, RequestProgress, serveFaceTasks, taskRequested } from './faceTaskRequests.js';
 
 /** The JSON-RPC code a surface error is answered with. */
 function jsonRpcCodeOf(error: SdkError): number {
@@ -129,6 +131,11 @@ export async function answerToolCall(
   } finally {
     await progressSent;
   }
+  return projected(surface, server, name, result);
+}
+
+/** `result` of tool `name` as the wire of `server`'s era carries it: projected by the server's codec. */
+function projected(surface: Surface, server: Server, name: string, result: CallToolResult): CallToolResult {
   // The output schema of the tool as listed now (the listing may have changed since this server was made).
   const outputSchema = result.isError
     ? undefined
@@ -144,6 +151,37 @@ export interface SurfaceServerOptions {
    * and socket faces); the HTTP face announces changes once for all its requests instead. Default false.
    */
   announceListChanges?: boolean;
+  /**
+   * The face's own tasks (faces/faceTasks.ts): given, the server declares task support for the era and
+   * answers a `tools/call` that asks for a task with a face task. Omitted, no task is ever answered.
+   */
+  tasks?: FaceTasks;
+  /** The era this server serves: its task capability and requests are that era's. Default `legacy` (2025-11-25). */
+  era?: FaceTaskEra;
+}
+
+/** A `tools/call` answered with a face task: passed by the server as it is (it is not a CallToolResult). */
+class TaskAnswer {
+  constructor(readonly answer: Record<string, unknown>) {}
+}
+
+/** The SDK's server, letting a face task's `tools/call` answer past its CallToolResult check. */
+class SurfaceMcpServer extends Server {
+  protected override _wrapHandler(
+    method: string,
+    handler: Parameters<Server['_wrapHandler']>[1],
+  ): ReturnType<Server['_wrapHandler']> {
+    const wrapped = super._wrapHandler(method, handler);
+    if (method !== 'tools/call') return wrapped;
+    return async (request, ctx) => {
+      try {
+        return await wrapped(request, ctx);
+      } catch (error) {
+        if (error instanceof TaskAnswer) return error.answer;
+        throw error;
+      }
+    };
+  }
 }
 
 /**
@@ -153,21 +191,40 @@ export interface SurfaceServerOptions {
  * notifications forwarded under that token.
  */
 export function createSurfaceServer(surface: Surface, options: SurfaceServerOptions = {}): Server {
-  const server = new Server(surface.serverInfo, {
-    capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+  const tasks = options.tasks;
+  const server = new SurfaceMcpServer(surface.serverInfo, {
+    capabilities: {
+      tools: { listChanged: true },
+      resources: { listChanged: true },
+      prompts: { listChanged: true },
+      ...(tasks === undefined ? {} : faceTaskCapabilities(options.era ?? 'legacy', tasks)),
+    },
   });
 
   server.setRequestHandler('tools/list', async () => ({ tools: [...surface.tools] }));
   // A client's traceparent in `_meta` is continued (events/telemetry.ts): our call spans join its trace.
-  server.setRequestHandler('tools/call', (request, ctx) =>
-    traced(request.params, () =>
-      answerToolCall(surface, server, request.params, {
-        signal: ctx.mcpReq.signal,
-        progressToken: ctx.mcpReq._meta?.progressToken ?? request.params._meta?.progressToken,
-        notify: (notification) => ctx.mcpReq.notify(notification),
-      }),
-    ),
-  );
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    // A client that asks for a task gets one of the face's own (faces/faceTasks.ts).
+    const asked = tasks === undefined ? undefined : taskRequested(request.params, ctx.mcpReq.envelope);
+    if (asked === undefined) {
+      return traced(request.params, () =>
+        answerToolCall(surface, server, request.params, {
+          signal: ctx.mcpReq.signal,
+          progressToken: ctx.mcpReq._meta?.progressToken ?? request.params._meta?.progressToken,
+          notify: (notification) => ctx.mcpReq.notify(notification),
+        }),
+      );
+    }
+    const token = ctx.mcpReq._meta?.progressToken ?? request.params._meta?.progressToken;
+    const progress =
+      token === undefined ? undefined : new RequestProgress(token, (notification) => ctx.mcpReq.notify(notification));
+    const answer = await traced(request.params, () =>
+      tasks!.call(request.params.name, request.params.arguments, asked, ctx.mcpReq.signal, progress),
+    );
+    if (answer.kind === 'task') throw new TaskAnswer(answer.answer);
+    return projected(surface, server, request.params.name, answer.result);
+  });
+  if (tasks !== undefined) serveFaceTasks(server, tasks, options.era ?? 'legacy');
   server.setRequestHandler('resources/list', async () => ({ resources: [...surface.resources] }));
   server.setRequestHandler('resources/templates/list', async () => ({
     resourceTemplates: [...surface.resourceTemplates],
