@@ -20,6 +20,8 @@ import {
   createMcpHandler,
   type JSONRPCMessage,
   type JSONRPCRequest,
+  PROTOCOL_VERSION_META_KEY,
+  type Server,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
 import { SdkError } from '../errors.js';
@@ -28,7 +30,8 @@ import { writeFileAtomic } from '../store/atomicFile.js';
 import { checkMessage, DEFAULT_INPUT_LIMITS } from './inputLimits.js';
 import type { Surface } from '../surface/surface.js';
 import { type HttpTimeouts, httpServerTimeouts } from './httpTimeouts.js';
-import { connectLegacyExchanges, type ExchangeTransport } from './legacyExchange.js';
+import { connectLegacyExchanges, type LegacyExchanges } from './legacyExchange.js';
+import { answerDirectly, type DirectCallParams, directCallParams } from './directToolCalls.js';
 import { createSurfaceServer } from './surfaceServer.js';
 import { loopbackHostAllowed, loopbackOriginAllowed } from './loopbackRule.js';
 
@@ -112,16 +115,48 @@ function refuse(
   res.end(body);
 }
 
-/** Reads the body up to `limit` bytes; undefined when it is longer (the rest is not read). */
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/**
+ * Reads the body up to `limit` bytes; undefined when it is longer (the rest is not read). Rejects when
+ * the request fails or is cut off before its end.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        done();
+        // Stop reading: the rest of an oversized body is never buffered.
+        req.pause();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    };
+    const onError = (error: Error) => {
+      done();
+      reject(error);
+    };
+    const onClose = () => {
+      done();
+      reject(new Error('the request was closed before its body ended'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }
 
 function optionalHeader<K extends string>(key: K, value: string | string[] | undefined): { [P in K]?: string } {
@@ -147,7 +182,8 @@ function serveLegacy(
   req: IncomingMessage,
   res: ServerResponse,
   message: JSONRPCMessage,
-  exchanges: ExchangeTransport,
+  legacy: LegacyExchanges,
+  surface: Surface,
 ): void {
   const version = req.headers['mcp-protocol-version'];
   if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
@@ -170,6 +206,12 @@ function serveLegacy(
   res.on('close', () => {
     if (!res.writableFinished) abort.abort();
   });
+  const call = directCallParams(request);
+  if (call !== undefined) {
+    answerCallDirectly(res, request, call, legacy.server, surface, abort.signal);
+    return;
+  }
+  const exchanges = legacy.transport;
   if (wantsStream(request)) {
     const open = () => {
       if (!res.headersSent) {
@@ -202,13 +244,82 @@ function serveLegacy(
       },
       answer(answer) {
         if (res.destroyed) return;
-        const text = JSON.stringify(answer);
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-        res.end(text);
+        answerJson(res, answer);
       },
     },
     abort.signal,
   );
+}
+
+/** Writes `message` as the one JSON body of `res`. */
+function answerJson(res: ServerResponse, message: JSONRPCMessage): void {
+  const text = JSON.stringify(message);
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/**
+ * A 2025-era `tools/call` answered from the surface without the SDK server (directToolCalls.ts): one JSON
+ * body, or an SSE stream when the call asked for progress (its progress first, then the answer). Nothing
+ * is written for a call the client cancelled by going away.
+ */
+function answerCallDirectly(
+  res: ServerResponse,
+  request: JSONRPCRequest,
+  params: DirectCallParams,
+  server: Server,
+  surface: Surface,
+  signal: AbortSignal,
+): void {
+  const streamed = wantsStream(request);
+  const open = () => {
+    if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  };
+  const notify = async (notification: { method: string; params: Record<string, unknown> }) => {
+    if (!streamed || res.destroyed) return;
+    open();
+    res.write(sseEvent({ jsonrpc: '2.0', ...notification } as JSONRPCMessage));
+  };
+  void answerDirectly(surface, server, request.id, params, signal, notify).then((answer) => {
+    if (answer === undefined || res.destroyed) return;
+    if (!streamed) {
+      answerJson(res, answer);
+      return;
+    }
+    open();
+    res.end(sseEvent(answer));
+  });
+}
+
+/**
+ * Whether a checked POST body is a `tools/call` that {@link classifyInboundRequest} routes to the 2025 era
+ * (no envelope claim in `_meta`, a 2025-era `MCP-Protocol-Version` or none), decided without the three
+ * schema tests the classifier makes of every body. The verdict for each supported header value is the
+ * classifier's own, asked once about a plain `tools/call` and kept.
+ */
+function legacyToolCall(
+  message: JSONRPCMessage,
+  version: string | string[] | undefined,
+  verdicts: Map<string, boolean>,
+): boolean {
+  const params = directCallParams(message);
+  if (params === undefined) return false;
+  if (params._meta !== undefined && Object.hasOwn(params._meta, PROTOCOL_VERSION_META_KEY)) return false;
+  const key = version === undefined ? '' : typeof version === 'string' ? version : undefined;
+  if (key === undefined) return false;
+  let legacy = verdicts.get(key);
+  if (legacy === undefined) {
+    // Only a supported version (or none) is remembered: the map stays small whatever clients send.
+    if (key !== '' && !SUPPORTED_PROTOCOL_VERSIONS.includes(key)) return false;
+    legacy =
+      classifyInboundRequest({
+        httpMethod: 'POST',
+        ...(version === undefined ? {} : { protocolVersionHeader: key }),
+        body: { jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: 'probe' } },
+      }).kind === 'legacy';
+    verdicts.set(key, legacy);
+  }
+  return legacy;
 }
 
 /**
@@ -243,6 +354,8 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
     onerror: reportError,
   });
   const legacy = await connectLegacyExchanges(createSurfaceServer(surface));
+  // The classifier's verdict on a plain `tools/call`, by MCP-Protocol-Version header ('' for none).
+  const eraVerdicts = new Map<string, boolean>();
   let port = 0;
 
   // 2025-11-25 clients' notification streams (GET): the face keeps no session, so every open stream hears
@@ -298,6 +411,9 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
     const checked = checkMessage(body.toString('utf8'), limits);
     if ('refusal' in checked)
       return refuse(res, 400, checked.refusal.message, {}, checked.refusal.code, checked.refusal.id);
+    if (legacyToolCall(checked.message, req.headers['mcp-protocol-version'], eraVerdicts)) {
+      return serveLegacy(req, res, checked.message, legacy, surface);
+    }
     const route = classifyInboundRequest({
       httpMethod: 'POST',
       ...optionalHeader('protocolVersionHeader', req.headers['mcp-protocol-version']),
@@ -305,7 +421,7 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
       ...optionalHeader('mcpNameHeader', req.headers['mcp-name']),
       body: checked.message,
     });
-    if (route.kind === 'legacy') return serveLegacy(req, res, checked.message, legacy.transport);
+    if (route.kind === 'legacy') return serveLegacy(req, res, checked.message, legacy, surface);
 
     const abort = new AbortController();
     res.on('close', () => {
