@@ -12,6 +12,7 @@
  * 400 with the same JSON-RPC error the stdio face answers.
  */
 import { continueTraceOfHeaders } from '../events/telemetry.js';
+import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server as HttpServer, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -87,7 +88,10 @@ export function writeBridgeTokenFile(path: string, token: string): Promise<void>
 }
 
 function digest(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
+  // The one-shot hash (Node ≥ 20.12) makes no Hash object per request.
+  return typeof crypto.hash === 'function'
+    ? crypto.hash('sha256', text, 'buffer')
+    : createHash('sha256').update(text, 'utf8').digest();
 }
 
 /** Constant-time token check: both sides are hashed first, so lengths leak nothing either. */
@@ -357,6 +361,7 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
   // The classifier's verdict on a plain `tools/call`, by MCP-Protocol-Version header ('' for none).
   const eraVerdicts = new Map<string, boolean>();
   let port = 0;
+  let allowedHost: string | undefined;
 
   // 2025-11-25 clients' notification streams (GET): the face keeps no session, so every open stream hears
   // every list change of the surface. 2026-07-28 clients use `subscriptions/listen` (the handler's notify).
@@ -377,8 +382,13 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!loopbackHostAllowed(req.headers.host, port))
-      return refuse(res, 403, 'forbidden: the Host header is not this loopback endpoint');
+    const host = req.headers.host;
+    if (host === undefined || host !== allowedHost) {
+      if (!loopbackHostAllowed(host, port))
+        return refuse(res, 403, 'forbidden: the Host header is not this loopback endpoint');
+      // The verdict depends on the header and the port alone: the last Host allowed is not parsed again.
+      allowedHost = host;
+    }
     if (!loopbackOriginAllowed(req.headers.origin))
       return refuse(res, 403, 'forbidden: requests from this Origin are not allowed');
     const path = (req.url ?? '').split('?')[0];

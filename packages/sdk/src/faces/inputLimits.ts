@@ -73,7 +73,7 @@ const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
  * (an object whose `_meta`, when present, is an object with a string or safe-integer `progressToken` or
  * none, and no related-task key). Narrower than the schema: whatever this refuses goes through it.
  */
-function isPlainRequest(value: unknown): boolean {
+export function isPlainRequest(value: unknown): boolean {
   if (!isPlainObject(value)) return false;
   const { jsonrpc, id, method, params } = value;
   if (jsonrpc !== '2.0' || typeof method !== 'string') return false;

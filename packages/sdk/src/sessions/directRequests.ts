@@ -11,7 +11,12 @@
  * chain. Progress still reaches the client (progress is routed by our own tokens, see mcpCatalog.ts), and
  * so do a service's requests during a call (questions, see elicitation.ts).
  */
-import { type JSONRPCMessage, ProtocolError, SdkError as McpSdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import {
+  type JSONRPCMessage,
+  ProtocolError,
+  SdkError as McpSdkError,
+  SdkErrorCode,
+} from '@modelcontextprotocol/client';
 
 /** The official client's timeout when none is given, in ms: 60,000. */
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;

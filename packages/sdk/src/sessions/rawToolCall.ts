@@ -113,7 +113,8 @@ export async function callToolDirect(
 ): Promise<CallToolResult> {
   const value = await direct.request('tools/call', params, options);
   const problem = shapeProblem(value);
-  if (problem !== undefined) throw new McpSdkError(SdkErrorCode.InvalidResult, `Invalid result for tools/call: ${problem}`);
+  if (problem !== undefined)
+    throw new McpSdkError(SdkErrorCode.InvalidResult, `Invalid result for tools/call: ${problem}`);
   const result = value as CallToolResult;
   checks.check(tool, result);
   return result;

@@ -256,7 +256,7 @@ export class ServiceStdioTransport implements Transport {
  * schema may rewrite), or `jsonrpc`, `id` (optional) and `error` (`code` an integer, `message` a string,
  * `data` anything, nothing else). Anything else goes through the schema, as before.
  */
-function isPlainResponse(value: Record<string, unknown>): boolean {
+export function isPlainResponse(value: Record<string, unknown>): boolean {
   const keys = Object.keys(value);
   const id = value.id;
   const idOk = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
