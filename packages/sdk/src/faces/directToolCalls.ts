@@ -113,10 +113,12 @@ export function answerToolCallsDirectly(
   const answer = (id: RequestId, params: DirectCallParams, server: Server) => {
     const abort = new AbortController();
     inFlight.set(id, abort);
-    void answerDirectly(surface, server, id, params, abort.signal, notify).then((response) => {
-      inFlight.delete(id);
-      if (response !== undefined) transport.send(response).catch(ignore);
-    });
+    void answerDirectly(surface, server, id, params, abort.signal, notify)
+      .then((response) => {
+        inFlight.delete(id);
+        return response === undefined ? undefined : transport.send(response);
+      })
+      .catch(ignore);
   };
 
   transport.intercept = (message) => {
