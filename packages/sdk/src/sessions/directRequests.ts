@@ -12,14 +12,12 @@
  * so do a service's requests during a call (questions, see elicitation.ts).
  */
 import {
+  DEFAULT_REQUEST_TIMEOUT_MSEC,
   type JSONRPCMessage,
   ProtocolError,
   SdkError as McpSdkError,
   SdkErrorCode,
 } from '@modelcontextprotocol/client';
-
-/** The official client's timeout when none is given, in ms: 60,000. */
-const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
 /** The prefix of our request ids. */
 const ID_PREFIX = 'scienceevolve-';
@@ -35,7 +33,7 @@ type Settle = (response: DirectResponse | Error) => void;
 
 /** Options of one direct request: those of the official client's `request` that the sessions pass. */
 export interface DirectRequestOptions {
-  /** Milliseconds before the request is cancelled and fails `REQUEST_TIMEOUT`. Default 60,000. */
+  /** Milliseconds before the request is cancelled and fails `REQUEST_TIMEOUT`. Default: the official client's (60,000). */
   timeout?: number | undefined;
   /** Cancels the request at the service; the call fails with the signal's reason. */
   signal?: AbortSignal | undefined;
@@ -108,7 +106,7 @@ export class DirectRequests {
     if (signal?.aborted) return Promise.reject(cancelledError(signal.reason));
     if (this.closed) return Promise.reject(new McpSdkError(SdkErrorCode.NotConnected, 'Not connected'));
     const id = `${ID_PREFIX}${++this.next}`;
-    const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
     return new Promise<unknown>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const finish = () => {
