@@ -12,23 +12,19 @@
  * 400 with the same JSON-RPC error the stdio face answers.
  */
 import { continueTraceOfHeaders } from '../events/telemetry.js';
+import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server as HttpServer, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  classifyInboundRequest,
-  createMcpHandler,
-  type JSONRPCMessage,
-  type JSONRPCRequest,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/server';
+import { classifyInboundRequest, createMcpHandler } from '@modelcontextprotocol/server';
 import { SdkError } from '../errors.js';
 import { PRIVATE_FILE_MODE } from '../fileModes.js';
 import { writeFileAtomic } from '../store/atomicFile.js';
 import { checkMessage, DEFAULT_INPUT_LIMITS } from './inputLimits.js';
 import type { Surface } from '../surface/surface.js';
 import { type HttpTimeouts, httpServerTimeouts } from './httpTimeouts.js';
-import { connectLegacyExchanges, type ExchangeTransport } from './legacyExchange.js';
+import { connectLegacyExchanges } from './legacyExchange.js';
+import { legacyToolCall, refuse, serveLegacy } from './httpLegacy.js';
 import { createSurfaceServer } from './surfaceServer.js';
 import { FaceTasks } from './faceTasks.js';
 import { loopbackHostAllowed, loopbackOriginAllowed } from './loopbackRule.js';
@@ -85,7 +81,10 @@ export function writeBridgeTokenFile(path: string, token: string): Promise<void>
 }
 
 function digest(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
+  // The one-shot hash (Node ≥ 20.12) makes no Hash object per request.
+  return typeof crypto.hash === 'function'
+    ? crypto.hash('sha256', text, 'buffer')
+    : createHash('sha256').update(text, 'utf8').digest();
 }
 
 /** Constant-time token check: both sides are hashed first, so lengths leak nothing either. */
@@ -100,116 +99,52 @@ function acceptsBoth(accept: string | undefined): boolean {
   return types.includes('application/json') && types.includes('text/event-stream');
 }
 
-function refuse(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-  code = -32000,
-  id: string | number | null = null,
-): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
-  res.end(body);
-}
-
-/** Reads the body up to `limit` bytes; undefined when it is longer (the rest is not read). */
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/**
+ * Reads the body up to `limit` bytes; undefined when it is longer (the rest is not read). Rejects when
+ * the request fails or is cut off before its end.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        done();
+        // Stop reading: the rest of an oversized body is never buffered.
+        req.pause();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    };
+    const onError = (error: Error) => {
+      done();
+      reject(error);
+    };
+    const onClose = () => {
+      done();
+      reject(new Error('the request was closed before its body ended'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }
 
 function optionalHeader<K extends string>(key: K, value: string | string[] | undefined): { [P in K]?: string } {
   return typeof value === 'string' ? ({ [key]: value } as { [P in K]?: string }) : {};
-}
-
-/** Whether a 2025-era request can be answered with notifications before its result (so needs a stream). */
-function wantsStream(request: JSONRPCRequest): boolean {
-  const meta = (request.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta;
-  return request.method === 'tools/call' && meta?.progressToken !== undefined;
-}
-
-function sseEvent(message: JSONRPCMessage): string {
-  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
-}
-
-/**
- * Answers one 2025-era (stateless) POST through the face's long-lived server: a notification or a
- * response is acknowledged with 202; a request is answered with one JSON body, or with an SSE stream when
- * it asked for progress. A client that goes away mid-request cancels it.
- */
-function serveLegacy(
-  req: IncomingMessage,
-  res: ServerResponse,
-  message: JSONRPCMessage,
-  exchanges: ExchangeTransport,
-): void {
-  const version = req.headers['mcp-protocol-version'];
-  if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-    refuse(
-      res,
-      400,
-      `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
-    );
-    return;
-  }
-  const m = message as { id?: unknown; method?: unknown };
-  if (typeof m.method !== 'string' || m.id === undefined || m.id === null) {
-    // Notifications and responses: stateless serving has no session for them to act on.
-    res.writeHead(202);
-    res.end();
-    return;
-  }
-  const request = message as JSONRPCRequest;
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
-  if (wantsStream(request)) {
-    const open = () => {
-      if (!res.headersSent) {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      }
-    };
-    exchanges.exchange(
-      request,
-      {
-        notify(notification) {
-          if (res.destroyed) return;
-          open();
-          res.write(sseEvent(notification));
-        },
-        answer(answer) {
-          if (res.destroyed) return;
-          open();
-          res.end(sseEvent(answer));
-        },
-      },
-      abort.signal,
-    );
-    return;
-  }
-  exchanges.exchange(
-    request,
-    {
-      notify() {
-        // Only a request that asked for progress is answered with a stream; nothing else is sent before a result.
-      },
-      answer(answer) {
-        if (res.destroyed) return;
-        const text = JSON.stringify(answer);
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-        res.end(text);
-      },
-    },
-    abort.signal,
-  );
 }
 
 /**
@@ -245,7 +180,10 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
     onerror: reportError,
   });
   const legacy = await connectLegacyExchanges(createSurfaceServer(surface, { tasks, era: 'legacy' }));
+  // The classifier's verdict on a plain `tools/call`, by MCP-Protocol-Version header ('' for none).
+  const eraVerdicts = new Map<string, boolean>();
   let port = 0;
+  let allowedHost: string | undefined;
 
   // 2025-11-25 clients' notification streams (GET): the face keeps no session, so every open stream hears
   // every list change of the surface. 2026-07-28 clients use `subscriptions/listen` (the handler's notify).
@@ -266,8 +204,13 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!loopbackHostAllowed(req.headers.host, port))
-      return refuse(res, 403, 'forbidden: the Host header is not this loopback endpoint');
+    const host = req.headers.host;
+    if (host === undefined || host !== allowedHost) {
+      if (!loopbackHostAllowed(host, port))
+        return refuse(res, 403, 'forbidden: the Host header is not this loopback endpoint');
+      // The verdict depends on the header and the port alone: the last Host allowed is not parsed again.
+      allowedHost = host;
+    }
     if (!loopbackOriginAllowed(req.headers.origin))
       return refuse(res, 403, 'forbidden: requests from this Origin are not allowed');
     const path = (req.url ?? '').split('?')[0];
@@ -300,6 +243,9 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
     const checked = checkMessage(body.toString('utf8'), limits);
     if ('refusal' in checked)
       return refuse(res, 400, checked.refusal.message, {}, checked.refusal.code, checked.refusal.id);
+    if (legacyToolCall(checked.message, req.headers['mcp-protocol-version'], eraVerdicts)) {
+      return serveLegacy(req, res, checked.message, legacy, surface);
+    }
     const route = classifyInboundRequest({
       httpMethod: 'POST',
       ...optionalHeader('protocolVersionHeader', req.headers['mcp-protocol-version']),
@@ -307,7 +253,7 @@ export async function serveHttp(surface: Surface, options: HttpFaceOptions): Pro
       ...optionalHeader('mcpNameHeader', req.headers['mcp-name']),
       body: checked.message,
     });
-    if (route.kind === 'legacy') return serveLegacy(req, res, checked.message, legacy.transport);
+    if (route.kind === 'legacy') return serveLegacy(req, res, checked.message, legacy, surface);
 
     const abort = new AbortController();
     res.on('close', () => {

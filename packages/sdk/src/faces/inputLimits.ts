@@ -6,6 +6,7 @@
  * one) and never reach the MCP server.
  */
 import { type JSONRPCMessage, parseJSONRPCMessage } from '@modelcontextprotocol/server';
+import { isPlainObject } from '../plainObject.js';
 
 /** The limits of one incoming message. */
 export interface InputLimits {
@@ -63,6 +64,34 @@ export function oversized(size: number, limits: InputLimits): InputRefusal {
   };
 }
 
+/** `_meta` keys the SDK's request schema checks beyond `progressToken` (and may rewrite). */
+const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
+
+/**
+ * Whether `value` is a JSON-RPC request that the SDK's message schema accepts and returns unchanged:
+ * exactly `jsonrpc: "2.0"`, `id` (a string or a safe integer), `method` (a string) and optionally `params`
+ * (an object whose `_meta`, when present, is an object with a string or safe-integer `progressToken` or
+ * none, and no related-task key). Narrower than the schema: whatever this refuses goes through it.
+ */
+export function isPlainRequest(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  const { jsonrpc, id, method, params } = value;
+  if (jsonrpc !== '2.0' || typeof method !== 'string') return false;
+  if (typeof id !== 'string' && !(typeof id === 'number' && Number.isSafeInteger(id))) return false;
+  const keys = Object.keys(value).length;
+  if (params === undefined) return keys === 3 && !Object.hasOwn(value, 'params');
+  if (keys !== 4 || !isPlainObject(params)) return false;
+  if (!Object.hasOwn(params, '_meta')) return true;
+  const meta = params._meta;
+  if (!isPlainObject(meta) || Object.hasOwn(meta, RELATED_TASK_META_KEY)) return false;
+  const token = meta.progressToken;
+  return (
+    !Object.hasOwn(meta, 'progressToken') ||
+    typeof token === 'string' ||
+    (typeof token === 'number' && Number.isSafeInteger(token))
+  );
+}
+
 /**
  * Checks one message's text (already within the size limit) against `limits`: its depth, that it is JSON,
  * not a batch, and a JSON-RPC 2.0 message. Returns the message or why it is refused.
@@ -97,6 +126,8 @@ export function checkMessage(
       refusal: { code: INVALID_REQUEST, message: 'JSON-RPC batches are refused: send one message at a time', id: null },
     };
   }
+  // The common request is recognised without the schema (which would return it unchanged).
+  if (isPlainRequest(value)) return { message: value as JSONRPCMessage };
   try {
     return { message: parseJSONRPCMessage(value) };
   } catch {

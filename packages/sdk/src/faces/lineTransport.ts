@@ -24,6 +24,8 @@ export const DEFAULT_LINE_LIMITS: Readonly<LineLimits> = Object.freeze({
 });
 
 const NEWLINE = 0x0a;
+/** A line of white space only (what `String.prototype.trim` removes), skipped. */
+const BLANK = /^\s*$/;
 
 /** Whether `line` is a JSON object with `error` and without `method`: an error answer, however malformed. */
 function isErrorAnswer(line: string): boolean {
@@ -57,7 +59,8 @@ export class LineTransport implements Transport {
   private pending = 0;
   private discarding = false;
   private isClosed = false;
-  private writeChain: Promise<void> = Promise.resolve();
+  /** Set while a write waits for `drain`: later writes queue behind it, in order. */
+  private blocked: Promise<void> | undefined;
   private markClosed: () => void = () => {};
   /** Resolves once the transport is closed (input ended, or {@link LineTransport.close}). */
   readonly closed: Promise<void>;
@@ -88,7 +91,9 @@ export class LineTransport implements Transport {
       this.pending += part.length;
       if (newline === -1) return;
       const size = this.pending;
-      const line = this.discarding ? undefined : Buffer.concat(this.chunks).toString('utf8');
+      const line = this.discarding
+        ? undefined
+        : (this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks)).toString('utf8');
       this.chunks = [];
       this.pending = 0;
       this.discarding = false;
@@ -112,7 +117,7 @@ export class LineTransport implements Transport {
 
   private handleLine(raw: string): void {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (line.trim() === '') return;
+    if (BLANK.test(line)) return;
     const checked = checkMessage(line, { maxMessageBytes: this.limits.maxLineBytes, maxDepth: this.limits.maxDepth });
     if ('refusal' in checked) {
       // An error answer is never answered (the peer may be refusing our line: answering its refusal with
@@ -144,26 +149,58 @@ export class LineTransport implements Transport {
     this.input.on('error', this.onInputError);
   }
 
-  /** Writes one message a line, in order, waiting for `drain` when the output is full. */
+  /**
+   * Writes one message a line, in order, waiting for `drain` when the output is full. With nothing
+   * waiting, the line is written at once (the common case: no promise chain per message).
+   */
   send(message: JSONRPCMessage): Promise<void> {
     this.onsend?.(message);
     const text = `${JSON.stringify(message)}\n`;
-    const write = this.writeChain.then(
-      () =>
-        new Promise<void>((resolve, reject) => {
-          if (this.isClosed || this.output.destroyed || this.output.writableEnded) {
-            reject(new Error('the stdio face is closed'));
-            return;
-          }
-          const fits = this.output.write(text, (error) => {
-            if (error) reject(error);
-          });
-          if (fits) resolve();
-          else this.output.once('drain', resolve);
-        }),
+    const blocked = this.blocked;
+    if (blocked === undefined) return this.write(text);
+    const write = blocked.then(() => this.write(text));
+    const after = write.then(
+      () => {},
+      () => {},
     );
-    this.writeChain = write.catch(() => {});
+    this.blocked = after;
+    void after.then(() => {
+      if (this.blocked === after) this.blocked = undefined;
+    });
     return write;
+  }
+
+  /** Writes `text` now; resolves once the output took it (at once, or at its next `drain`). */
+  private write(text: string): Promise<void> {
+    if (this.isClosed || this.output.destroyed || this.output.writableEnded) {
+      return Promise.reject(new Error('the stdio face is closed'));
+    }
+    let failed: ((error: Error) => void) | undefined;
+    let error: Error | undefined;
+    const fits = this.output.write(text, (e) => {
+      if (!e) return;
+      error = e;
+      failed?.(e);
+    });
+    if (fits) return Promise.resolve();
+    const drained = new Promise<void>((resolve, reject) => {
+      if (error !== undefined) {
+        reject(error);
+        return;
+      }
+      failed = reject;
+      this.output.once('drain', resolve);
+    });
+    // Later messages wait for this one to be taken.
+    const after = drained.then(
+      () => {},
+      () => {},
+    );
+    this.blocked = after;
+    void after.then(() => {
+      if (this.blocked === after) this.blocked = undefined;
+    });
+    return drained;
   }
 
   async close(): Promise<void> {

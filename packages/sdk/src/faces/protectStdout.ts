@@ -38,6 +38,7 @@ export function protectStdout(): ProtectedStdout {
   const originalWrite = stdout.write;
   const realWrite = originalWrite.bind(stdout) as (
     chunk: string | Uint8Array,
+    encoding: BufferEncoding | undefined,
     callback: (error?: Error | null) => void,
   ) => boolean;
   const redirected = ((chunk: string | Uint8Array, encodingOrCallback?: unknown, callback?: unknown) =>
@@ -48,9 +49,11 @@ export function protectStdout(): ProtectedStdout {
     )) as typeof stdout.write;
   stdout.write = redirected;
   const protocolOutput = new Writable({
+    // Strings reach the real stdout as they are (no copy into a Buffer first).
+    decodeStrings: false,
     // The callback fires once the real stdout took the chunk, which is the backpressure.
-    write(chunk: Buffer, _encoding, callback) {
-      realWrite(chunk, (error) => callback(error ?? null));
+    write(chunk: string | Buffer, encoding, callback) {
+      realWrite(chunk, typeof chunk === 'string' ? encoding : undefined, (error) => callback(error ?? null));
     },
   });
   // Writes that fail because the reader went away end the face through its input; do not crash here.

@@ -11,7 +11,8 @@ import { type CallFacts, telemetry } from '../events/telemetry.js';
 import { redactUrlsIn } from '../redact.js';
 import { diffCatalogs, hasChanges } from './catalogDiff.js';
 import { type ChangedList, listCatalog, onListChanged, routeProgress } from './mcpCatalog.js';
-import { callToolKept, OutputSchemaChecks } from './rawToolCall.js';
+import { callToolDirect, callToolKept, OutputSchemaChecks } from './rawToolCall.js';
+import type { DirectRequests } from './directRequests.js';
 import { type FailureFacts, formatMs } from './serviceDiagnostics.js';
 import {
   type CatalogChange,
@@ -146,13 +147,21 @@ export abstract class BaseSession implements ServiceSession {
       ...(progressToken === undefined ? {} : { _meta: { progressToken } }),
     });
     this.callArguments = args;
-    // A project service's result is passed on as it arrived (sessions/rawToolCall.ts); a remote one goes
-    // through the client's callTool, which also mirrors `x-mcp-header` arguments into HTTP headers.
-    return this.forward(`tools/call "${name}"`, options, (client, o, progressToken) =>
-      this.kind === 'project'
+    // A project service's result is passed on as it arrived (sessions/rawToolCall.ts), sent beside the
+    // client where the transport allows (sessions/directRequests.ts); a remote one goes through the
+    // client's callTool, which also mirrors `x-mcp-header` arguments into HTTP headers.
+    return this.forward(`tools/call "${name}"`, options, (client, o, progressToken) => {
+      if (this.kind !== 'project') {
+        return client.callTool(params(progressToken), {
+          ...o,
+          ...(toolDefinition === undefined ? {} : { toolDefinition }),
+        });
+      }
+      const direct = this.directRequests();
+      return direct === undefined
         ? callToolKept(client, params(progressToken), toolDefinition, this.outputChecks, o)
-        : client.callTool(params(progressToken), { ...o, ...(toolDefinition === undefined ? {} : { toolDefinition }) }),
-    ) as Promise<CallToolResult>;
+        : callToolDirect(direct, params(progressToken), toolDefinition, this.outputChecks, o);
+    }) as Promise<CallToolResult>;
   }
 
   /** A task-capable call: sent task-augmented, then followed by {@link TaskFollower} (sessions/taskFollower.ts). */
@@ -232,6 +241,13 @@ export abstract class BaseSession implements ServiceSession {
 
   /** The connected client (only asked for while `ready`). */
   protected abstract connectedClient(): Client;
+  /**
+   * Where `tools/call` can be sent beside the client (a 2025-era stdio connection), or undefined: through
+   * the client. Asked for at each call, while `ready`. Default: never.
+   */
+  protected directRequests(): DirectRequests | undefined {
+    return undefined;
+  }
   /** Collects the session; never rejects. Called once, by {@link close}. */
   protected abstract shutdown(): Promise<void>;
   /** An error naming this service, its launch or URL, and the remedy for `code`. */

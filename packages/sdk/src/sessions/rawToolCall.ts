@@ -12,10 +12,13 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   type RequestOptions,
+  SdkError as McpSdkError,
+  SdkErrorCode,
   type StandardSchemaV1,
   type Tool,
 } from '@modelcontextprotocol/client';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
+import type { DirectRequestOptions, DirectRequests } from './directRequests.js';
 import { isPlainObject } from '../plainObject.js';
 
 function shapeProblem(value: unknown): string | undefined {
@@ -93,6 +96,26 @@ export async function callToolKept(
   options: RequestOptions,
 ): Promise<CallToolResult> {
   const result = await client.request({ method: 'tools/call', params }, KEPT_RESULT, options);
+  checks.check(tool, result);
+  return result;
+}
+
+/**
+ * {@link callToolKept} sent beside the client (sessions/directRequests.ts): the same checks, the same
+ * errors (an invalid result fails `INVALID_RESULT` with the client's words), the result as received.
+ */
+export async function callToolDirect(
+  direct: DirectRequests,
+  params: { name: string; arguments?: Record<string, unknown>; _meta?: { progressToken: string | number } },
+  tool: Tool | undefined,
+  checks: OutputSchemaChecks,
+  options: DirectRequestOptions,
+): Promise<CallToolResult> {
+  const value = await direct.request('tools/call', params, options);
+  const problem = shapeProblem(value);
+  if (problem !== undefined)
+    throw new McpSdkError(SdkErrorCode.InvalidResult, `Invalid result for tools/call: ${problem}`);
+  const result = value as CallToolResult;
   checks.check(tool, result);
   return result;
 }

@@ -21,6 +21,7 @@ import { StartBudget } from './startBudget.js';
 import { type ExitStatus, identityOf, type LeaderLaunch, launchLeader, type StdioServiceSpec } from './stdioLaunch.js';
 import type { StderrLog } from '../processes/stderrLog.js';
 import { ServiceStdioTransport } from './stdioTransport.js';
+import type { DirectRequests } from './directRequests.js';
 import { raceDelay, runEach } from '../processes/teardown.js';
 
 /**
@@ -420,6 +421,11 @@ class StdioService extends BaseSession implements StdioServiceSession {
 
   protected connectedClient(): Client {
     return this.client!;
+  }
+
+  /** A 2025-era connection's transport carries `tools/call` beside the client (sessions/directRequests.ts). */
+  protected override directRequests(): DirectRequests | undefined {
+    return this.client?.getProtocolEra() === 'legacy' ? this.transport?.direct : undefined;
   }
 
   protected describe(code: ErrorCode, what: string, facts: FailureFacts = {}): SdkError {

@@ -18,6 +18,8 @@ import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { parseJSONRPCMessage } from '@modelcontextprotocol/client';
 import { withTraceMeta } from '../events/telemetry.js';
+import { type DirectResponse, DirectRequests } from './directRequests.js';
+import { isPlainObject } from '../plainObject.js';
 
 /** The longest line accepted from a service, in characters: 64 Mi. A longer line ends the connection. */
 export const MAX_LINE_CHARS = 64 * 1024 * 1024;
@@ -61,6 +63,11 @@ export class ServiceStdioTransport implements Transport {
   readonly pid: number | null;
   /** Always `null`: the service's stderr goes to its log, never through the transport. */
   readonly stderr = null;
+  /**
+   * Requests sent beside the client (sessions/directRequests.ts): their answers are taken off the line
+   * here and never reach the client; every one in flight fails when the transport closes.
+   */
+  readonly direct = new DirectRequests((message) => this.send(message));
 
   constructor(stdout: Readable, stdin: Writable, options: ServiceStdioTransportOptions = {}) {
     this.stdout = stdout;
@@ -120,7 +127,11 @@ export class ServiceStdioTransport implements Transport {
     try {
       if (!this.stdin.destroyed) this.stdin.end();
     } finally {
-      this.onclose?.();
+      try {
+        this.onclose?.();
+      } finally {
+        this.direct.close();
+      }
     }
   }
 
@@ -204,12 +215,18 @@ export class ServiceStdioTransport implements Transport {
       return;
     }
     let message: JSONRPCMessage;
-    try {
-      message = parseJSONRPCMessage(value);
-    } catch (error) {
-      this.reportInvalid(summarizeSchemaError(error));
-      return;
+    if (isPlainResponse(value as Record<string, unknown>)) {
+      // What the schema would return, unchanged: the schema test (and its copy) is skipped.
+      message = value as JSONRPCMessage;
+    } else {
+      try {
+        message = parseJSONRPCMessage(value);
+      } catch (error) {
+        this.reportInvalid(summarizeSchemaError(error));
+        return;
+      }
     }
+    if (!('method' in message) && this.direct.take(message as DirectResponse)) return;
     this.onmessage?.(message);
   }
 
@@ -231,6 +248,30 @@ export class ServiceStdioTransport implements Transport {
     this.onerror?.(new Error(reason));
     void this.close();
   }
+}
+
+/**
+ * Whether `value` (an object with `jsonrpc: "2.0"`) is a JSON-RPC response that the SDK's message schema
+ * accepts and returns unchanged: exactly `jsonrpc`, `id` and `result` (an object without `_meta`, which the
+ * schema may rewrite), or `jsonrpc`, `id` (optional) and `error` (`code` an integer, `message` a string,
+ * `data` anything, nothing else). Anything else goes through the schema, as before.
+ */
+export function isPlainResponse(value: Record<string, unknown>): boolean {
+  const keys = Object.keys(value);
+  const id = value.id;
+  const idOk = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
+  if (keys.length === 3 && idOk && 'result' in value) {
+    const result = value.result;
+    return isPlainObject(result) && !Object.hasOwn(result, '_meta');
+  }
+  if ((keys.length === 3 && idOk) || (keys.length === 2 && !('id' in value))) {
+    const error = value.error;
+    if (!isPlainObject(error)) return false;
+    const { code, message } = error;
+    if (typeof code !== 'number' || !Number.isSafeInteger(code) || typeof message !== 'string') return false;
+    return Object.keys(error).every((key) => key === 'code' || key === 'message' || key === 'data');
+  }
+  return false;
 }
 
 /** What is wrong with an object that has `jsonrpc`, in words, for the common mistakes; else `undefined`. */

@@ -213,56 +213,53 @@ export class ServiceGate {
     this.inFlight++;
     const controller = new AbortController();
     let timedOut = false;
-    const onCallerAbort = () => controller.abort(callerSignal?.reason);
-    if (callerSignal?.aborted) onCallerAbort();
-    else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    // Ends the call at once, whatever `send` does: its timeout fired, or the caller gave up.
+    let stop: (reason: unknown) => void = () => {};
+    const onCallerAbort = () => {
+      controller.abort(callerSignal?.reason);
+      stop(callerSignal?.reason);
+    };
     let timer: NodeJS.Timeout | undefined;
     const startedAt = Date.now();
     const { timeoutMs, maxTotalTimeoutMs } = this.limits;
-    let arm: () => void = () => {};
     let polled = false;
     // While a person answers a question the timeout waits; the time held is not the service's.
     let heldSince: number | undefined;
     let heldMs = 0;
-    const timeout = new Promise<never>((_, reject) => {
-      const fire = (hardMaximum: boolean) => {
-        timedOut = true;
-        const error = new SdkError(
-          'forward_timeout',
-          hardMaximum
-            ? `service "${this.service}" reported progress but did not answer ${what} within the ${maxTotalTimeoutMs / 1000} s maximum; the request was cancelled`
-            : `service "${this.service}" did not answer ${what} within ${timeoutMs / 1000} s; the request was cancelled`,
-          {
-            remedy: 'Retry with a smaller request, or raise the forwarding timeout if the service is just slow.',
-            data: { service: this.service, timeoutMs, ...(hardMaximum ? { maxTotalTimeoutMs } : {}) },
-          },
-        );
-        controller.abort(error);
-        reject(error);
-      };
-      // Armed at the start and again at each progress: timeoutMs from now, never past the hard maximum.
-      arm = () => {
-        if (timedOut || polled || heldSince !== undefined) return;
-        clearTimeout(timer);
-        const left = maxTotalTimeoutMs - (Date.now() - startedAt - heldMs);
-        timer = setTimeout(() => fire(left < timeoutMs), Math.max(0, Math.min(timeoutMs, left)));
-        timer.unref();
-      };
-      arm();
-    });
-    const aborted = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
-    });
-    // The three-way race must not leave a rejected loser unobserved.
-    timeout.catch(() => {});
-    aborted.catch(() => {});
+    const fire = (hardMaximum: boolean) => {
+      timedOut = true;
+      const error = new SdkError(
+        'forward_timeout',
+        hardMaximum
+          ? `service "${this.service}" reported progress but did not answer ${what} within the ${maxTotalTimeoutMs / 1000} s maximum; the request was cancelled`
+          : `service "${this.service}" did not answer ${what} within ${timeoutMs / 1000} s; the request was cancelled`,
+        {
+          remedy: 'Retry with a smaller request, or raise the forwarding timeout if the service is just slow.',
+          data: { service: this.service, timeoutMs, ...(hardMaximum ? { maxTotalTimeoutMs } : {}) },
+        },
+      );
+      controller.abort(error);
+      stop(error);
+    };
+    // Armed at the start and again at each progress: timeoutMs from now, never past the hard maximum.
+    const arm = () => {
+      if (timedOut || polled || heldSince !== undefined) return;
+      clearTimeout(timer);
+      const left = maxTotalTimeoutMs - (Date.now() - startedAt - heldMs);
+      timer = setTimeout(() => fire(left < timeoutMs), Math.max(0, Math.min(timeoutMs, left)));
+      timer.unref();
+    };
     try {
-      const result = await Promise.race([
+      const result = await new Promise<T>((resolve, reject) => {
+        stop = reject;
+        arm();
+        if (callerSignal?.aborted) onCallerAbort();
+        else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
         send({
           timeoutMs,
           signal: controller.signal,
           maxTotalTimeoutMs,
-          progressed: () => arm(),
+          progressed: arm,
           polling: () => {
             polled = true;
             clearTimeout(timer);
@@ -277,10 +274,8 @@ export class ServiceGate {
               arm();
             }
           },
-        }),
-        timeout,
-        aborted,
-      ]);
+        }).then(resolve, reject);
+      });
       this.answered();
       const bytes = Buffer.byteLength(JSON.stringify(result) ?? '', 'utf8');
       if (bytes > this.limits.maxResultBytes) {

@@ -92,8 +92,8 @@ export function createDispatch(
       const { input, answer } = takeAnswer(target.tool.inputSchema, args ?? {});
       const refusal = checkArguments(target, input);
       if (refusal !== undefined) return refusalResult(refusal);
-      const signal = requestOptions.signal ?? new AbortController().signal;
       if (target.local !== undefined) {
+        const signal = requestOptions.signal ?? new AbortController().signal;
         try {
           return await target.local.handler(input, { signal, surfaceName: name });
         } catch (error) {
