@@ -2,13 +2,17 @@
  * The first module the `scienceevolve` bin loads, before the CLI itself. It enables the module compile
  * cache where the runtime has it, and for the commands whose stdout is an MCP stdio server (`services
  * serve` without `--http`, `bridge http-to-stdio`) it installs the stdout guard, so that stdout is
- * protocol from the first byte — a module that prints while the rest loads writes to stderr. It imports
- * nothing but the guard and Node built-ins.
+ * protocol from the first byte — a module that prints while the rest loads writes to stderr. It chooses
+ * the module that runs the command: the light bundle for the light commands, `main.js` for the others.
+ * It imports nothing but Node built-ins, and the guard when it installs it.
  */
+import { statSync } from 'node:fs';
 import nodeModule from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { protectStdout } from '@scienceevolve/sdk/protect-stdout';
+import { usesLightPath } from './lightCommands.js';
+
+export { LIGHT_COMMANDS, type LightCommand, usesLightPath } from './lightCommands.js';
 
 /** Whether `argv` (without node and the script) runs a stdio MCP server on this process's stdout. */
 export function servesStdioProtocol(argv: readonly string[]): boolean {
@@ -18,9 +22,15 @@ export function servesStdioProtocol(argv: readonly string[]): boolean {
   return command === 'services' && sub === 'serve' && !argv.some((a) => a === '--http' || a.startsWith('--http='));
 }
 
-/** Installs the stdout guard when `argv` serves the protocol on stdout (see {@link servesStdioProtocol}). */
-export function guardStdoutFor(argv: readonly string[]): void {
-  if (servesStdioProtocol(argv)) protectStdout();
+/**
+ * Installs the stdout guard when `argv` serves the protocol on stdout (see {@link servesStdioProtocol}).
+ * The guard's module loads only then (it costs a few ms — `node:stream` — that the other commands need
+ * not pay); the bin awaits this before it loads anything else, so the guard is still in first.
+ */
+export async function guardStdoutFor(argv: readonly string[]): Promise<void> {
+  if (!servesStdioProtocol(argv)) return;
+  const { protectStdout } = await import('@scienceevolve/sdk/protect-stdout');
+  protectStdout();
 }
 
 /**
@@ -59,4 +69,39 @@ export function enableCliCompileCache(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Modification time of `url` in ms, or undefined when it cannot be read. */
+function mtimeOf(url: URL): number | undefined {
+  try {
+    return statSync(url).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the light bundle exists and is not older than the builds it was made from. `npm run build` makes
+ * it after `tsc --build`; a later `tsc --build` alone (watch mode, typecheck, lint) rewrites a package's
+ * `dist/.tsbuildinfo` when it emits anything, and then the bundle is stale: the bin runs the unbundled
+ * `dist/light.js` (the same code, as tsc built it) until the next `npm run build`. A published package has
+ * no `.tsbuildinfo` (package.json leaves it out), so there the bundle is used whenever it exists.
+ */
+export function lightBundleFresh(cliDist: URL = new URL('./', import.meta.url)): boolean {
+  const bundle = mtimeOf(new URL('light.bundle.js', cliDist));
+  if (bundle === undefined) return false;
+  for (const pkg of ['cli', 'sdk', 'supervisor']) {
+    const built = mtimeOf(new URL(`../../${pkg}/dist/.tsbuildinfo`, cliDist));
+    if (built !== undefined && built > bundle) return false;
+  }
+  return true;
+}
+
+/**
+ * The module that runs `argv`, relative to `dist/`: the light bundle for the light path (or `light.js`,
+ * its unbundled source, when the bundle is missing or stale), `main.js` for every other command.
+ */
+export function cliModuleFor(argv: readonly string[]): './light.bundle.js' | './light.js' | './main.js' {
+  if (!usesLightPath(argv)) return './main.js';
+  return lightBundleFresh() ? './light.bundle.js' : './light.js';
 }

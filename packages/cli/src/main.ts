@@ -1,9 +1,8 @@
 /** The `scienceevolve` command: parse, call the SDK, print. Nothing here that the SDK's API cannot do. */
-import { readFileSync } from 'node:fs';
-import { EXIT, type Io, printJson, processIo, reportError, usageError } from './output.js';
+import { type CommandRun, runCommands } from './dispatch.js';
+import { type Io, processIo } from './output.js';
 
-/** Runs one command with its arguments (the command name removed); resolves to the exit code. */
-type CommandRun = (argv: string[], io: Io) => Promise<number>;
+export { cliVersion } from './dispatch.js';
 
 /**
  * The commands' modules. Each loads with a dynamic `import()` only when its command runs, so a command
@@ -11,6 +10,7 @@ type CommandRun = (argv: string[], io: Io) => Promise<number>;
  * declare it and its options in `optionTable.ts`, and add one line here — `name: () =>
  * import('./commands/x.js').then((m) => m.xCommand)` — and nothing else: a static import of a command
  * module in this file would load it for every command. Help comes from the table and loads none of them.
+ * The light commands (`LIGHT_COMMANDS` in `entry.ts`) are also in `light.ts`, which the bin runs for them.
  */
 const MODULES = new Map<string, () => Promise<CommandRun>>([
   ['validate', () => import('./commands/validate.js').then((m) => m.validateCommand)],
@@ -30,56 +30,7 @@ const MODULES = new Map<string, () => Promise<CommandRun>>([
   ['init', () => import('./commands/init.js').then((m) => m.initCommand)],
 ]);
 
-/** The CLI's version, from its package.json (one small file read; nothing else loads). */
-export function cliVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    version?: unknown;
-  };
-  return String(manifest.version);
-}
-
-/**
- * The help `--help` asks for in `name rest…`: the subcommand's (`services probe --help`), the command's
- * (`run --help`), the group's (`services --help`: each subcommand), or the top-level help for a name that
- * is no command.
- */
-async function helpFor(name: string | undefined, rest: readonly string[]): Promise<string> {
-  // Loaded only for help: the commands never need the help text.
-  const { commandHelp, groupHelp, topHelp } = await import('./help.js');
-  const { findCommand } = await import('./optionTable.js');
-  if (name === undefined) return topHelp();
-  const sub = rest[0] === undefined || rest[0].startsWith('-') ? undefined : findCommand(`${name} ${rest[0]}`);
-  if (sub !== undefined) return commandHelp(sub);
-  const command = findCommand(name);
-  if (command !== undefined) return commandHelp(command);
-  return groupHelp(name) ?? topHelp();
-}
-
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */
-export async function run(argv: string[], io: Io = processIo): Promise<number> {
-  const json = argv.includes('--json');
-  const debug = argv.includes('--debug');
-  const [name, ...rest] = argv;
-  try {
-    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-      io.stdout(await helpFor(undefined, []));
-      return name === undefined ? EXIT.usage : EXIT.ok;
-    }
-    if (name === '--version') {
-      if (json) printJson(io, { version: cliVersion() });
-      else io.stdout(`${cliVersion()}\n`);
-      return EXIT.ok;
-    }
-    if (rest.includes('--help') || rest.includes('-h')) {
-      io.stdout(await helpFor(name, rest));
-      return EXIT.ok;
-    }
-    // A Map: `constructor` or `toString` is an unknown command, not Object.prototype's.
-    const load = MODULES.get(name);
-    if (load === undefined) throw usageError(`unknown command "${name}"`);
-    const command = await load();
-    return await command(rest, io);
-  } catch (error) {
-    return reportError(error, io, { json, debug });
-  }
+export function run(argv: string[], io: Io = processIo): Promise<number> {
+  return runCommands(MODULES, argv, io);
 }

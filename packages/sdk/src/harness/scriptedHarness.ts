@@ -7,7 +7,7 @@
  * offline demo and the tests use it.
  */
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SdkError, toSdkError } from '../errors.js';
 import { type ScriptCheckpoint, ScriptCheckpointSchema } from '../schemas/checkpoints.js';
 import { recordProblem } from '../schemas/parseRecord.js';

@@ -2,7 +2,7 @@
  * Small records that several documents share (an error as stored, token counts, usage totals, catalog
  * names, digests, times), each written once.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A count the SDK wrote: a non-negative integer. */
 export const count = z.number().int().nonnegative();

@@ -3,7 +3,7 @@
  * filled. Cross-field rules (references, file paths, entrypoint, size of the JSON) are checked in
  * `validate.ts`, which is the entry point callers use.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SdkError } from '../errors.js';
 import { COMMAND_PATTERN, ENV_NAME_PATTERN, LIMITS, NAME_PATTERN } from './limits.js';
 
