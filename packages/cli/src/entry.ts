@@ -101,7 +101,10 @@ export function lightBundleFresh(cliDist: URL = new URL('./', import.meta.url)):
  * The module that runs `argv`, relative to `dist/`: the light bundle for the light path (or `light.js`,
  * its unbundled source, when the bundle is missing or stale), `main.js` for every other command.
  */
-export function cliModuleFor(argv: readonly string[]): './light.bundle.js' | './light.js' | './main.js' {
+export function cliModuleFor(
+  argv: readonly string[],
+  cliDist: URL = new URL('./', import.meta.url),
+): './light.bundle.js' | './light.js' | './main.js' {
   if (!usesLightPath(argv)) return './main.js';
-  return lightBundleFresh() ? './light.bundle.js' : './light.js';
+  return lightBundleFresh(cliDist) ? './light.bundle.js' : './light.js';
 }
