@@ -114,10 +114,7 @@ describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 },
         bundled || r.loaded.some((m) => m.endsWith('/packages/cli/dist/main.js')),
         `${name}: the listing saw main.js or the light bundle`,
       );
-      assert.ok(
-        bundled || r.loaded.some((m) => m.includes('/packages/sdk/dist/')),
-        `${name}: the listing saw the SDK`,
-      );
+      assert.ok(bundled || r.loaded.some((m) => m.includes('/packages/sdk/dist/')), `${name}: the listing saw the SDK`);
       assert.deepEqual(forbiddenAmong(r.loaded), [], `${name} loaded forbidden modules`);
       // Not the SDK root either: it imports every layer.
       assert.ok(!r.loaded.some((m) => m.endsWith('/packages/sdk/dist/index.js')), `${name} loaded the SDK root`);
@@ -132,8 +129,17 @@ describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 },
       ['validate', MINIMAL, '--json'],
       ['status', '--data-dir', dataDir, '--json'],
       ['schema'],
-      ['harness-config', '--format', 'claude', '--data-dir', dataDir, '--workspace', join(dir, 'ws'), '--agent', 'main'],
-      ['--version'],
+      [
+        'harness-config',
+        '--format',
+        'claude',
+        '--data-dir',
+        dataDir,
+        '--workspace',
+        join(dir, 'ws'),
+        '--agent',
+        'main',
+      ],
       ['validate', '--help'],
     ];
     for (const args of commands) {

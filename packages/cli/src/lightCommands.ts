@@ -6,7 +6,8 @@
 /**
  * The commands that only read files and print (no MCP, process or HTTP code): the bin runs them through
  * `light.ts`, built into one file (`dist/light.bundle.js`, `scripts/build-light.mjs`), instead of
- * `main.ts` and its ~200 modules. Help, `--version` and no command at all go there too.
+ * `main.ts` and its ~200 modules. Help (`--help`, no command) and `--version` load little either way and
+ * stay on `main.ts`, which loads no SDK entry for them.
  */
 export const LIGHT_COMMANDS = ['validate', 'status', 'schema', 'harness-config'] as const;
 export type LightCommand = (typeof LIGHT_COMMANDS)[number];
@@ -14,6 +15,5 @@ export type LightCommand = (typeof LIGHT_COMMANDS)[number];
 /** Whether `argv` (without node and the script) runs on the light path (see {@link LIGHT_COMMANDS}). */
 export function usesLightPath(argv: readonly string[]): boolean {
   const name = argv[0];
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help' || name === '--version') return true;
-  return (LIGHT_COMMANDS as readonly string[]).includes(name);
+  return name !== undefined && (LIGHT_COMMANDS as readonly string[]).includes(name);
 }
