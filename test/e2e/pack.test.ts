@@ -157,8 +157,10 @@ function assertMissing(result: { code: number; stdout: string; stderr: string },
 test('the packed packages: README, LICENSE, no build leftovers, and every source map resolves inside the tarball', async (t) => {
   const tarballs = await pack(tempDir(t, 'se-packed-'));
   const license = readFileSync(join(ROOT, 'LICENSE'), 'utf8');
+  const listed = new Map<string, string[]>();
+  for (const name of PACKAGES) listed.set(name, await tarList(tarballs[name]));
   for (const name of PACKAGES) {
-    const files = await tarList(tarballs[name]);
+    const files = listed.get(name) ?? [];
     const shipped = new Set(files);
     assert.ok(shipped.has('README.md'), `${name}: no README.md`);
     assert.ok(shipped.has('LICENSE'), `${name}: no LICENSE`);
@@ -180,7 +182,7 @@ test('the packed packages: README, LICENSE, no build leftovers, and every source
         if (sibling !== null) {
           const [, other = '', path = ''] = sibling;
           assert.ok(
-            (await tarList(tarballs[other as (typeof PACKAGES)[number]])).includes(path),
+            (listed.get(other) ?? []).includes(path),
             `${name}: ${map} points at ${source}, which the ${other} tarball does not hold`,
           );
           continue;
@@ -202,6 +204,13 @@ test('installed from the tarballs: --version, a probe, strict types; services on
   const shown = await exec(join(full, 'node_modules/.bin/scienceevolve'), ['--version'], { cwd: full });
   assert.equal(shown.code, 0, shown.stderr);
   assert.equal(shown.stdout.trim(), version);
+  // A light command runs from the bundle the CLI tarball ships (no .tsbuildinfo there, so it is used).
+  assert.ok(existsSync(join(full, 'node_modules/@scienceevolve/cli/dist/light.bundle.js')), 'the light bundle');
+  const validated = await exec(join(full, 'node_modules/.bin/scienceevolve'), ['validate', WORKFLOW, '--json'], {
+    cwd: full,
+  });
+  assert.equal(validated.code, 0, validated.stderr);
+  assert.equal((JSON.parse(validated.stdout) as { ok: boolean }).ok, true);
   await probe(full);
 
   writeFileSync(
