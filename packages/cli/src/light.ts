@@ -10,8 +10,8 @@ import { type CommandRun, runCommands } from './dispatch.js';
 import type { LightCommand } from './lightCommands.js';
 import { type Io, processIo } from './output.js';
 
-/** The light commands' modules, loaded when their command runs, as in `main.ts` (the same lines). */
-const LIGHT_MODULES: Record<LightCommand, () => Promise<CommandRun>> = {
+/** The light commands' modules, loaded when their command runs; `main.ts` takes these lines from here. */
+export const LIGHT_MODULES: Readonly<Record<LightCommand, () => Promise<CommandRun>>> = {
   validate: () => import('./commands/validate.js').then((m) => m.validateCommand),
   'harness-config': () => import('./commands/harnessConfig.js').then((m) => m.harnessConfigCommand),
   status: () => import('./commands/status.js').then((m) => m.statusCommand),
