@@ -133,7 +133,7 @@ export async function validateBench(ctx: BenchContext): Promise<ResultRow[]> {
         baseline,
         VALIDATE_GOAL,
         r,
-        `${node} (${rt.label}); test/fixtures/workflows/minimal.json; the bin loads the light bundle (dist/light.bundle.js: the CLI's light commands, the SDK's light entries and zod in one file), nothing of MCP, processes or HTTP; the compile cache (Node ≥ 22.1) warm from the warm-up`,
+        `${node} (${rt.label}); test/fixtures/workflows/minimal.json; the bin loads the light bundle (dist/light.bundle.cjs: the CLI's light commands, the SDK's light entries and zod in one file), nothing of MCP, processes or HTTP; the compile cache (Node ≥ 22.1) warm from the warm-up`,
         node,
       ),
     );

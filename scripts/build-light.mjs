@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Builds the CLI's light path into one file: packages/cli/dist/light.js (the light commands' table, built
 // by tsc) with everything it reaches — the CLI's own modules, the SDK's light entries, the supervisor's
-// /proc readers, zod — bundled by esbuild into packages/cli/dist/light.bundle.js, with a source map that
-// chains tsc's own maps back to packages/*/src/*.ts. `npm run build` runs it after `tsc --build`. Why, and
+// /proc readers, zod — bundled by esbuild into one CommonJS file, packages/cli/dist/light.bundle.cjs (the
+// bin compiles it with V8's code cache), with a source map that chains tsc's own maps back to
+// packages/*/src/*.ts. `npm run build` runs it after `tsc --build`. Why, and
 // what it guarantees: docs/decisions/cli-light-bundle.md.
 //
 // The build refuses a bundle that would not behave like the modules it was made from:
-// - a bundled module from a heavy package (MCP, model, queue, HTTP gateway code), or a dynamic import the
-//   bundle could not resolve (it would fail at run time, away from its own files);
+// - a bundled module from a heavy package (MCP, model, queue, HTTP gateway code), or a dynamic import left
+//   outside the bundle (the bin runs it through vm.Script, where `import()` has no loader);
 // - a bundled module that reads `import.meta` other than packages/cli/dist/cliPaths.js: in the bundle,
 //   `import.meta.url` is the bundle's, so only a module at the bundle's own depth (dist/) finds its files.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -18,7 +19,7 @@ import { build } from 'esbuild';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI_DIST = join(ROOT, 'packages', 'cli', 'dist');
 const ENTRY = join(CLI_DIST, 'light.js');
-const OUT = join(CLI_DIST, 'light.bundle.js');
+const OUT = join(CLI_DIST, 'light.bundle.cjs');
 
 /** Packages the light path never loads (the same list as the lint rule `light-entries-stay-light`). */
 const HEAVY = /node_modules\/(@modelcontextprotocol|@ai-sdk|ai|bullmq|ioredis|supergateway|@opentelemetry)\//;
@@ -62,14 +63,18 @@ const lazyBuiltins = {
   name: 'lazy-builtins',
   setup(b) {
     const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join('|').replace('/', '\\/')})$`);
-    b.onResolve({ filter }, (args) => ({ path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' }));
+    // Imports only: the lazy module's own require() of the built-in stays an external require.
+    b.onResolve({ filter }, (args) =>
+      args.kind === 'import-statement'
+        ? { path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' }
+        : undefined,
+    );
     b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, async (args) => {
       const real = await import(`node:${args.path}`);
       const names = Object.keys(real).filter((n) => n !== 'default' && typeof real[n] === 'function');
       const lines = [
-        "import { createRequire } from 'node:module';",
         'let loaded;',
-        `const builtin = () => (loaded ??= createRequire(import.meta.url)(${JSON.stringify(`node:${args.path}`)}));`,
+        `const builtin = () => (loaded ??= require(${JSON.stringify(`node:${args.path}`)}));`,
         ...names.map(
           (n) =>
             `export function ${n}(...args) { return new.target ? Reflect.construct(builtin().${n}, args, new.target) : builtin().${n}(...args); }`,
@@ -184,12 +189,12 @@ const result = await build({
   outfile: OUT,
   bundle: true,
   platform: 'node',
-  format: 'esm',
+  // CommonJS, so that the bin can compile it with V8's code cache (entry.ts, loadLightBundle).
+  format: 'cjs',
   target: 'node20',
-  // CommonJS dependencies bundled into an ES module still call require() for Node built-ins.
-  banner: {
-    js: "import { createRequire as __lightRequire } from 'node:module';\nconst require = __lightRequire(import.meta.url);",
-  },
+  // `import.meta.url` (cliPaths.ts only) is the bundle's own URL, as it was in the module.
+  define: { 'import.meta.url': '__lightBundleUrl' },
+  banner: { js: "var __lightBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   sourcemap: 'linked',
   sourcesContent: false,
   minifyWhitespace: true,
@@ -210,7 +215,7 @@ for (const file of Object.keys(result.metafile.inputs)) {
 }
 for (const [file, input] of Object.entries(result.metafile.inputs)) {
   for (const imp of input.imports) {
-    if (imp.external && imp.kind === 'dynamic-import' && !imp.path.startsWith('node:'))
+    if (imp.external && imp.kind === 'dynamic-import')
       problems.push(`${file}: dynamic import of ${imp.path} left outside the bundle`);
   }
 }

@@ -18,7 +18,7 @@ import { BIN, ROOT, workflowFixture } from './runCli.js';
 
 const PRELOAD = fileURLToPath(new URL('../fixtures/cli/moduleLog.mjs', import.meta.url));
 /** The light path's bundle (`npm run build`; docs/decisions/cli-light-bundle.md). */
-const BUNDLE = '/packages/cli/dist/light.bundle.js';
+const BUNDLE = '/packages/cli/dist/light.bundle.cjs';
 const MINIMAL = workflowFixture('minimal.json');
 
 /** What no cheap command may load: package directories (as URL parts) and Node built-ins. */
@@ -152,7 +152,7 @@ describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 },
         [
           '/packages/cli/bin/scienceevolve.js',
           '/packages/cli/dist/entry.js',
-          '/packages/cli/dist/light.bundle.js',
+          '/packages/cli/dist/light.bundle.cjs',
           '/packages/cli/dist/lightCommands.js',
         ],
         `${name} loaded: ${files.join(', ')}`,

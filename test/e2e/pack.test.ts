@@ -205,7 +205,7 @@ test('installed from the tarballs: --version, a probe, strict types; services on
   assert.equal(shown.code, 0, shown.stderr);
   assert.equal(shown.stdout.trim(), version);
   // A light command runs from the bundle the CLI tarball ships (no .tsbuildinfo there, so it is used).
-  assert.ok(existsSync(join(full, 'node_modules/@scienceevolve/cli/dist/light.bundle.js')), 'the light bundle');
+  assert.ok(existsSync(join(full, 'node_modules/@scienceevolve/cli/dist/light.bundle.cjs')), 'the light bundle');
   const validated = await exec(join(full, 'node_modules/.bin/scienceevolve'), ['validate', WORKFLOW, '--json'], {
     cwd: full,
   });

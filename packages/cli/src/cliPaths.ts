@@ -1,7 +1,7 @@
 /**
  * The CLI's own files, found from this module's location. The one place in the CLI's light path that
  * reads `import.meta.url`: this module sits at `dist/` depth, and so does the light bundle
- * (`dist/light.bundle.js`) into which it is bundled, so the paths hold in both. The bundle's build
+ * (`dist/light.bundle.cjs`) into which it is bundled, so the paths hold in both. The bundle's build
  * (`scripts/build-light.mjs`) refuses any other bundled module that reads `import.meta`.
  */
 import { fileURLToPath } from 'node:url';

@@ -1,7 +1,7 @@
 /**
  * The light path: the commands that only read files and print (`LIGHT_COMMANDS` in `lightCommands.ts`:
  * `validate`, `status`, `schema`, `harness-config`; their `--help` too). `npm run build` bundles this module,
- * the SDK's light entries and zod into one file, `dist/light.bundle.js` (`scripts/build-light.mjs`;
+ * the SDK's light entries and zod into one file, `dist/light.bundle.cjs` (`scripts/build-light.mjs`;
  * docs/decisions/cli-light-bundle.md): one module to load instead of ~200. The bin runs this for the light
  * commands and `main.ts` for the others, so a process holds one copy of the SDK, never both.
  * Every command here must be light (the lint rule `cli-light-path-stays-light`).

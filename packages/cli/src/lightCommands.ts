@@ -5,7 +5,7 @@
  */
 /**
  * The commands that only read files and print (no MCP, process or HTTP code): the bin runs them through
- * `light.ts`, built into one file (`dist/light.bundle.js`, `scripts/build-light.mjs`), instead of
+ * `light.ts`, built into one file (`dist/light.bundle.cjs`, `scripts/build-light.mjs`), instead of
  * `main.ts` and its ~200 modules. Help (`--help`, no command) and `--version` load little either way and
  * stay on `main.ts`, which loads no SDK entry for them.
  */
