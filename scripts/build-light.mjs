@@ -205,6 +205,34 @@ const result = await build({
   plugins: [lazyBuiltins, ownModulesArePure],
 });
 
+// The bin's own start for the light commands, as CommonJS (`dist/entry.cjs`): entry.ts and the plain data it
+// imports, nothing more (the stdout guard it imports on demand stays outside: the light commands never
+// serve stdio). A CommonJS start skips the ES module loader's start on the light path.
+const ENTRY_CJS = join(CLI_DIST, 'entry.cjs');
+const start = await build({
+  entryPoints: [join(CLI_DIST, 'entry.js')],
+  outfile: ENTRY_CJS,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  define: { 'import.meta.url': '__entryUrl' },
+  banner: { js: "var __entryUrl = require('node:url').pathToFileURL(__filename).href;" },
+  external: ['@scienceevolve/sdk/protect-stdout'],
+  sourcemap: 'linked',
+  sourcesContent: false,
+  metafile: true,
+  logLevel: 'warning',
+});
+const startInputs = Object.keys(start.metafile.inputs).map((f) => f.split(sep).join('/'));
+const START_OK = ['packages/cli/dist/entry.js', 'packages/cli/dist/lightCommands.js'];
+for (const input of startInputs) {
+  if (!START_OK.includes(input)) {
+    console.error(`build-light: refused: dist/entry.cjs would bundle ${input}; entry.ts imports Node built-ins only`);
+    process.exit(1);
+  }
+}
+
 const problems = [];
 for (const file of Object.keys(result.metafile.inputs)) {
   if (file.startsWith('lazy-builtin:')) continue;
