@@ -4,7 +4,9 @@
  * serve` without `--http`, `bridge http-to-stdio`) it installs the stdout guard, so that stdout is
  * protocol from the first byte — a module that prints while the rest loads writes to stderr. It loads
  * the module that runs the command: the light bundle for the light commands, `main.js` for the others.
- * It imports nothing but Node built-ins, and the guard when it installs it.
+ * It imports nothing but Node built-ins, and the guard when it installs it. `npm run build` also bundles it
+ * as CommonJS (`dist/entry.cjs`, with `lightCommands.ts`), which the bin requires for the light commands;
+ * the other commands import this ES module.
  */
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import nodeModule from 'node:module';
