@@ -181,6 +181,21 @@ module.exports = {
       to: { path: [HEAVY_PACKAGES, HEAVY_CORE], reachable: true },
     },
     {
+      name: 'cli-light-path-stays-light',
+      comment:
+        'packages/cli/src/light.ts (the light commands, which the bin runs from one bundled file) reaches, directly ' +
+        'or through a command, only the SDK light entries (/workflow, /store, /status, /harness-config, /errors), ' +
+        'never the SDK root, /internal or /agent-services, nor MCP, model, process or HTTP code: whatever it ' +
+        'reaches is bundled into dist/light.bundle.js and loaded by every light command',
+      severity: 'error',
+      from: { path: '^packages/cli/src/light\\.ts$' },
+      to: {
+        reachable: true,
+        path: [HEAVY_PACKAGES, HEAVY_CORE, '^packages/sdk/'],
+        pathNot: '^packages/sdk/dist/(workflowEntry|storeEntry|statusEntry|harnessConfigEntry|errors)\\.(js|d\\.ts)$',
+      },
+    },
+    {
       name: 'sdk-folder-has-a-layer',
       comment:
         'every file of packages/sdk/src is index.ts or in a layer: a new folder gets its place in LAYERS of ' +

@@ -33,7 +33,7 @@ import { SERVICE } from './lib/services.js';
 /** The environment variable naming a Node 24 binary for the Node-24 rows (`npm run bench -- --node24 PATH`). */
 export const NODE24_ENV = 'SCIENCEEVOLVE_BENCH_NODE24';
 
-export const VALIDATE_GOAL = 1.6;
+export const VALIDATE_GOAL = 1.3;
 export const PROBE_GOAL = 1.1;
 
 /** The Node binaries the rows run on: this one, and Node 24 when given. */
@@ -133,7 +133,7 @@ export async function validateBench(ctx: BenchContext): Promise<ResultRow[]> {
         baseline,
         VALIDATE_GOAL,
         r,
-        `${node} (${rt.label}); test/fixtures/workflows/minimal.json; the CLI loads main.js, the validate command and the SDK's workflow entry (zod), nothing of MCP, processes or HTTP; the compile cache (Node ≥ 22.1) warm from the warm-up`,
+        `${node} (${rt.label}); test/fixtures/workflows/minimal.json; the bin loads the light bundle (dist/light.bundle.cjs: the CLI's light commands, the SDK's light entries and zod in one file), nothing of MCP, processes or HTTP; the compile cache (Node ≥ 22.1) warm from the warm-up`,
         node,
       ),
     );

@@ -1,7 +1,8 @@
 /**
  * The CLI's own compile cache (issue 14): on Node ≥ 22.1 the bin enables Node's module compile cache under
  * the user cache directory (`$XDG_CACHE_HOME/scienceevolve/compile` here), a `NODE_COMPILE_CACHE` of the
- * user's wins, `NODE_DISABLE_COMPILE_CACHE` turns it off; on Node 20 nothing is written and the CLI works.
+ * user's wins, `NODE_DISABLE_COMPILE_CACHE` turns it off; on Node 20 only the light bundle's code cache is
+ * written (docs/decisions/cli-light-bundle.md) and the CLI works.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -73,8 +74,11 @@ describe(`the CLI's compile cache (${HAS_COMPILE_CACHE ? 'this runtime has one' 
       assert.ok(fileCount(own) > 0, 'a NODE_COMPILE_CACHE of the user is used');
       assert.equal(fileCount(join(dir, 'unused')), 0, 'and the default directory is not');
     } else {
-      assert.equal(fileCount(defaultDir), 0, 'Node 20: no cache written');
-      assert.equal(fileCount(own), 0, 'Node 20 ignores NODE_COMPILE_CACHE');
+      // Node 20 has no module compile cache: only the light bundle's own code cache (entry.ts) is written.
+      const light = `light-validate-${process.version}-${process.arch}.cache`;
+      assert.deepEqual(readdirSync(defaultDir), [light], 'Node 20: the light code cache alone');
+      assert.deepEqual(readdirSync(own), [light], 'Node 20: the light code cache goes where NODE_COMPILE_CACHE says');
+      assert.equal(fileCount(join(dir, 'unused')), 0, 'and the default directory is not used');
     }
     assert.equal(fileCount(off), 0, 'NODE_DISABLE_COMPILE_CACHE: nothing written');
   });

@@ -17,6 +17,8 @@ import { labWorkflow } from '../e2e/helpers.js';
 import { BIN, ROOT, workflowFixture } from './runCli.js';
 
 const PRELOAD = fileURLToPath(new URL('../fixtures/cli/moduleLog.mjs', import.meta.url));
+/** The light path's bundle (`npm run build`; docs/decisions/cli-light-bundle.md). */
+const BUNDLE = '/packages/cli/dist/light.bundle.cjs';
 const MINIMAL = workflowFixture('minimal.json');
 
 /** What no cheap command may load: package directories (as URL parts) and Node built-ins. */
@@ -104,18 +106,52 @@ describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 },
       const r = await runListed(dir, args);
       const name = args.slice(0, 2).join(' ');
       assert.equal(r.code, 0, `${name}: ${r.stderr}`);
-      // The listing saw the CLI itself and the SDK layers it used, so an empty list cannot pass.
+      // The listing saw the CLI itself and the SDK layers it used, so an empty list cannot pass. The light
+      // commands run from the bundle (the CLI and the SDK's light entries in one file), the others from
+      // main.js and the SDK's own files.
+      const bundled = r.loaded.some((m) => m.endsWith(BUNDLE));
       assert.ok(
-        r.loaded.some((m) => m.endsWith('/packages/cli/dist/main.js')),
-        `${name}: the listing saw main.js`,
+        bundled || r.loaded.some((m) => m.endsWith('/packages/cli/dist/main.js')),
+        `${name}: the listing saw main.js or the light bundle`,
       );
-      assert.ok(
-        r.loaded.some((m) => m.includes('/packages/sdk/dist/')),
-        `${name}: the listing saw the SDK`,
-      );
+      assert.ok(bundled || r.loaded.some((m) => m.includes('/packages/sdk/dist/')), `${name}: the listing saw the SDK`);
       assert.deepEqual(forbiddenAmong(r.loaded), [], `${name} loaded forbidden modules`);
       // Not the SDK root either: it imports every layer.
       assert.ok(!r.loaded.some((m) => m.endsWith('/packages/sdk/dist/index.js')), `${name} loaded the SDK root`);
+    }
+  });
+
+  test('the light commands load one bundled file: no module of the SDK, of zod or of the CLI but the bin and its start', async (t) => {
+    const dir = await tempDir(t);
+    const dataDir = join(dir, 'data');
+    const commands: string[][] = [
+      ['validate', MINIMAL],
+      ['validate', MINIMAL, '--json'],
+      ['status', '--data-dir', dataDir, '--json'],
+      ['schema'],
+      [
+        'harness-config',
+        '--format',
+        'claude',
+        '--data-dir',
+        dataDir,
+        '--workspace',
+        join(dir, 'ws'),
+        '--agent',
+        'main',
+      ],
+      ['validate', '--help'],
+    ];
+    for (const args of commands) {
+      const r = await runListed(dir, args);
+      const name = args.slice(0, 2).join(' ');
+      assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+      const files = r.loaded.filter((m) => m.startsWith('file:') && !m.includes('/test/fixtures/cli/'));
+      assert.deepEqual(
+        files.map((m) => m.slice(m.indexOf('/packages/'))).sort(),
+        ['/packages/cli/bin/scienceevolve.js', '/packages/cli/dist/entry.cjs', '/packages/cli/dist/light.bundle.cjs'],
+        `${name} loaded: ${files.join(', ')}`,
+      );
     }
   });
 

@@ -157,8 +157,10 @@ function assertMissing(result: { code: number; stdout: string; stderr: string },
 test('the packed packages: README, LICENSE, no build leftovers, and every source map resolves inside the tarball', async (t) => {
   const tarballs = await pack(tempDir(t, 'se-packed-'));
   const license = readFileSync(join(ROOT, 'LICENSE'), 'utf8');
+  const listed = new Map<string, string[]>();
+  for (const name of PACKAGES) listed.set(name, await tarList(tarballs[name]));
   for (const name of PACKAGES) {
-    const files = await tarList(tarballs[name]);
+    const files = listed.get(name) ?? [];
     const shipped = new Set(files);
     assert.ok(shipped.has('README.md'), `${name}: no README.md`);
     assert.ok(shipped.has('LICENSE'), `${name}: no LICENSE`);
@@ -174,6 +176,17 @@ test('the packed packages: README, LICENSE, no build leftovers, and every source
       const { sources } = JSON.parse(readFileSync(join(ROOT, 'packages', name, map), 'utf8')) as { sources: string[] };
       for (const source of sources) {
         const target = join(map, '..', source).replace(/^\.\//, '');
+        // The CLI's light bundle also maps into the SDK's and the supervisor's sources: `../sdk/src/…` from the
+        // package root, which npm installs beside it (node_modules/@scienceevolve/), so that tarball must hold it.
+        const sibling = /^\.\.\/(supervisor|sdk|cli)\/(.*)$/.exec(target);
+        if (sibling !== null) {
+          const [, other = '', path = ''] = sibling;
+          assert.ok(
+            (listed.get(other) ?? []).includes(path),
+            `${name}: ${map} points at ${source}, which the ${other} tarball does not hold`,
+          );
+          continue;
+        }
         assert.ok(shipped.has(target), `${name}: ${map} points at ${source}, which the tarball does not hold`);
       }
     }
@@ -191,6 +204,13 @@ test('installed from the tarballs: --version, a probe, strict types; services on
   const shown = await exec(join(full, 'node_modules/.bin/scienceevolve'), ['--version'], { cwd: full });
   assert.equal(shown.code, 0, shown.stderr);
   assert.equal(shown.stdout.trim(), version);
+  // A light command runs from the bundle the CLI tarball ships (no .tsbuildinfo there, so it is used).
+  assert.ok(existsSync(join(full, 'node_modules/@scienceevolve/cli/dist/light.bundle.cjs')), 'the light bundle');
+  const validated = await exec(join(full, 'node_modules/.bin/scienceevolve'), ['validate', WORKFLOW, '--json'], {
+    cwd: full,
+  });
+  assert.equal(validated.code, 0, validated.stderr);
+  assert.equal((JSON.parse(validated.stdout) as { ok: boolean }).ok, true);
   await probe(full);
 
   writeFileSync(

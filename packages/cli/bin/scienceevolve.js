@@ -1,11 +1,41 @@
 #!/usr/bin/env node
+'use strict';
 // Stdout is protocol from the first byte: the guard goes in (for the commands that serve MCP on stdio)
 // before the CLI and the SDK load, so nothing they print at load time reaches stdout. The compile cache
-// (Node ≥ 22.1) is enabled before the CLI loads too, so every module after this one is cached.
-import { enableCliCompileCache, guardStdoutFor } from '../dist/entry.js';
-
+// (Node ≥ 22.1) is enabled before the CLI loads too, so every module after this one is cached. With
+// --debug, stack traces point at the TypeScript sources.
+//
+// This file is CommonJS (bin/package.json). The light commands (validate, status, schema, harness-config)
+// start from CommonJS all the way: dist/entry.cjs (src/entry.ts, built by `npm run build`) loads the one
+// bundled file that runs them, without the ES module loader's start. Every other command — and the light
+// ones when `tsc --build` ran after the bundle was made — goes through the ES modules as tsc builds them.
 const argv = process.argv.slice(2);
-enableCliCompileCache();
-guardStdoutFor(argv);
-const { run } = await import('../dist/main.js');
-process.exitCode = await run(argv);
+const START = '../dist/entry.cjs';
+let start;
+try {
+  start = require(START);
+} catch (error) {
+  if (error?.code !== 'MODULE_NOT_FOUND') throw error;
+}
+if (start?.usesLightPath(argv) && start.lightBundleFresh()) {
+  start.enableCliCompileCache();
+  if (argv.includes('--debug')) process.setSourceMapsEnabled(true);
+  start
+    .loadCli(argv)
+    .then(({ run }) => run(argv))
+    .then((code) => {
+      process.exitCode = code;
+    });
+} else {
+  import('../dist/entry.js')
+    .then(async ({ enableCliCompileCache, guardStdoutFor, loadCli }) => {
+      enableCliCompileCache();
+      await guardStdoutFor(argv);
+      if (argv.includes('--debug')) process.setSourceMapsEnabled(true);
+      const { run } = await loadCli(argv);
+      return run(argv);
+    })
+    .then((code) => {
+      process.exitCode = code;
+    });
+}

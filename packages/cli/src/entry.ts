@@ -2,13 +2,21 @@
  * The first module the `scienceevolve` bin loads, before the CLI itself. It enables the module compile
  * cache where the runtime has it, and for the commands whose stdout is an MCP stdio server (`services
  * serve` without `--http`, `bridge http-to-stdio`) it installs the stdout guard, so that stdout is
- * protocol from the first byte — a module that prints while the rest loads writes to stderr. It imports
- * nothing but the guard and Node built-ins.
+ * protocol from the first byte — a module that prints while the rest loads writes to stderr. It loads
+ * the module that runs the command: the light bundle for the light commands, `main.js` for the others.
+ * It imports nothing but Node built-ins, and the guard when it installs it. `npm run build` also bundles it
+ * as CommonJS (`dist/entry.cjs`, with `lightCommands.ts`), which the bin requires for the light commands;
+ * the other commands import this ES module.
  */
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import nodeModule from 'node:module';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { protectStdout } from '@scienceevolve/sdk/protect-stdout';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+import { usesLightPath } from './lightCommands.js';
+
+export { LIGHT_COMMANDS, type LightCommand, usesLightPath } from './lightCommands.js';
 
 /** Whether `argv` (without node and the script) runs a stdio MCP server on this process's stdout. */
 export function servesStdioProtocol(argv: readonly string[]): boolean {
@@ -18,9 +26,15 @@ export function servesStdioProtocol(argv: readonly string[]): boolean {
   return command === 'services' && sub === 'serve' && !argv.some((a) => a === '--http' || a.startsWith('--http='));
 }
 
-/** Installs the stdout guard when `argv` serves the protocol on stdout (see {@link servesStdioProtocol}). */
-export function guardStdoutFor(argv: readonly string[]): void {
-  if (servesStdioProtocol(argv)) protectStdout();
+/**
+ * Installs the stdout guard when `argv` serves the protocol on stdout (see {@link servesStdioProtocol}).
+ * The guard's module loads only then (it costs a few ms — `node:stream` — that the other commands need
+ * not pay); the bin awaits this before it loads anything else, so the guard is still in first.
+ */
+export async function guardStdoutFor(argv: readonly string[]): Promise<void> {
+  if (!servesStdioProtocol(argv)) return;
+  const { protectStdout } = await import('@scienceevolve/sdk/protect-stdout');
+  protectStdout();
 }
 
 /**
@@ -58,5 +72,117 @@ export function enableCliCompileCache(): string | undefined {
     return enable(process.env.NODE_COMPILE_CACHE ? undefined : cliCompileCacheDir()).directory;
   } catch {
     return undefined;
+  }
+}
+
+/** Modification time of `url` in ms, or undefined when it cannot be read. */
+function mtimeOf(url: URL): number | undefined {
+  try {
+    return statSync(url).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the light bundle exists and is not older than the builds it was made from. `npm run build` makes
+ * it after `tsc --build`; a later `tsc --build` alone (watch mode, typecheck, lint) rewrites a package's
+ * `dist/.tsbuildinfo` when it emits anything, and then the bundle is stale: the bin runs the unbundled
+ * `dist/light.js` (the same code, as tsc built it) until the next `npm run build`. A published package has
+ * no `.tsbuildinfo` (package.json leaves it out), so there the bundle is used whenever it exists.
+ */
+export function lightBundleFresh(cliDist: URL = new URL('./', import.meta.url)): boolean {
+  const bundle = mtimeOf(new URL('light.bundle.cjs', cliDist));
+  if (bundle === undefined) return false;
+  for (const pkg of ['cli', 'sdk', 'supervisor']) {
+    const built = mtimeOf(new URL(`../../${pkg}/dist/.tsbuildinfo`, cliDist));
+    if (built !== undefined && built > bundle) return false;
+  }
+  return true;
+}
+
+/**
+ * The module that runs `argv`, relative to `dist/`: the light bundle for the light path (or `light.js`,
+ * its unbundled source, when the bundle is missing or stale), `main.js` for every other command.
+ */
+export function cliModuleFor(
+  argv: readonly string[],
+  cliDist: URL = new URL('./', import.meta.url),
+): './light.bundle.cjs' | './light.js' | './main.js' {
+  if (!usesLightPath(argv)) return './main.js';
+  return lightBundleFresh(cliDist) ? './light.bundle.cjs' : './light.js';
+}
+
+/** What the bin runs: a module's `run(argv)`. */
+export interface CliModule {
+  run: (argv: string[]) => Promise<number>;
+}
+
+/**
+ * Loads the module that runs `argv` ({@link cliModuleFor}). The light bundle is a CommonJS file compiled
+ * with V8's code cache of its last run ({@link loadLightBundle}); `--debug` loads it with `require` instead,
+ * so that Node's source-map support maps its stack frames. The others are ES modules, imported.
+ */
+export async function loadCli(argv: readonly string[]): Promise<CliModule> {
+  const module = cliModuleFor(argv);
+  if (module !== './light.bundle.cjs') return (await import(module)) as CliModule;
+  const bundle = fileURLToPath(new URL(module, import.meta.url));
+  if (argv.includes('--debug')) return nodeModule.createRequire(import.meta.url)(bundle) as CliModule;
+  return loadLightBundle(bundle, argv[0] ?? '');
+}
+
+/**
+ * Runs the light bundle (CommonJS) through `vm.Script` with the code cache the previous run of the same
+ * command left in {@link cliCompileCacheDir} (`light-<command>-<node version>-<arch>.cache`; in
+ * `NODE_COMPILE_CACHE` when the user set one, on every Node version), and registers it in `require.cache` as
+ * Node's loader would. When there was no cache, or V8 refused it (another bundle, another V8), a new one is
+ * written at exit: made after the command ran, it holds the functions the command compiled, which Node's
+ * own compile cache (made before a module runs) does not — so one cache per command. On Node 20, which has
+ * no compile cache, this is the only one. The cache is keyed by the bundle's size and modification time
+ * (V8 itself checks only the source's length). `NODE_DISABLE_COMPILE_CACHE` turns it off; a cache that
+ * cannot be read or written is ignored, never a failure.
+ */
+function loadLightBundle(bundle: string, command: string): CliModule {
+  const source = readFileSync(bundle, 'utf8');
+  const stat = statSync(bundle);
+  const key = Buffer.from(`${stat.size}:${stat.mtimeMs}\n`);
+  const cacheFile = process.env.NODE_DISABLE_COMPILE_CACHE
+    ? undefined
+    : join(
+        process.env.NODE_COMPILE_CACHE || cliCompileCacheDir(),
+        `light-${command}-${process.version}-${process.arch}.cache`,
+      );
+  let cached: Buffer | undefined;
+  if (cacheFile !== undefined) {
+    try {
+      const data = readFileSync(cacheFile);
+      if (data.subarray(0, key.length).equals(key)) cached = data.subarray(key.length);
+    } catch {
+      cached = undefined;
+    }
+  }
+  const script = new Script(nodeModule.wrap(source), { filename: bundle, cachedData: cached });
+  const module = new nodeModule(bundle);
+  module.filename = bundle;
+  module.paths = [];
+  module.loaded = true;
+  (nodeModule as unknown as { _cache: Record<string, unknown> })._cache[bundle] = module;
+  const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
+  wrapper.call(module.exports, module.exports, nodeModule.createRequire(bundle), module, bundle, dirname(bundle));
+  if (cacheFile !== undefined && (cached === undefined || script.cachedDataRejected === true)) {
+    process.once('exit', () => writeCodeCache(cacheFile, key, script));
+  }
+  return module.exports as CliModule;
+}
+
+/** Writes the code cache atomically (a temporary file renamed over), the directory 0700, the file 0600. */
+function writeCodeCache(cacheFile: string, key: Buffer, script: Script): void {
+  const temporary = `${cacheFile}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(cacheFile), { recursive: true, mode: 0o700 });
+    writeFileSync(temporary, Buffer.concat([key, script.createCachedData()]), { mode: 0o600 });
+    renameSync(temporary, cacheFile);
+  } catch {
+    // Uncached next time; never a failure of the command.
   }
 }

@@ -1,5 +1,4 @@
 /** `scienceevolve harness-config --format F …`: the MCP configuration an external harness needs to reach an agent's managed bridge. */
-import { fileURLToPath } from 'node:url';
 import {
   HARNESS_CONFIG_FORMATS,
   type HarnessConfigFormat,
@@ -7,11 +6,9 @@ import {
   serveCommand,
 } from '@scienceevolve/sdk/harness-config';
 import { parseCommand, required } from '../args.js';
+import { cliBinPath } from '../cliPaths.js';
 import { command } from '../optionTable.js';
 import { EXIT, type Io, printJson, usageError } from '../output.js';
-
-/** The `scienceevolve` bin that the stdio face's command runs (this CLI's own). */
-const BIN = fileURLToPath(new URL('../../bin/scienceevolve.js', import.meta.url));
 
 export async function harnessConfigCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand(command('harness-config'), argv);
@@ -44,7 +41,7 @@ export async function harnessConfigCommand(argv: string[], io: Io): Promise<numb
     if (values.url !== undefined || values['token-env'] !== undefined)
       throw usageError('--url and --token-env go with --http');
     stdio = serveCommand({
-      bin: BIN,
+      bin: cliBinPath(),
       dataDir: required(values['data-dir'], '--data-dir', 'the directory that holds all ScienceEvolve state'),
       workspace: required(values.workspace, '--workspace', 'the task directory the services work in'),
       agent: required(values.agent, '--agent', 'the agent whose bridge the harness reaches'),

@@ -6,7 +6,7 @@
  * of a call's arguments is the invocation's task (Main's: the run's requirement). Deterministic: the
  * offline demo and the tests use it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SdkError, toSdkError } from '../errors.js';
 import { readTextFile } from '../store/atomicFile.js';
 import { type ScriptCheckpoint, ScriptCheckpointSchema } from '../schemas/checkpoints.js';

@@ -12,7 +12,7 @@
  * invocation, its branch is the role's own, its checkpoint names the job's run) is checked by the engine
  * after the parse.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { PATH_ID_RULE, isPathId } from './pathId.js';
 import { CheckpointFileSchema } from './checkpoints.js';
 import { count, UsageTotalsSchema } from './records.js';

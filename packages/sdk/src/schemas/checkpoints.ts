@@ -4,7 +4,7 @@
  * (`engine/checkpoints.ts`); read back and checked here. A file or a state that does not parse is
  * `invalid_checkpoint`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { TokenCountsSchema, count } from './records.js';
 
 /** The file as stored: the harness's state wrapped with what it belongs to. */

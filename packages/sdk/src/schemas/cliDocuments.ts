@@ -5,7 +5,7 @@
  * real and parses what it printed with them. Objects are strict: a key added, removed or retyped is a
  * deliberate change here (and a CHANGELOG entry). The CLI prints them; nothing parses them on that path.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorRecordSchema, UsageTotalsSchema } from './records.js';
 import { CorruptRunSchema } from './runRecord.js';
 import {

@@ -4,7 +4,7 @@
  * `node scripts/generate-schemas.mjs` after a build; test/sdk/schemas/generated.test.ts fails when a
  * generated file is stale. Not loaded by the SDK at run time.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { CheckpointFileSchema, ModelLoopCheckpointSchema, ScriptCheckpointSchema } from './checkpoints.js';
 import { CLI_DOCUMENTS } from './cliDocuments.js';
 import { EraRecordSchema } from './eraCache.js';

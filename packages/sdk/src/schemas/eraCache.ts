@@ -3,7 +3,7 @@
  * definition digest with what its negotiated start listed (SPEC §7). A hint, never a verdict: a record
  * that does not parse, or names another digest, counts as damaged and the next verdict replaces it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { count } from './records.js';
 
 /** The format of a remembered record (2: with the counts listed; a format-1 record is read as damaged). */

@@ -4,7 +4,7 @@
  * imports, and the API report shows), with the schema that checks it held equal at compile time (end of
  * this file; docs/decisions/record-schemas.md).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Assert, SameShape } from './sameShape.js';
 
 /** A count the SDK wrote: a non-negative integer. */

@@ -7,7 +7,7 @@
  * Objects are not strict: a line written by a newer SDK with more fields still passes, and the extra
  * fields are dropped from the parsed value.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   ErrorRecordSchema,
   ShortErrorSchema,

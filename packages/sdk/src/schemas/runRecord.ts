@@ -3,7 +3,7 @@
  * every transition (plain JSON, no zod on that path) and read back, checked against these schemas, by
  * `status` and `resume`. A record that does not parse is `store_tampered` naming the file and the field.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorRecordSchema, UsageTotalsSchema, count } from './records.js';
 import { AttemptEndSchema, InvocationStateSchema, RunStatusSchema } from './states.js';
 

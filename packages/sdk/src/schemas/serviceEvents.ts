@@ -4,7 +4,7 @@
  * service (`runEvents.ts`, which adds the invocation's ids). Events carry ids, numbers and paths, never log
  * content or secret values (SPEC §11).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { type CatalogNames, CatalogNamesSchema, ShortErrorSchema, count, pid } from './records.js';
 import type { Assert, SameShape } from './sameShape.js';
 import { ListNameSchema, SandboxReasonSchema, ServiceKindSchema } from './states.js';

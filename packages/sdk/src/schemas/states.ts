@@ -3,7 +3,7 @@
  * run record, the journal, the CLI's `--json` documents and the TypeScript types all take it from here.
  * The comment on each member says what it means; the transitions are in the comment of the enum.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { HARNESS_PRESETS, INIT_HARNESSES } from './harnessNames.js';
 
 /**

@@ -5,7 +5,7 @@
  * each record holds, and the chain's reader adds the checks a schema cannot say (the bytes, the digests,
  * the links). A file that does not parse is `store_tampered` (`io_error` for `format.json`).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { isoTime, sha256Hex } from './records.js';
 import { AcceptedBySchema } from './states.js';
 

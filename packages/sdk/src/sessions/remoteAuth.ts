@@ -24,7 +24,7 @@ import {
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isSdkError, SdkError } from '../errors.js';
 import { errorText, redactText, redactUrl } from '../redact.js';
 import type { RecordFile } from '../schemas/recordFile.js';

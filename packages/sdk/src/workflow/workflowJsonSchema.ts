@@ -4,7 +4,7 @@
  * What it cannot say (zod refinements, and the cross-field rules of `validate.ts`) is listed in
  * docs/workflow-json.md; `scienceevolve validate` checks everything.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { WorkflowSchema } from './workflowSchema.js';
 
 /** The `$id` of the schema. @internal */

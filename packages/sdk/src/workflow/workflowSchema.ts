@@ -4,7 +4,7 @@
  * at compile time (end of this file). Cross-field rules (references, file paths, entrypoint, size of the
  * JSON) are checked in `validate.ts`, which is the entry point callers use.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SdkError } from '../errors.js';
 import type { Assert, SameShape } from '../schemas/sameShape.js';
 import { ElicitationPolicySchema, HarnessFormatSchema } from '../schemas/states.js';

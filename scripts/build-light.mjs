@@ -1,0 +1,260 @@
+#!/usr/bin/env node
+// Builds the CLI's light path into one file: packages/cli/dist/light.js (the light commands' table, built
+// by tsc) with everything it reaches — the CLI's own modules, the SDK's light entries, the supervisor's
+// /proc readers, zod — bundled by esbuild into one CommonJS file, packages/cli/dist/light.bundle.cjs (the
+// bin compiles it with V8's code cache), with a source map that chains tsc's own maps back to
+// packages/*/src/*.ts. `npm run build` runs it after `tsc --build`. Why, and
+// what it guarantees: docs/decisions/cli-light-bundle.md.
+//
+// The build refuses a bundle that would not behave like the modules it was made from:
+// - a bundled module from a heavy package (MCP, model, queue, HTTP gateway code), or a dynamic import left
+//   outside the bundle (the bin runs it through vm.Script, where `import()` has no loader);
+// - a bundled module that reads `import.meta` other than packages/cli/dist/cliPaths.js: in the bundle,
+//   `import.meta.url` is the bundle's, so only a module at the bundle's own depth (dist/) finds its files.
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const CLI_DIST = join(ROOT, 'packages', 'cli', 'dist');
+const ENTRY = join(CLI_DIST, 'light.js');
+const OUT = join(CLI_DIST, 'light.bundle.cjs');
+
+/** Packages the light path never loads (the same list as the lint rule `light-entries-stay-light`). */
+const HEAVY = /node_modules\/(@modelcontextprotocol|@ai-sdk|ai|bullmq|ioredis|supergateway|@opentelemetry)\//;
+/** The one bundled module allowed to read `import.meta` (it sits at the bundle's depth). */
+const IMPORT_META_OK = 'packages/cli/dist/cliPaths.js';
+/** Our own built modules: side-effect free at import (declarations, constants, schemas), so unused ones drop. */
+const OWN_DIST = /[\\/]packages[\\/](cli|sdk|supervisor)[\\/]dist[\\/]/;
+
+/**
+ * Marks our own built modules side-effect free, so a re-export the light commands do not use (the
+ * workflow entry's folder packing, which loads `yaml`) is left out of the bundle rather than evaluated.
+ * Dependencies keep their own package.json's `sideEffects`.
+ */
+const ownModulesArePure = {
+  name: 'own-modules-are-pure',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData?.ownModulesArePure) return undefined;
+      const resolved = await b.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: { ownModulesArePure: true },
+      });
+      if (resolved.errors.length > 0 || !OWN_DIST.test(resolved.path)) return undefined;
+      return { path: resolved.path, sideEffects: false };
+    });
+  },
+};
+
+/**
+ * Node built-ins whose load costs milliseconds on Node 24 (they are not in its start-up snapshot: `node:crypto`
+ * ~5 ms, `node:fs/promises` ~3 ms) but which most light commands never call (`validate` hashes nothing).
+ * In the bundle, an import of one of them becomes a module of functions that load the built-in on first
+ * call; every name imported from it must be a function (the build fails on any other: esbuild finds no
+ * such export).
+ */
+const LAZY_BUILTINS = ['crypto', 'fs/promises'];
+
+const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(b) {
+    const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join('|').replace('/', '\\/')})$`);
+    // Imports only: the lazy module's own require() of the built-in stays an external require.
+    b.onResolve({ filter }, (args) =>
+      args.kind === 'import-statement'
+        ? { path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, async (args) => {
+      const real = await import(`node:${args.path}`);
+      const names = Object.keys(real).filter((n) => n !== 'default' && typeof real[n] === 'function');
+      const lines = [
+        'let loaded;',
+        `const builtin = () => (loaded ??= require(${JSON.stringify(`node:${args.path}`)}));`,
+        ...names.map(
+          (n) =>
+            `export function ${n}(...args) { return new.target ? Reflect.construct(builtin().${n}, args, new.target) : builtin().${n}(...args); }`,
+        ),
+      ];
+      return { contents: lines.join('\n'), loader: 'js' };
+    });
+  },
+};
+
+const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/** The base64 VLQ numbers of one source-map segment. */
+function decodeSegment(text) {
+  const out = [];
+  let value = 0;
+  let shift = 0;
+  for (const ch of text) {
+    const digit = B64.indexOf(ch);
+    value += (digit & 31) << shift;
+    if (digit & 32) shift += 5;
+    else {
+      out.push(value & 1 ? -(value >>> 1) : value >>> 1);
+      value = 0;
+      shift = 0;
+    }
+  }
+  return out;
+}
+
+function encodeSegment(numbers) {
+  let text = '';
+  for (const n of numbers) {
+    let v = n < 0 ? (-n << 1) | 1 : n << 1;
+    do {
+      let digit = v & 31;
+      v >>>= 5;
+      if (v > 0) digit |= 32;
+      text += B64[digit];
+    } while (v > 0);
+  }
+  return text;
+}
+
+/**
+ * Keeps in the bundle's source map only the sources that are our own TypeScript files (packages/*\/src):
+ * a position in a bundled dependency (zod) or a generated helper maps to nothing, so a stack frame there
+ * names the bundle itself — a real file — instead of a node_modules path that holds only in this checkout.
+ * Our sources are written relative to the map: `../src/…` inside the CLI package, `../../sdk/src/…` and
+ * `../../supervisor/src/…` beside it, which holds both here and where npm installs the packages side by side
+ * (node_modules/@scienceevolve/).
+ */
+function ownSourcesOnly(map) {
+  const keep = map.sources.map((source) => /^(\.\.\/src\/|\.\.\/\.\.\/(sdk|supervisor)\/src\/)/.test(source));
+  const newIndex = [];
+  const sources = [];
+  map.sources.forEach((source, i) => {
+    if (keep[i]) {
+      newIndex[i] = sources.length;
+      sources.push(source);
+    }
+  });
+  // Absolute values while decoding; new deltas while encoding (the generated column restarts each line).
+  let src = 0;
+  let srcLine = 0;
+  let srcCol = 0;
+  let name = 0;
+  let outSrc = 0;
+  let outLine = 0;
+  let outCol = 0;
+  let outName = 0;
+  const lines = map.mappings.split(';').map((line) => {
+    let col = 0;
+    let outGenCol = 0;
+    const segments = [];
+    for (const text of line.split(',')) {
+      if (text === '') continue;
+      const seg = decodeSegment(text);
+      col += seg[0];
+      const genDelta = col - outGenCol;
+      outGenCol = col;
+      if (seg.length === 1) {
+        segments.push(encodeSegment([genDelta]));
+        continue;
+      }
+      src += seg[1];
+      srcLine += seg[2];
+      srcCol += seg[3];
+      if (seg.length === 5) name += seg[4];
+      if (!keep[src]) {
+        segments.push(encodeSegment([genDelta]));
+        continue;
+      }
+      const out = [genDelta, newIndex[src] - outSrc, srcLine - outLine, srcCol - outCol];
+      outSrc = newIndex[src];
+      outLine = srcLine;
+      outCol = srcCol;
+      if (seg.length === 5) {
+        out.push(name - outName);
+        outName = name;
+      }
+      segments.push(encodeSegment(out));
+    }
+    return segments.join(',');
+  });
+  return { ...map, sources, mappings: lines.join(';') };
+}
+
+const started = Date.now();
+const result = await build({
+  entryPoints: [ENTRY],
+  outfile: OUT,
+  bundle: true,
+  platform: 'node',
+  // CommonJS, so that the bin can compile it with V8's code cache (entry.ts, loadLightBundle).
+  format: 'cjs',
+  target: 'node20',
+  // `import.meta.url` (cliPaths.ts only) is the bundle's own URL, as it was in the module.
+  define: { 'import.meta.url': '__lightBundleUrl' },
+  banner: { js: "var __lightBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  sourcemap: 'linked',
+  sourcesContent: false,
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'eof',
+  metafile: true,
+  logLevel: 'warning',
+  plugins: [lazyBuiltins, ownModulesArePure],
+});
+
+// The bin's own start for the light commands, as CommonJS (`dist/entry.cjs`): entry.ts and the plain data it
+// imports, nothing more (the stdout guard it imports on demand stays outside: the light commands never
+// serve stdio). A CommonJS start skips the ES module loader's start on the light path.
+const ENTRY_CJS = join(CLI_DIST, 'entry.cjs');
+const start = await build({
+  entryPoints: [join(CLI_DIST, 'entry.js')],
+  outfile: ENTRY_CJS,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  define: { 'import.meta.url': '__entryUrl' },
+  banner: { js: "var __entryUrl = require('node:url').pathToFileURL(__filename).href;" },
+  external: ['@scienceevolve/sdk/protect-stdout'],
+  sourcemap: 'linked',
+  sourcesContent: false,
+  metafile: true,
+  logLevel: 'warning',
+});
+const startInputs = Object.keys(start.metafile.inputs).map((f) => f.split(sep).join('/'));
+const START_OK = ['packages/cli/dist/entry.js', 'packages/cli/dist/lightCommands.js'];
+for (const input of startInputs) {
+  if (!START_OK.includes(input)) {
+    console.error(`build-light: refused: dist/entry.cjs would bundle ${input}; entry.ts imports Node built-ins only`);
+    process.exit(1);
+  }
+}
+
+const problems = [];
+for (const file of Object.keys(result.metafile.inputs)) {
+  if (file.startsWith('lazy-builtin:')) continue;
+  const path = file.split(sep).join('/');
+  if (HEAVY.test(path)) problems.push(`${path}: a heavy package in the light bundle`);
+  if (path !== IMPORT_META_OK && /\bimport\.meta\b/.test(readFileSync(join(ROOT, file), 'utf8')))
+    problems.push(`${path}: reads import.meta, which is the bundle's own URL once bundled (use cliPaths.ts)`);
+}
+for (const [file, input] of Object.entries(result.metafile.inputs)) {
+  for (const imp of input.imports) {
+    if (imp.external && imp.kind === 'dynamic-import')
+      problems.push(`${file}: dynamic import of ${imp.path} left outside the bundle`);
+  }
+}
+const mapFile = `${OUT}.map`;
+writeFileSync(mapFile, JSON.stringify(ownSourcesOnly(JSON.parse(readFileSync(mapFile, 'utf8')))));
+
+if (problems.length > 0) {
+  console.error(`build-light: refused\n  ${problems.join('\n  ')}`);
+  process.exit(1);
+}
+const size = statSync(OUT).size;
+console.log(
+  `build-light: ${relative(ROOT, OUT)} (${Math.round(size / 1024)} KiB, ${Object.keys(result.metafile.inputs).length} modules) in ${Date.now() - started} ms`,
+);

@@ -1,0 +1,233 @@
+/**
+ * The light path (issue 28, rows 9a/9b; docs/decisions/cli-light-bundle.md): the bin runs `validate`, `status`,
+ * `schema` and `harness-config` from one bundled file, `dist/light.bundle.cjs`, and every other command (help
+ * and `--version` too) from `main.js`; a bundle older than a later `tsc --build` is not used (the unbundled
+ * `dist/light.js` runs instead); the light table gives the same output as the full one; and the bundle's
+ * source map points at the real TypeScript files, so a `--debug` stack names packages/cli/src and
+ * packages/sdk/src.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { cliModuleFor, LIGHT_COMMANDS, lightBundleFresh, usesLightPath } from '../../packages/cli/src/entry.ts';
+import { run as runLight } from '../../packages/cli/src/light.ts';
+import { run as runMain } from '../../packages/cli/src/main.ts';
+import type { Io } from '../../packages/cli/src/output.ts';
+import { assertGone } from '../fixtures/store/children.js';
+import { tempDir } from '../fixtures/store/tempDir.js';
+import { BIN, ROOT, workflowFixture } from './runCli.js';
+
+const CLI_DIST = join(ROOT, 'packages/cli/dist');
+
+/** A fake tree `<dir>/packages/{cli,sdk,supervisor}/dist` with the files named, each with mtime `at` (s). */
+function tree(dir: string, files: Record<string, number>): URL {
+  for (const [path, at] of Object.entries(files)) {
+    const file = join(dir, 'packages', path);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, '');
+    utimesSync(file, at, at);
+  }
+  return pathToFileURL(`${join(dir, 'packages', 'cli', 'dist')}/`);
+}
+
+describe('which module runs a command', () => {
+  test('the light commands (with --help too) go to the light path; every other command to main.js', () => {
+    for (const name of LIGHT_COMMANDS) {
+      assert.equal(usesLightPath([name, '--json']), true, name);
+      assert.equal(usesLightPath([name, '--help']), true, name);
+    }
+    for (const argv of [
+      [],
+      ['--help'],
+      ['-h'],
+      ['help'],
+      ['--version'],
+      ['run'],
+      ['services', 'probe'],
+      ['services', 'serve'],
+      ['workflow', 'load'],
+      ['bridge', 'http-to-stdio'],
+      ['validatex'],
+      ['constructor'],
+      ['--json', 'validate'],
+    ]) {
+      assert.equal(usesLightPath(argv), false, argv.join(' '));
+      assert.equal(cliModuleFor(argv), './main.js', argv.join(' '));
+    }
+  });
+
+  test('the bundle is used when it is newer than every build; stale or missing, the unbundled light.js runs', async (t) => {
+    const dir = await tempDir(t);
+    const fresh = tree(join(dir, 'fresh'), {
+      'cli/dist/light.bundle.cjs': 2000,
+      'cli/dist/.tsbuildinfo': 1000,
+      'sdk/dist/.tsbuildinfo': 1000,
+      'supervisor/dist/.tsbuildinfo': 1000,
+    });
+    assert.equal(lightBundleFresh(fresh), true);
+    assert.equal(cliModuleFor(['validate', 'x.json'], fresh), './light.bundle.cjs');
+    assert.equal(cliModuleFor(['run'], fresh), './main.js');
+    // A later `tsc --build` of any package (here the SDK) makes the bundle stale.
+    const stale = tree(join(dir, 'stale'), {
+      'cli/dist/light.bundle.cjs': 2000,
+      'cli/dist/.tsbuildinfo': 1000,
+      'sdk/dist/.tsbuildinfo': 3000,
+    });
+    assert.equal(lightBundleFresh(stale), false);
+    assert.equal(cliModuleFor(['validate', 'x.json'], stale), './light.js');
+    // No bundle (only `tsc --build` ran): the unbundled light path.
+    const none = tree(join(dir, 'none'), { 'cli/dist/.tsbuildinfo': 1000 });
+    assert.equal(cliModuleFor(['status'], none), './light.js');
+    // A published package ships no .tsbuildinfo: the bundle is used.
+    const published = tree(join(dir, 'published'), { 'cli/dist/light.bundle.cjs': 2000 });
+    assert.equal(cliModuleFor(['schema'], published), './light.bundle.cjs');
+  });
+
+  test('this checkout, built by `npm run build`, runs the light commands from the bundle', () => {
+    assert.ok(existsSync(join(CLI_DIST, 'light.bundle.cjs')), 'no bundle: run `npm run build`');
+    assert.equal(
+      cliModuleFor(['validate', 'x.json'], pathToFileURL(`${CLI_DIST}/`)),
+      './light.bundle.cjs',
+      'the bundle is older than the last tsc build',
+    );
+  });
+});
+
+/** An Io that keeps what a command printed. */
+function captured(): { io: Io; out: () => string } {
+  let text = '';
+  return {
+    io: { stdout: (s) => (text += `[out]${s}`), stderr: (s) => (text += `[err]${s}`) },
+    out: () => text,
+  };
+}
+
+test('the light table and the full one print the same and exit alike', async () => {
+  const cases: string[][] = [
+    ['validate', workflowFixture('minimal.json')],
+    ['validate', workflowFixture('severalFaults.json'), '--json'],
+    ['validate', workflowFixture('notJson.txt')],
+    ['validate'],
+    ['validate', '--bogus'],
+    ['status', '--json'],
+    ['schema', '--json'],
+    ['harness-config', '--format', 'nope'],
+    ['--version'],
+    ['--version', '--json'],
+    ['status', '--help'],
+    [],
+  ];
+  for (const argv of cases) {
+    const light = captured();
+    const main = captured();
+    const env = process.env.SCIENCEEVOLVE_DATA_DIR;
+    delete process.env.SCIENCEEVOLVE_DATA_DIR;
+    try {
+      const a = await runLight([...argv], light.io);
+      const b = await runMain([...argv], main.io);
+      assert.equal(a, b, argv.join(' '));
+      assert.equal(light.out(), main.out(), argv.join(' '));
+    } finally {
+      if (env !== undefined) process.env.SCIENCEEVOLVE_DATA_DIR = env;
+    }
+  }
+});
+
+describe("the bundle's source map", () => {
+  test('names only real files: our TypeScript sources, each of which exists', () => {
+    const map = JSON.parse(readFileSync(join(CLI_DIST, 'light.bundle.cjs.map'), 'utf8')) as { sources: string[] };
+    assert.ok(map.sources.length > 20, `${map.sources.length} sources`);
+    for (const source of map.sources) {
+      assert.match(source, /^(\.\.\/src\/|\.\.\/\.\.\/(sdk|supervisor)\/src\/).*\.ts$/, source);
+      assert.ok(existsSync(join(CLI_DIST, source)), `${source} does not exist`);
+    }
+    for (const own of ['../src/commands/validate.ts', '../../sdk/src/workflow/validate.ts', '../src/dispatch.ts']) {
+      assert.ok(map.sources.includes(own), `${own} is mapped`);
+    }
+  });
+
+  test('a --debug stack of a light command names the TypeScript file and line that threw', async (t) => {
+    const dir = await tempDir(t);
+    const missing = join(dir, 'missing.json');
+    const child = spawn(process.execPath, [BIN, 'validate', missing, '--debug'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      stderr += c;
+    });
+    child.stdout.resume();
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    assert.ok(child.pid !== undefined);
+    await assertGone(child.pid);
+    assert.equal(code, 1, stderr);
+    assert.match(stderr, /error \[io_error\]/);
+    const frame = /at validateCommand \((.*\/packages\/cli\/src\/commands\/validate\.ts):(\d+):\d+\)/.exec(stderr);
+    assert.ok(frame, `a frame in validate.ts:\n${stderr}`);
+    const [, file = '', lineNumber = ''] = frame;
+    const line = readFileSync(file, 'utf8').split('\n')[Number(lineNumber) - 1] ?? '';
+    assert.match(line, /new SdkError\('io_error'/, `the frame's line is the throw: ${line}`);
+    assert.ok(!stderr.includes('light.bundle.cjs'), `no bundle position in the mapped stack:\n${stderr}`);
+  });
+});
+
+/** Runs the bin with `args` and `env` added; resolves to its exit code and output, the process proved gone. */
+async function runBin(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const base = { ...process.env };
+  delete base.NODE_COMPILE_CACHE;
+  delete base.NODE_DISABLE_COMPILE_CACHE;
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => {
+    stdout += c;
+  });
+  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  assert.ok(child.pid !== undefined);
+  await assertGone(child.pid);
+  return { code, stdout, stderr };
+}
+
+test("the light bundle's code cache: written once per command (0600), a damaged one is refused and replaced", async (t) => {
+  const dir = await tempDir(t);
+  const xdg = join(dir, 'xdg');
+  const cache = join(xdg, 'scienceevolve', 'compile', `light-validate-${process.version}-${process.arch}.cache`);
+  const minimal = workflowFixture('minimal.json');
+  const first = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg });
+  assert.equal(first.code, 0, first.stderr);
+  assert.ok(existsSync(cache), 'the first run wrote its code cache');
+  assert.equal(statSync(cache).mode & 0o777, 0o600);
+  const written = readFileSync(cache);
+  // The same key (the bundle's size and time, the first line), then bytes V8 cannot use.
+  const key = written.subarray(0, written.indexOf(10) + 1);
+  writeFileSync(cache, Buffer.concat([key, Buffer.alloc(4096, 7)]));
+  const damaged = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg });
+  assert.equal(damaged.code, 0, damaged.stderr);
+  assert.match(damaged.stdout, /is a valid workflow/);
+  assert.ok(!readFileSync(cache).subarray(key.length).equals(Buffer.alloc(4096, 7)), 'the damaged cache was replaced');
+  // Another key (another build of the bundle): ignored, and replaced too.
+  writeFileSync(cache, 'other key\nwhatever');
+  const other = await runBin(['validate', minimal, '--json'], { XDG_CACHE_HOME: xdg });
+  assert.equal(other.code, 0, other.stderr);
+  assert.deepEqual(JSON.parse(other.stdout), { ok: true, errors: [] });
+  assert.ok(readFileSync(cache).subarray(0, key.length).equals(key), "rewritten with this bundle's key");
+  // NODE_DISABLE_COMPILE_CACHE: nothing written.
+  const off = join(dir, 'off');
+  const disabled = await runBin(['validate', minimal], { XDG_CACHE_HOME: off, NODE_DISABLE_COMPILE_CACHE: '1' });
+  assert.equal(disabled.code, 0, disabled.stderr);
+  assert.equal(existsSync(off), false);
+});
