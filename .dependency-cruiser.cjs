@@ -184,7 +184,8 @@ module.exports = {
       name: 'cli-light-path-stays-light',
       comment:
         'packages/cli/src/light.ts (the light commands, which the bin runs from one bundled file) reaches, directly ' +
-        'or through a command, only the SDK light entries (/workflow, /store, /status, /harness-config, /errors), ' +
+        'or through a command, only the SDK light entries (/workflow, /store, /status, /harness-config, /errors, ' +
+        '/harness-names), ' +
         'never the SDK root, /internal or /agent-services, nor MCP, model, process or HTTP code: whatever it ' +
         'reaches is bundled into dist/light.bundle.js and loaded by every light command',
       severity: 'error',
@@ -192,7 +193,8 @@ module.exports = {
       to: {
         reachable: true,
         path: [HEAVY_PACKAGES, HEAVY_CORE, '^packages/sdk/'],
-        pathNot: '^packages/sdk/dist/(workflowEntry|storeEntry|statusEntry|harnessConfigEntry|errors)\\.(js|d\\.ts)$',
+        pathNot:
+          '^packages/sdk/dist/(workflowEntry|storeEntry|statusEntry|harnessConfigEntry|errors|schemas/harnessNames)\\.(js|d\\.ts)$',
       },
     },
     {
