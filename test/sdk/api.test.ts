@@ -126,6 +126,7 @@ const TYPES = [
   'SurfaceTaskOptions',
   'TokenCounts',
   'TokenUsage',
+  'ToolAskingEvent',
   'ToolCalledEvent',
   'ToolCallingEvent',
   'ToolFilter',
