@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -179,11 +179,12 @@ describe("the bundle's source map", () => {
 async function runBin(
   args: string[],
   env: NodeJS.ProcessEnv,
+  bin: string = BIN,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const base = { ...process.env };
   delete base.NODE_COMPILE_CACHE;
   delete base.NODE_DISABLE_COMPILE_CACHE;
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [bin, ...args], {
     cwd: ROOT,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -230,4 +231,42 @@ test("the light bundle's code cache: written once per command (0600), a damaged 
   const disabled = await runBin(['validate', minimal], { XDG_CACHE_HOME: off, NODE_DISABLE_COMPILE_CACHE: '1' });
   assert.equal(disabled.code, 0, disabled.stderr);
   assert.equal(existsSync(off), false);
+});
+
+test("the light bundle's code cache is not used for another bundle of the same size and modification time", async (t) => {
+  // An install tool that fixes every file's time (reproducible builds, the Nix store's mtime 1) can put a
+  // rebuilt bundle of the same size where the old one was: V8 checks only the source's length, so the
+  // cache key must tell the two files apart. A copy of the installed layout (no .tsbuildinfo, as published).
+  const dir = await tempDir(t);
+  const cli = join(dir, 'packages', 'cli');
+  for (const file of [
+    'bin/scienceevolve.js',
+    'bin/package.json',
+    'dist/entry.cjs',
+    'dist/light.bundle.cjs',
+    'package.json',
+  ]) {
+    mkdirSync(dirname(join(cli, file)), { recursive: true });
+    copyFileSync(join(ROOT, 'packages', 'cli', file), join(cli, file));
+  }
+  const bin = join(cli, 'bin', 'scienceevolve.js');
+  const bundle = join(cli, 'dist', 'light.bundle.cjs');
+  // Every file at one fixed time, as such an install leaves them.
+  utimesSync(bundle, 1, 1);
+  const xdg = join(dir, 'xdg');
+  const minimal = workflowFixture('minimal.json');
+  const first = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg }, bin);
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, /is a valid workflow/);
+  // "Another build": the same length, another text, and the old file's times put back.
+  const before = statSync(bundle);
+  const source = readFileSync(bundle, 'utf8');
+  assert.ok(source.includes('is a valid workflow'));
+  writeFileSync(bundle, source.replace('is a valid workflow', 'is a VALID workflow'));
+  utimesSync(bundle, 1, 1);
+  assert.equal(statSync(bundle).size, before.size);
+  assert.equal(statSync(bundle).mtimeMs, before.mtimeMs);
+  const second = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg }, bin);
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stdout, /is a VALID workflow/, 'the new bundle ran, not the code cached from the old one');
 });

@@ -8,7 +8,17 @@
  * as CommonJS (`dist/entry.cjs`, with `lightCommands.ts`), which the bin requires for the light commands;
  * the other commands import this ES module.
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  type Stats,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import nodeModule from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -138,14 +148,24 @@ export async function loadCli(argv: readonly string[]): Promise<CliModule> {
  * Node's loader would. When there was no cache, or V8 refused it (another bundle, another V8), a new one is
  * written at exit: made after the command ran, it holds the functions the command compiled, which Node's
  * own compile cache (made before a module runs) does not — so one cache per command. On Node 20, which has
- * no compile cache, this is the only one. The cache is keyed by the bundle's size and modification time
- * (V8 itself checks only the source's length). `NODE_DISABLE_COMPILE_CACHE` turns it off; a cache that
- * cannot be read or written is ignored, never a failure.
+ * no compile cache, this is the only one. The cache is keyed by the bundle file's identity: device, inode,
+ * size, modification and change times (V8 itself checks only the source's length, and an install that
+ * fixes every file's modification time — a reproducible build, the Nix store — can put another bundle of the
+ * same size in place: its inode or change time differ, which no `utimes` sets back). `NODE_DISABLE_COMPILE_CACHE`
+ * turns it off; a cache that cannot be read or written is ignored, never a failure.
  */
 function loadLightBundle(bundle: string, command: string): CliModule {
-  const source = readFileSync(bundle, 'utf8');
-  const stat = statSync(bundle);
-  const key = Buffer.from(`${stat.size}:${stat.mtimeMs}\n`);
+  // The text and its identity from one open file: a bundle replaced meanwhile cannot pair with the other's key.
+  const fd = openSync(bundle, 'r');
+  let source: string;
+  let stat: Stats;
+  try {
+    stat = fstatSync(fd);
+    source = readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+  const key = Buffer.from(`${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}\n`);
   const cacheFile = process.env.NODE_DISABLE_COMPILE_CACHE
     ? undefined
     : join(
