@@ -8,7 +8,19 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -269,4 +281,30 @@ test("the light bundle's code cache is not used for another bundle of the same s
   const second = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg }, bin);
   assert.equal(second.code, 0, second.stderr);
   assert.match(second.stdout, /is a VALID workflow/, 'the new bundle ran, not the code cached from the old one');
+});
+
+test("the light bundle's code cache is used only from a plain file of this user that no one else can write", async (t) => {
+  // The cache is compiled code: one planted by someone else (a link to their file, a file others may
+  // write) would run as whoever runs the CLI. Each is ignored and replaced by a file of our own.
+  const dir = await tempDir(t);
+  const xdg = join(dir, 'xdg');
+  const cache = join(xdg, 'scienceevolve', 'compile', `light-validate-${process.version}-${process.arch}.cache`);
+  const minimal = workflowFixture('minimal.json');
+  const first = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg });
+  assert.equal(first.code, 0, first.stderr);
+  const good = readFileSync(cache);
+  // A writable-by-others copy of a good cache: not used, so rewritten (0600 again).
+  chmodSync(cache, 0o646);
+  const loose = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg });
+  assert.equal(loose.code, 0, loose.stderr);
+  assert.equal(statSync(cache).mode & 0o777, 0o600, 'a cache others could write was not used, and was replaced');
+  // A link to a good cache elsewhere: not followed, so the link is replaced by a file.
+  const elsewhere = join(dir, 'elsewhere.cache');
+  writeFileSync(elsewhere, good, { mode: 0o600 });
+  rmSync(cache);
+  symlinkSync(elsewhere, cache);
+  const linked = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg });
+  assert.equal(linked.code, 0, linked.stderr);
+  assert.equal(lstatSync(cache).isSymbolicLink(), false, 'a linked cache was not used, and was replaced');
+  assert.ok(readFileSync(elsewhere).equals(good), 'the link target is untouched');
 });

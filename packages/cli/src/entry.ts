@@ -10,6 +10,7 @@
  */
 import {
   closeSync,
+  constants as fsConstants,
   fstatSync,
   mkdirSync,
   openSync,
@@ -175,8 +176,8 @@ function loadLightBundle(bundle: string, command: string): CliModule {
   let cached: Buffer | undefined;
   if (cacheFile !== undefined) {
     try {
-      const data = readFileSync(cacheFile);
-      if (data.subarray(0, key.length).equals(key)) cached = data.subarray(key.length);
+      const data = readOwnCache(cacheFile);
+      if (data?.subarray(0, key.length).equals(key)) cached = data.subarray(key.length);
     } catch {
       cached = undefined;
     }
@@ -200,9 +201,27 @@ function writeCodeCache(cacheFile: string, key: Buffer, script: Script): void {
   const temporary = `${cacheFile}.${process.pid}.tmp`;
   try {
     mkdirSync(dirname(cacheFile), { recursive: true, mode: 0o700 });
-    writeFileSync(temporary, Buffer.concat([key, script.createCachedData()]), { mode: 0o600 });
+    // A new file only (O_EXCL: never through a link planted under the temporary name).
+    writeFileSync(temporary, Buffer.concat([key, script.createCachedData()]), { mode: 0o600, flag: 'wx' });
     renameSync(temporary, cacheFile);
   } catch {
     // Uncached next time; never a failure of the command.
+  }
+}
+
+/**
+ * The code cache in `cacheFile` when it is one this user alone could have written: a regular file (a link
+ * is not followed), owned by this process's user, writable by no group or other. Else undefined: the cache
+ * is compiled code, and one planted by someone else would run as whoever runs the CLI.
+ */
+function readOwnCache(cacheFile: string): Buffer | undefined {
+  const fd = openSync(cacheFile, fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0));
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || (stat.mode & 0o022) !== 0) return undefined;
+    if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) return undefined;
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
