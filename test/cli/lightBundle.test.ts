@@ -90,6 +90,13 @@ describe('which module runs a command', () => {
     });
     assert.equal(lightBundleFresh(stale), false);
     assert.equal(cliModuleFor(['validate', 'x.json'], stale), './light.js');
+    // A build in the same tick of the clock as the bundle (a file system that keeps whole seconds): it may
+    // have come after the bundle, so the bundle is not trusted.
+    const sameTime = tree(join(dir, 'same'), {
+      'cli/dist/light.bundle.cjs': 2000,
+      'cli/dist/.tsbuildinfo': 2000,
+    });
+    assert.equal(lightBundleFresh(sameTime), false);
     // No bundle (only `tsc --build` ran): the unbundled light path.
     const none = tree(join(dir, 'none'), { 'cli/dist/.tsbuildinfo': 1000 });
     assert.equal(cliModuleFor(['status'], none), './light.js');

@@ -98,7 +98,8 @@ function mtimeOf(url: URL): number | undefined {
 /**
  * Whether the light bundle exists and is not older than the builds it was made from. `npm run build` makes
  * it after `tsc --build`; a later `tsc --build` alone (watch mode, typecheck, lint) rewrites a package's
- * `dist/.tsbuildinfo` when it emits anything, and then the bundle is stale: the bin runs the unbundled
+ * `dist/.tsbuildinfo` when it emits anything, and then the bundle is stale (a build with the bundle's own
+ * time too: on a file system that keeps whole seconds it may have come after it): the bin runs the unbundled
  * `dist/light.js` (the same code, as tsc built it) until the next `npm run build`. A published package has
  * no `.tsbuildinfo` (package.json leaves it out), so there the bundle is used whenever it exists.
  */
@@ -107,7 +108,7 @@ export function lightBundleFresh(cliDist: URL = new URL('./', import.meta.url)):
   if (bundle === undefined) return false;
   for (const pkg of ['cli', 'sdk', 'supervisor']) {
     const built = mtimeOf(new URL(`../../${pkg}/dist/.tsbuildinfo`, cliDist));
-    if (built !== undefined && built > bundle) return false;
+    if (built !== undefined && built >= bundle) return false;
   }
   return true;
 }
