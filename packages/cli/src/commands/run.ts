@@ -30,7 +30,8 @@ function tokens(usage: { inputTokens?: number; outputTokens?: number }): string 
  */
 export function progressLine(event: RunEvent): string | undefined {
   const line = progressText(event);
-  return line === undefined ? undefined : visible(line);
+  // Line by line: a message's own line breaks stay breaks; every other control character is shown.
+  return line === undefined ? undefined : line.split('\n').map(visible).join('\n');
 }
 
 function progressText(event: RunEvent): string | undefined {
