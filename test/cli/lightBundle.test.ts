@@ -315,3 +315,34 @@ test("the light bundle's code cache is used only from a plain file of this user 
   assert.equal(lstatSync(cache).isSymbolicLink(), false, 'a linked cache was not used, and was replaced');
   assert.ok(readFileSync(elsewhere).equals(good), 'the link target is untouched');
 });
+
+test('a light build the checks refuse leaves no bundle behind (nor an earlier one): the bin cannot run it', async (t) => {
+  // A copy of the build script in a tree of its own, whose light.js reads import.meta (refused: in the bundle
+  // it would be the bundle's URL), with a bundle of an earlier build in place.
+  const dir = await tempDir(t);
+  mkdirSync(join(dir, 'scripts'));
+  copyFileSync(join(ROOT, 'scripts', 'build-light.mjs'), join(dir, 'scripts', 'build-light.mjs'));
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const dist = join(dir, 'packages', 'cli', 'dist');
+  mkdirSync(dist, { recursive: true });
+  writeFileSync(join(dist, 'light.js'), 'export const where = import.meta.url;\n');
+  writeFileSync(join(dist, 'entry.js'), 'export const entry = 1;\n');
+  writeFileSync(join(dist, 'light.bundle.cjs'), '/* an earlier build */\n');
+  const child = spawn(process.execPath, [join(dir, 'scripts', 'build-light.mjs')], {
+    // As `npm run build` runs it: from the tree's root.
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  assert.ok(child.pid !== undefined);
+  await assertGone(child.pid);
+  assert.equal(code, 1, stderr);
+  assert.match(stderr, /refused[\s\S]*light\.js: reads import\.meta/);
+  for (const file of ['light.bundle.cjs', 'light.bundle.cjs.map', 'entry.cjs', 'entry.cjs.map']) {
+    assert.equal(existsSync(join(dist, file)), false, `${file} is not left behind`);
+  }
+});
