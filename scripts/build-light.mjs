@@ -11,7 +11,7 @@
 //   outside the bundle (the bin runs it through vm.Script, where `import()` has no loader);
 // - a bundled module that reads `import.meta` other than packages/cli/dist/cliPaths.js: in the bundle,
 //   `import.meta.url` is the bundle's, so only a module at the bundle's own depth (dist/) finds its files.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -183,6 +183,22 @@ function ownSourcesOnly(map) {
   return { ...map, sources, mappings: lines.join(';') };
 }
 
+const ENTRY_CJS = join(CLI_DIST, 'entry.cjs');
+/** Everything this script writes: removed first, and again when the build is refused. */
+const OUTPUTS = [OUT, `${OUT}.map`, ENTRY_CJS, `${ENTRY_CJS}.map`];
+
+/**
+ * Fails the build with `lines`, leaving none of its outputs: a bundle written before a check refused it
+ * would be newer than every tsc build, so the bin would take it as fresh and run it.
+ */
+function refuse(lines) {
+  for (const file of OUTPUTS) rmSync(file, { force: true });
+  console.error(`build-light: refused\n  ${lines.join('\n  ')}`);
+  process.exit(1);
+}
+
+// An earlier bundle is not left behind a build that fails: the bin then runs the unbundled light path.
+for (const file of OUTPUTS) rmSync(file, { force: true });
 const started = Date.now();
 const result = await build({
   entryPoints: [ENTRY],
@@ -208,7 +224,6 @@ const result = await build({
 // The bin's own start for the light commands, as CommonJS (`dist/entry.cjs`): entry.ts and the plain data it
 // imports, nothing more (the stdout guard it imports on demand stays outside: the light commands never
 // serve stdio). A CommonJS start skips the ES module loader's start on the light path.
-const ENTRY_CJS = join(CLI_DIST, 'entry.cjs');
 const start = await build({
   entryPoints: [join(CLI_DIST, 'entry.js')],
   outfile: ENTRY_CJS,
@@ -228,8 +243,7 @@ const startInputs = Object.keys(start.metafile.inputs).map((f) => f.split(sep).j
 const START_OK = ['packages/cli/dist/entry.js', 'packages/cli/dist/lightCommands.js'];
 for (const input of startInputs) {
   if (!START_OK.includes(input)) {
-    console.error(`build-light: refused: dist/entry.cjs would bundle ${input}; entry.ts imports Node built-ins only`);
-    process.exit(1);
+    refuse([`dist/entry.cjs would bundle ${input}; entry.ts imports Node built-ins only`]);
   }
 }
 
@@ -250,10 +264,7 @@ for (const [file, input] of Object.entries(result.metafile.inputs)) {
 const mapFile = `${OUT}.map`;
 writeFileSync(mapFile, JSON.stringify(ownSourcesOnly(JSON.parse(readFileSync(mapFile, 'utf8')))));
 
-if (problems.length > 0) {
-  console.error(`build-light: refused\n  ${problems.join('\n  ')}`);
-  process.exit(1);
-}
+if (problems.length > 0) refuse(problems);
 const size = statSync(OUT).size;
 console.log(
   `build-light: ${relative(ROOT, OUT)} (${Math.round(size / 1024)} KiB, ${Object.keys(result.metafile.inputs).length} modules) in ${Date.now() - started} ms`,

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ERROR_CODES, ERROR_FIXES, remedyOf } from '../../packages/sdk/src/errors.js';
 import { SCREEN_TAIL_BYTES, SCREEN_TAIL_LINES, failureText, screenTail } from '../../packages/cli/src/output.js';
+import { progressLine } from '../../packages/cli/src/commands/run.js';
+import type { RunEvent } from '../../packages/sdk/src/index.js';
 
 test('every code has a fix, and an error of its own keeps its remedy', () => {
   for (const code of ERROR_CODES) {
@@ -90,4 +92,39 @@ test('screenTail shows the control characters a service wrote as \\xNN: no escap
   ]);
   const text = failureText({ code: 'service_exited', message: 'm', data: { service: 's', stderrTail: hostile } });
   assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(text), JSON.stringify(text));
+});
+
+test("progress lines show a service's or a model's text with its control characters made visible", () => {
+  const base = { time: '2026-12-02T00:00:00.000Z', run: 'r', agent: 'main', invocation: 'i', attempt: 1 };
+  // A tool's error text is the service's: an escape sequence in it (here OSC 52, which sets the clipboard)
+  // must not reach the terminal.
+  const called = progressLine({
+    ...base,
+    type: 'tool.called',
+    tool: 'svc__t',
+    arguments: {},
+    ok: false,
+    durationMs: 1,
+    summary: 'bad \u001b]52;c;ZXZpbA==\u0007 input\nsecond line',
+  } as RunEvent);
+  assert.equal(called, '[main] svc__t answered an error: bad \\x1b]52;c;ZXZpbA==\\x07 input');
+  const retry = progressLine({
+    ...base,
+    type: 'model.retry',
+    turn: 2,
+    attempt: 1,
+    delayMs: 10,
+    status: 500,
+    message: 'upstream \u009b31m said no',
+  } as RunEvent);
+  assert.match(retry ?? '', /model call failed \(500: upstream \\x9b31m said no\)/);
+  assert.doesNotMatch(`${called}${retry}`, /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/);
+});
+
+test("failure text shows the error's message with its control characters made visible, line by line", () => {
+  // A message can quote what a service answered (run.json's error, printed by `run` and `resume`).
+  const text = failureText({ code: 'tool_failed', message: 'the service said \u001b[2J\u001b]0;pwned\u0007\nsecond' });
+  assert.equal(text.split('\n')[0], 'error [tool_failed]: the service said \\x1b[2J\\x1b]0;pwned\\x07');
+  assert.equal(text.split('\n')[1], 'second');
+  assert.doesNotMatch(text.replaceAll('\n', ''), /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/);
 });

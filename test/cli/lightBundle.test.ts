@@ -8,7 +8,19 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -78,6 +90,13 @@ describe('which module runs a command', () => {
     });
     assert.equal(lightBundleFresh(stale), false);
     assert.equal(cliModuleFor(['validate', 'x.json'], stale), './light.js');
+    // A build in the same tick of the clock as the bundle (a file system that keeps whole seconds): it may
+    // have come after the bundle, so the bundle is not trusted.
+    const sameTime = tree(join(dir, 'same'), {
+      'cli/dist/light.bundle.cjs': 2000,
+      'cli/dist/.tsbuildinfo': 2000,
+    });
+    assert.equal(lightBundleFresh(sameTime), false);
     // No bundle (only `tsc --build` ran): the unbundled light path.
     const none = tree(join(dir, 'none'), { 'cli/dist/.tsbuildinfo': 1000 });
     assert.equal(cliModuleFor(['status'], none), './light.js');
@@ -179,11 +198,12 @@ describe("the bundle's source map", () => {
 async function runBin(
   args: string[],
   env: NodeJS.ProcessEnv,
+  bin: string = BIN,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const base = { ...process.env };
   delete base.NODE_COMPILE_CACHE;
   delete base.NODE_DISABLE_COMPILE_CACHE;
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [bin, ...args], {
     cwd: ROOT,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -230,4 +250,99 @@ test("the light bundle's code cache: written once per command (0600), a damaged 
   const disabled = await runBin(['validate', minimal], { XDG_CACHE_HOME: off, NODE_DISABLE_COMPILE_CACHE: '1' });
   assert.equal(disabled.code, 0, disabled.stderr);
   assert.equal(existsSync(off), false);
+});
+
+test("the light bundle's code cache is not used for another bundle of the same size and modification time", async (t) => {
+  // An install tool that fixes every file's time (reproducible builds, the Nix store's mtime 1) can put a
+  // rebuilt bundle of the same size where the old one was: V8 checks only the source's length, so the
+  // cache key must tell the two files apart. A copy of the installed layout (no .tsbuildinfo, as published).
+  const dir = await tempDir(t);
+  const cli = join(dir, 'packages', 'cli');
+  for (const file of [
+    'bin/scienceevolve.js',
+    'bin/package.json',
+    'dist/entry.cjs',
+    'dist/light.bundle.cjs',
+    'package.json',
+  ]) {
+    mkdirSync(dirname(join(cli, file)), { recursive: true });
+    copyFileSync(join(ROOT, 'packages', 'cli', file), join(cli, file));
+  }
+  const bin = join(cli, 'bin', 'scienceevolve.js');
+  const bundle = join(cli, 'dist', 'light.bundle.cjs');
+  // Every file at one fixed time, as such an install leaves them.
+  utimesSync(bundle, 1, 1);
+  const xdg = join(dir, 'xdg');
+  const minimal = workflowFixture('minimal.json');
+  const first = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg }, bin);
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, /is a valid workflow/);
+  // "Another build": the same length, another text, and the old file's times put back.
+  const before = statSync(bundle);
+  const source = readFileSync(bundle, 'utf8');
+  assert.ok(source.includes('is a valid workflow'));
+  writeFileSync(bundle, source.replace('is a valid workflow', 'is a VALID workflow'));
+  utimesSync(bundle, 1, 1);
+  assert.equal(statSync(bundle).size, before.size);
+  assert.equal(statSync(bundle).mtimeMs, before.mtimeMs);
+  const second = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg }, bin);
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stdout, /is a VALID workflow/, 'the new bundle ran, not the code cached from the old one');
+});
+
+test("the light bundle's code cache is used only from a plain file of this user that no one else can write", async (t) => {
+  // The cache is compiled code: one planted by someone else (a link to their file, a file others may
+  // write) would run as whoever runs the CLI. Each is ignored and replaced by a file of our own.
+  const dir = await tempDir(t);
+  const xdg = join(dir, 'xdg');
+  const cache = join(xdg, 'scienceevolve', 'compile', `light-validate-${process.version}-${process.arch}.cache`);
+  const minimal = workflowFixture('minimal.json');
+  const first = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg });
+  assert.equal(first.code, 0, first.stderr);
+  const good = readFileSync(cache);
+  // A writable-by-others copy of a good cache: not used, so rewritten (0600 again).
+  chmodSync(cache, 0o646);
+  const loose = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg });
+  assert.equal(loose.code, 0, loose.stderr);
+  assert.equal(statSync(cache).mode & 0o777, 0o600, 'a cache others could write was not used, and was replaced');
+  // A link to a good cache elsewhere: not followed, so the link is replaced by a file.
+  const elsewhere = join(dir, 'elsewhere.cache');
+  writeFileSync(elsewhere, good, { mode: 0o600 });
+  rmSync(cache);
+  symlinkSync(elsewhere, cache);
+  const linked = await runBin(['validate', minimal], { XDG_CACHE_HOME: xdg });
+  assert.equal(linked.code, 0, linked.stderr);
+  assert.equal(lstatSync(cache).isSymbolicLink(), false, 'a linked cache was not used, and was replaced');
+  assert.ok(readFileSync(elsewhere).equals(good), 'the link target is untouched');
+});
+
+test('a light build the checks refuse leaves no bundle behind (nor an earlier one): the bin cannot run it', async (t) => {
+  // A copy of the build script in a tree of its own, whose light.js reads import.meta (refused: in the bundle
+  // it would be the bundle's URL), with a bundle of an earlier build in place.
+  const dir = await tempDir(t);
+  mkdirSync(join(dir, 'scripts'));
+  copyFileSync(join(ROOT, 'scripts', 'build-light.mjs'), join(dir, 'scripts', 'build-light.mjs'));
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const dist = join(dir, 'packages', 'cli', 'dist');
+  mkdirSync(dist, { recursive: true });
+  writeFileSync(join(dist, 'light.js'), 'export const where = import.meta.url;\n');
+  writeFileSync(join(dist, 'entry.js'), 'export const entry = 1;\n');
+  writeFileSync(join(dist, 'light.bundle.cjs'), '/* an earlier build */\n');
+  const child = spawn(process.execPath, [join(dir, 'scripts', 'build-light.mjs')], {
+    // As `npm run build` runs it: from the tree's root.
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  assert.ok(child.pid !== undefined);
+  await assertGone(child.pid);
+  assert.equal(code, 1, stderr);
+  assert.match(stderr, /refused[\s\S]*light\.js: reads import\.meta/);
+  for (const file of ['light.bundle.cjs', 'light.bundle.cjs.map', 'entry.cjs', 'entry.cjs.map']) {
+    assert.equal(existsSync(join(dist, file)), false, `${file} is not left behind`);
+  }
 });

@@ -8,7 +8,18 @@
  * as CommonJS (`dist/entry.cjs`, with `lightCommands.ts`), which the bin requires for the light commands;
  * the other commands import this ES module.
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  type Stats,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import nodeModule from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -87,7 +98,8 @@ function mtimeOf(url: URL): number | undefined {
 /**
  * Whether the light bundle exists and is not older than the builds it was made from. `npm run build` makes
  * it after `tsc --build`; a later `tsc --build` alone (watch mode, typecheck, lint) rewrites a package's
- * `dist/.tsbuildinfo` when it emits anything, and then the bundle is stale: the bin runs the unbundled
+ * `dist/.tsbuildinfo` when it emits anything, and then the bundle is stale (a build with the bundle's own
+ * time too: on a file system that keeps whole seconds it may have come after it): the bin runs the unbundled
  * `dist/light.js` (the same code, as tsc built it) until the next `npm run build`. A published package has
  * no `.tsbuildinfo` (package.json leaves it out), so there the bundle is used whenever it exists.
  */
@@ -96,7 +108,7 @@ export function lightBundleFresh(cliDist: URL = new URL('./', import.meta.url)):
   if (bundle === undefined) return false;
   for (const pkg of ['cli', 'sdk', 'supervisor']) {
     const built = mtimeOf(new URL(`../../${pkg}/dist/.tsbuildinfo`, cliDist));
-    if (built !== undefined && built > bundle) return false;
+    if (built !== undefined && built >= bundle) return false;
   }
   return true;
 }
@@ -138,14 +150,24 @@ export async function loadCli(argv: readonly string[]): Promise<CliModule> {
  * Node's loader would. When there was no cache, or V8 refused it (another bundle, another V8), a new one is
  * written at exit: made after the command ran, it holds the functions the command compiled, which Node's
  * own compile cache (made before a module runs) does not — so one cache per command. On Node 20, which has
- * no compile cache, this is the only one. The cache is keyed by the bundle's size and modification time
- * (V8 itself checks only the source's length). `NODE_DISABLE_COMPILE_CACHE` turns it off; a cache that
- * cannot be read or written is ignored, never a failure.
+ * no compile cache, this is the only one. The cache is keyed by the bundle file's identity: device, inode,
+ * size, modification and change times (V8 itself checks only the source's length, and an install that
+ * fixes every file's modification time — a reproducible build, the Nix store — can put another bundle of the
+ * same size in place: its inode or change time differ, which no `utimes` sets back). `NODE_DISABLE_COMPILE_CACHE`
+ * turns it off; a cache that cannot be read or written is ignored, never a failure.
  */
 function loadLightBundle(bundle: string, command: string): CliModule {
-  const source = readFileSync(bundle, 'utf8');
-  const stat = statSync(bundle);
-  const key = Buffer.from(`${stat.size}:${stat.mtimeMs}\n`);
+  // The text and its identity from one open file: a bundle replaced meanwhile cannot pair with the other's key.
+  const fd = openSync(bundle, 'r');
+  let source: string;
+  let stat: Stats;
+  try {
+    stat = fstatSync(fd);
+    source = readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+  const key = Buffer.from(`${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}\n`);
   const cacheFile = process.env.NODE_DISABLE_COMPILE_CACHE
     ? undefined
     : join(
@@ -155,8 +177,8 @@ function loadLightBundle(bundle: string, command: string): CliModule {
   let cached: Buffer | undefined;
   if (cacheFile !== undefined) {
     try {
-      const data = readFileSync(cacheFile);
-      if (data.subarray(0, key.length).equals(key)) cached = data.subarray(key.length);
+      const data = readOwnCache(cacheFile);
+      if (data?.subarray(0, key.length).equals(key)) cached = data.subarray(key.length);
     } catch {
       cached = undefined;
     }
@@ -180,9 +202,27 @@ function writeCodeCache(cacheFile: string, key: Buffer, script: Script): void {
   const temporary = `${cacheFile}.${process.pid}.tmp`;
   try {
     mkdirSync(dirname(cacheFile), { recursive: true, mode: 0o700 });
-    writeFileSync(temporary, Buffer.concat([key, script.createCachedData()]), { mode: 0o600 });
+    // A new file only (O_EXCL: never through a link planted under the temporary name).
+    writeFileSync(temporary, Buffer.concat([key, script.createCachedData()]), { mode: 0o600, flag: 'wx' });
     renameSync(temporary, cacheFile);
   } catch {
     // Uncached next time; never a failure of the command.
+  }
+}
+
+/**
+ * The code cache in `cacheFile` when it is one this user alone could have written: a regular file (a link
+ * is not followed), owned by this process's user, writable by no group or other. Else undefined: the cache
+ * is compiled code, and one planted by someone else would run as whoever runs the CLI.
+ */
+function readOwnCache(cacheFile: string): Buffer | undefined {
+  const fd = openSync(cacheFile, fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0));
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || (stat.mode & 0o022) !== 0) return undefined;
+    if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) return undefined;
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }

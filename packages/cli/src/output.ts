@@ -130,9 +130,12 @@ export function failureText(error: ShownError, options: { indent?: string; head?
     for (const line of tail) lines.push(`    | ${line}`);
   }
   lines.push(`  fix: ${remedyOf(error)}`);
-  return lines
-    .join('\n')
-    .split('\n')
-    .map((line) => `${indent}${line}\n`)
-    .join('');
+  return (
+    lines
+      .join('\n')
+      .split('\n')
+      // The message can quote a service's or an endpoint's words: no control character reaches the terminal.
+      .map((line) => `${indent}${visible(line)}\n`)
+      .join('')
+  );
 }

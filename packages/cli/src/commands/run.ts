@@ -9,7 +9,7 @@ import {
 } from '@scienceevolve/sdk';
 import { parseCommand, required, sdkOptions } from '../args.js';
 import { RUN_OPTIONS, command } from '../optionTable.js';
-import { EXIT, type Io, failureText, printJson, usageError } from '../output.js';
+import { EXIT, type Io, failureText, printJson, usageError, visible } from '../output.js';
 import { queueUrlOption } from '../queueUrlOption.js';
 import { askOnTerminal, attended } from '../operatorPrompt.js';
 import { untilSignal } from '../signals.js';
@@ -23,8 +23,18 @@ function tokens(usage: { inputTokens?: number; outputTokens?: number }): string 
   return parts.length === 0 ? 'usage not reported' : `${parts.join(' / ')} tokens`;
 }
 
-/** One short progress line for an event, or undefined for events not worth a line. */
+/**
+ * One short progress line for an event, or undefined for events not worth a line. Much of it is text a
+ * service or a model endpoint wrote (a tool's error, a service's failure, a retry's message): every control
+ * character is shown as `\xNN`, so it cannot drive the terminal.
+ */
 export function progressLine(event: RunEvent): string | undefined {
+  const line = progressText(event);
+  // Line by line: a message's own line breaks stay breaks; every other control character is shown.
+  return line === undefined ? undefined : line.split('\n').map(visible).join('\n');
+}
+
+function progressText(event: RunEvent): string | undefined {
   const who = `[${'agent' in event ? event.agent : 'run'}]`;
   switch (event.type) {
     case 'run.started':

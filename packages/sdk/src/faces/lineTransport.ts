@@ -157,8 +157,16 @@ export class LineTransport implements Transport {
     this.onsend?.(message);
     const text = `${JSON.stringify(message)}\n`;
     const blocked = this.blocked;
-    if (blocked === undefined) return this.write(text);
-    const write = blocked.then(() => this.write(text));
+    if (blocked === undefined) return this.write(text, true);
+    // Behind the last message queued: its write (and drain) is part of this chain, so the chain's tail
+    // is the one thing later messages wait for.
+    const write = blocked.then(() => this.write(text, false));
+    this.queueBehind(write);
+    return write;
+  }
+
+  /** Makes `write` the tail later messages wait for; cleared once it settles, unless a later one replaced it. */
+  private queueBehind(write: Promise<void>): void {
     const after = write.then(
       () => {},
       () => {},
@@ -167,11 +175,14 @@ export class LineTransport implements Transport {
     void after.then(() => {
       if (this.blocked === after) this.blocked = undefined;
     });
-    return write;
   }
 
-  /** Writes `text` now; resolves once the output took it (at once, or at its next `drain`). */
-  private write(text: string): Promise<void> {
+  /**
+   * Writes `text` now; resolves once the output took it (at once, or at its next `drain`). `head`: nothing
+   * was queued, so a write that waits for `drain` becomes the tail; a queued write's wait is its chain's
+   * already (making it the tail again would let a later message overtake the ones queued behind it).
+   */
+  private write(text: string, head: boolean): Promise<void> {
     if (this.isClosed || this.output.destroyed || this.output.writableEnded) {
       return Promise.reject(new Error('the stdio face is closed'));
     }
@@ -192,14 +203,7 @@ export class LineTransport implements Transport {
       this.output.once('drain', resolve);
     });
     // Later messages wait for this one to be taken.
-    const after = drained.then(
-      () => {},
-      () => {},
-    );
-    this.blocked = after;
-    void after.then(() => {
-      if (this.blocked === after) this.blocked = undefined;
-    });
+    if (head) this.queueBehind(drained);
     return drained;
   }
 
