@@ -213,6 +213,27 @@ export function isSecretField(name: string, field: unknown): boolean {
 }
 
 /**
+ * A question's `requestedSchema` as a journal (and the run viewer) may show it: a field that holds a secret
+ * ({@link isSecretField}) keeps its type and description, but its `default`, `examples`, `const` and `enum`
+ * are {@link REDACTED} — the operator's prompt never shows them either.
+ */
+export function redactQuestionSchema(requestedSchema: Record<string, unknown>): Record<string, unknown> {
+  const properties = requestedSchema.properties;
+  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) return requestedSchema;
+  const shown: Record<string, unknown> = Object.create(null);
+  for (const [name, field] of Object.entries(properties as Record<string, unknown>)) {
+    if (!isSecretField(name, field) || typeof field !== 'object' || field === null) {
+      shown[name] = field;
+      continue;
+    }
+    const copy: Record<string, unknown> = { ...(field as Record<string, unknown>) };
+    for (const key of ['default', 'examples', 'const', 'enum']) if (key in copy) copy[key] = REDACTED;
+    shown[name] = copy;
+  }
+  return { ...requestedSchema, properties: { ...shown } };
+}
+
+/**
  * Elicited `values` as a journal may show them: the value of every field that `requestedSchema` marks
  * secret (`format: "password"`, `writeOnly: true`, `"x-secret": true`) or whose name looks like a
  * credential ({@link isSecretName}) is {@link REDACTED}.

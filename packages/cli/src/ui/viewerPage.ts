@@ -352,8 +352,9 @@ export const VIEWER_JS = String.raw`'use strict';
       if (s.output !== null && s.output !== undefined) out.push(el('h3', '', 'Answer'), el('pre', 'answer', s.output));
       else if (s.status !== 'running') out.push(el('h3', '', 'Answer'), el('p', 'muted answer', 'no answer (the run ' + s.status + ')'));
     }
-    // Questions waiting for the operator (answered at the run's terminal): shown at the top.
-    const waiting = unanswered(events);
+    // Questions waiting for the operator (answered at the run's terminal): shown at the top while the run
+    // runs; a run that ended (interrupted, cancelled) waits for no one.
+    const waiting = running ? unanswered(events) : [];
     if (waiting.length > 0) {
       const box = el('div', 'questions-pending', el('strong', '', 'Waiting for the operator'), ' (answer at the terminal of the run)');
       for (const e of waiting) box.append(el('div', '', e.agent + ' · ' + e.tool + ': ', questionBlock(e)));

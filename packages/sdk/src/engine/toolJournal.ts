@@ -12,7 +12,7 @@ import type { RunEventInput } from '../events/runEvents.js';
 import { telemetry } from '../events/telemetry.js';
 import type { SurfaceTaskOptions } from '../surface/surfaceTypes.js';
 import { argumentsDigest, type OpenTask } from './taskResume.js';
-import { redactElicited, redactUrl } from '../redact.js';
+import { redactElicited, redactQuestionSchema, redactUrl } from '../redact.js';
 import {
   DEFAULT_ELICITATION_POLICY,
   type ElicitationPolicy,
@@ -157,7 +157,7 @@ function shownQuestion(asked: Question): Pick<Question, 'mode' | 'message' | 're
   return {
     mode: asked.mode,
     message: asked.message,
-    ...(asked.requestedSchema === undefined ? {} : { requestedSchema: asked.requestedSchema }),
+    ...(asked.requestedSchema === undefined ? {} : { requestedSchema: redactQuestionSchema(asked.requestedSchema) }),
     ...(asked.url === undefined ? {} : { url: redactUrl(asked.url) }),
   };
 }
