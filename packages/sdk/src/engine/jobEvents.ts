@@ -113,6 +113,8 @@ const coded = shape({ code: str, message: str });
 
 /** Fields of every event about an invocation; `run`, `invocation`, `agent` are compared to the job's too. */
 const base = { type: str, time, run: opt(str), invocation: str, agent: str } as const;
+/** Fields of a question from a service (`tool.asking`, and `tool.question` with its answer). */
+const question = { ...base, tool: str, mode: str, message: str, requestedSchema: opt(any), url: opt(str) } as const;
 /** Fields of every service event (the public ones and the service layer's). */
 const service = {
   ...base,
@@ -200,21 +202,9 @@ const FIELDS: { [T in WorkerEventType]: Fields<T> } = {
     argumentsDigest: str,
     callId: opt(str),
   },
-  'tool.asking': {
-    ...base,
-    tool: str,
-    mode: str,
-    message: str,
-    requestedSchema: opt(any),
-    url: opt(str),
-  },
+  'tool.asking': question,
   'tool.question': {
-    ...base,
-    tool: str,
-    mode: str,
-    message: str,
-    requestedSchema: opt(any),
-    url: opt(str),
+    ...question,
     policy: str,
     action: str,
     content: opt(any),
