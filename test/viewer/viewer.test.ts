@@ -248,9 +248,13 @@ test('the run viewer shows a scripted run in chromium, follows it live, and give
         },
       },
       { ...base, type: 'workflow.reconfigured', time, version: 2, changedMcps: [], changedAgents: ['worker'] },
+      // A question left unanswered in a run that has ended: shown in its lane, but nobody is waited for.
+      { ...base, type: 'tool.asking', time, tool: 'notes__ask', mode: 'form', message: 'which date?' },
     ];
     appendFileSync(eventsPath, more.map((e) => `${JSON.stringify(e)}\n`).join(''));
     await lane.locator('tr[data-type="workflow.reconfigured"]').waitFor({ timeout: 5000 });
+    await lane.locator('tr[data-type="tool.asking"]').waitFor({ timeout: 5000 });
+    assert.equal(await page.locator('.questions-pending').count(), 0, 'a run that ended waits for no operator');
     assert.match(
       (await lane.locator('tr[data-type="model.called"]').textContent()) ?? '',
       /gpt-test.*1,234 in \/ 56 out · 7 cached/,
