@@ -7,7 +7,6 @@
 import { mainProposedDigests } from '../invocation/sandboxPolicy.js';
 import { toSdkError } from '../errors.js';
 import { type RunEventInput, addUsage, emptyUsage } from '../events/runEvents.js';
-import type { JournaledSteps } from '../harness/harness.js';
 import type { RunHarnesses } from '../harness/harnessFor.js';
 import { ATTEMPT_FORMAT, type AttemptOutcome, type AttemptSpec } from '../schemas/attempt.js';
 import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
@@ -17,10 +16,10 @@ import { type AttemptResult, servicesIdOf } from './attempt.js';
 import { checkpointPath, damagedCheckpoint } from './checkpoints.js';
 import type { EngineOptions } from './engineOptions.js';
 import { setInvocationState } from './invocationState.js';
-import { journaledJson } from './journaledSteps.js';
+import { journaledJson, journaledSteps } from './journaledSteps.js';
 import { runGitRemote } from './remoteWorktrees.js';
 import { type AttemptRecord, type InvocationRecord, type RunFile, type RunRecord, now } from './runRecord.js';
-import type { OpenTask } from './taskResume.js';
+import { openTasks } from './taskResume.js';
 
 /** Whether two object types are the same: the same keys, each assignable to the other. */
 type Same<A, B> = [A] extends [B]
@@ -51,10 +50,11 @@ export interface AttemptCoordinator {
   readonly options: EngineOptions;
   /** Journals an event of the run. */
   emit(event: RunEventInput): void;
-  /** What the run's journal holds of the invocation's steps (a checkpoint is checked against it). */
-  journaled(invocation: string): Promise<JournaledSteps>;
-  /** The tasks the run's journal holds as accepted for the invocation and never answered. */
-  openTasks(invocation: string): Promise<OpenTask[]>;
+  /**
+   * The run's journal as it is now, read once per spec: what it holds of the invocation's steps (a
+   * checkpoint is checked against it) and the tasks accepted for it and never answered.
+   */
+  journalEvents(): Promise<readonly unknown[]>;
   /** The workflow version in force. */
   currentVersion(): Promise<WorkflowVersion>;
 }
@@ -75,11 +75,12 @@ export async function buildAttemptSpec(
   const run = host.record.run;
   const path = checkpointPath(host.paths, run, invocation.id);
   let checkpoint: unknown = null;
+  const events = await host.journalEvents();
   let journaled = { responses: [] as string[], calls: [] as { callId: string; tool: string; resultDigest: string }[] };
   try {
     // The file as it is: the runner checks that it is this invocation's before its harness reads it.
     checkpoint = (await readJsonFile<unknown>(path)) ?? null;
-    if (checkpoint !== null) journaled = journaledJson(await host.journaled(invocation.id));
+    if (checkpoint !== null) journaled = journaledJson(journaledSteps(events, invocation.id));
   } catch (error) {
     return { version, unreadable: damagedCheckpoint(path, invocation.id, error) };
   }
@@ -97,7 +98,7 @@ export async function buildAttemptSpec(
       mainProposed: [...(await mainProposedDigests(host.paths, version))],
       checkpoint,
       journaled,
-      openTasks: await host.openTasks(invocation.id),
+      openTasks: openTasks(events, invocation.id),
       script: host.harnesses.script ?? null,
       positions: host.harnesses.scripted?.snapshot() ?? null,
       git: version.workflow.orchestration.git ? { remote: await runGitRemote(host.record.workspace) } : null,

@@ -14,7 +14,6 @@ import {
   emptyUsage,
 } from '../events/runEvents.js';
 import type { RunHarnesses } from '../harness/harnessFor.js';
-import type { JournaledSteps } from '../harness/harness.js';
 import { hostSupervisor } from '../invocation/hostSupervision.js';
 import { newInvocationId } from '../invocation/invocation.js';
 import type { QueueClient } from '../queue/queueClient.js';
@@ -46,8 +45,6 @@ import {
   now,
   runEventsPath,
 } from './runRecord.js';
-import { journaledSteps } from './journaledSteps.js';
-import { type OpenTask, openTasks } from './taskResume.js';
 import { RoleWorktrees } from './worktrees.js';
 
 export type { EngineOptions, RunResult } from './engineOptions.js';
@@ -120,14 +117,9 @@ export class RunEngine implements AttemptCoordinator, QueuedAttemptHost {
     return this.supervisor;
   }
 
-  /** What this run's journal holds of `invocation`'s steps (a checkpoint is checked against it). */
-  async journaled(invocation: string): Promise<JournaledSteps> {
-    return journaledSteps(await readEvents(runEventsPath(this.paths, this.record.run)), invocation);
-  }
-
-  /** The tasks this run's journal holds as accepted for `invocation` and never answered. */
-  async openTasks(invocation: string): Promise<OpenTask[]> {
-    return openTasks(await readEvents(runEventsPath(this.paths, this.record.run)), invocation);
+  /** The run's journal as it is now (the attempt spec's journaled steps and open tasks come from it). */
+  journalEvents(): Promise<readonly unknown[]> {
+    return readEvents(runEventsPath(this.paths, this.record.run));
   }
 
   /** Journals one public event (adding time and run id) and hands it to the stream and `onEvent`. */
