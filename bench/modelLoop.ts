@@ -7,8 +7,9 @@
  *
  * - ours: `createModelLoopHarness` (`openai`, `api: "chat"`) from the built SDK, its surface built as the
  *   engine builds it (`agentSurface` over an invocation's live session of the benchmark service), each
- *   checkpoint written by the engine's `CheckpointWriter` (atomic: temporary file, fdatasync, rename,
- *   directory fsync; docs/decisions/checkpoint-writes.md), since users pay for it;
+ *   checkpoint written by the engine's `CheckpointWriter` as the engine writes it (`append`: the first
+ *   save of a conversation atomically to the checkpoint file, each later one appended to its log with one
+ *   fdatasync; docs/decisions/checkpoint-writes.md), since users pay for it;
  * - the baseline: the provider library's own tool loop — AI SDK `generateText` with the same provider
  *   (`@ai-sdk/openai` `.chat`), `stopWhen: stepCountIs(turns)`, and tools whose `execute` calls the same
  *   service directly through the official v1 client (`startBaseline`), offered under the same names with
@@ -127,10 +128,16 @@ export function modelLoopBench(ctx: BenchContext, project: BenchProject): Promis
           graceMs: 2000,
           checkpoint: undefined,
           journaled: nothingJournaled(),
-          saveCheckpoint: checkpoints === 'written' ? (state) => writer.save(1, state) : async () => {},
+          // As the engine hands it to a harness (engine/attemptParts.ts): the first save writes the checkpoint
+          // file, each later one is appended to its log; the writer is closed when the harness returns.
+          saveCheckpoint: checkpoints === 'written' ? (state) => writer.append(1, state) : async () => {},
           report: () => {},
         };
-        return (await harness.run(input)).output;
+        try {
+          return (await harness.run(input)).output;
+        } finally {
+          await writer.close();
+        }
       };
     const ours = conversationOf('written');
 
@@ -233,7 +240,7 @@ export function modelLoopBench(ctx: BenchContext, project: BenchProject): Promis
       checkpointCost = median(split.diffs);
       checkpointCpu = (splitCpu.written - splitCpu.dropped) / (split.diffs.length * conversations * TURNS);
       profile = await profileOurs(ctx, ours, ctx.quick ? 20 : 40);
-      profileNote = `; where ours spends the difference: the checkpoint writes cost ${checkpointCost.toFixed(2)} ms per turn, ${checkpointCpu.toFixed(2)} ms of it CPU in this process (median over ${split.diffs.length} pairs of ours as measured vs. ours with a no-op checkpoint writer; the rest is waiting on the file system: fsync, rename, the directory sync); where ours spends its time (V8 CPU profile, as \`--cpu-prof\` writes, of ${profile.turns} turns of ours alone, self time): ${profile.top
+      profileNote = `; where ours spends the difference: the checkpoint writes cost ${checkpointCost.toFixed(2)} ms per turn, ${checkpointCpu.toFixed(2)} ms of it CPU in this process (median over ${split.diffs.length} pairs of ours as measured vs. ours with a no-op checkpoint writer; the rest is waiting on the file system: the syncs); where ours spends its time (V8 CPU profile, as \`--cpu-prof\` writes, of ${profile.turns} turns of ours alone, self time): ${profile.top
         .map((f) => `${f.frame} ${f.percent.toFixed(1)} %`)
         .join(
           ', ',
@@ -253,7 +260,7 @@ export function modelLoopBench(ctx: BenchContext, project: BenchProject): Promis
       goal: GOAL,
       verdict: met ? 'met' : 'missed',
       notes:
-        `the \`openai\` chat harness (\`createModelLoopHarness\`) over \`agentSurface\` of an invocation's session, each checkpoint written atomically by the engine's \`CheckpointWriter\` (1 write a turn, with 2 fsyncs, behind the conversation: a step's calls wait only for the previous step's write), vs. the AI SDK's own loop; ` +
+        `the \`openai\` chat harness (\`createModelLoopHarness\`) over \`agentSurface\` of an invocation's session, each checkpoint written by the engine's \`CheckpointWriter\` as the engine writes it (1 write a turn, behind the conversation: the first save of a conversation to the checkpoint file atomically, the next creating its log, each later one appended to the log with 1 fdatasync; a step's calls wait only for the previous step's write), vs. the AI SDK's own loop; ` +
         `both against the same in-process local model server (OpenAI Chat Completions wire protocol, \`scriptedPolicy\`: ${TOOL_TURNS} turns calling \`echo\`, then the answer; ${TURNS} model calls a conversation, every answer checked); ` +
         `${pairs} A/B pairs of batches of ${conversations} conversations after a warm-up pair; figure: difference of the medians per turn over all ${pairs * conversations} timed conversations a side (median of the per-pair differences: ${pairDiff >= 0 ? '+' : ''}${pairDiff.toFixed(2)} ms); ` +
         `CPU per turn (load-independent): ours ${f(cpuPerTurn.ours.host)} in this process + ${f(cpuPerTurn.ours.service)} in the service, baseline ${f(cpuPerTurn.baseline.host)} + ${f(cpuPerTurn.baseline.service)} (this process includes the model server, the same for both)` +

@@ -344,6 +344,9 @@ export async function runAttempt(spec: AttemptSpec, runner: AttemptRunner): Prom
     } catch (error) {
       harnessFailure = true;
       throw error;
+    } finally {
+      // Its writes finished and its log closed; the outcome's checkpoint is written whole by the coordinator.
+      await writer.close();
     }
     attempt.toolCallsReached = result.toolCallsReached ?? null;
     output = result.output;

@@ -5,15 +5,17 @@
  * events replayed as they happen) or on a queue worker (a BullMQ job, its events replayed from the result).
  */
 import { mainProposedDigests } from '../invocation/sandboxPolicy.js';
-import { toSdkError } from '../errors.js';
+import { isSdkError, toSdkError } from '../errors.js';
 import { type RunEventInput, addUsage, emptyUsage } from '../events/runEvents.js';
 import type { RunHarnesses } from '../harness/harnessFor.js';
 import { ATTEMPT_FORMAT, type AttemptOutcome, type AttemptSpec } from '../schemas/attempt.js';
-import { readJsonFile, writeJsonAtomic } from '../store/atomicFile.js';
+import { rm } from 'node:fs/promises';
+import { writeJsonAtomic } from '../store/atomicFile.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
 import { type AttemptResult, servicesIdOf } from './attempt.js';
-import { checkpointPath, damagedCheckpoint } from './checkpoints.js';
+import { checkpointLogPath } from './checkpointLog.js';
+import { checkpointPath, damagedCheckpoint, readCheckpointFile } from './checkpoints.js';
 import type { EngineOptions } from './engineOptions.js';
 import { setInvocationState } from './invocationState.js';
 import { journaledJson, journaledSteps } from './journaledSteps.js';
@@ -78,11 +80,13 @@ export async function buildAttemptSpec(
   const events = await host.journalEvents();
   let journaled = { responses: [] as string[], calls: [] as { callId: string; tool: string; resultDigest: string }[] };
   try {
-    // The file as it is: the runner checks that it is this invocation's before its harness reads it.
-    checkpoint = (await readJsonFile<unknown>(path)) ?? null;
+    // The file as it is, its log applied: the runner checks that it is this invocation's before its harness
+    // reads it.
+    checkpoint = (await readCheckpointFile(path, invocation.id)) ?? null;
     if (checkpoint !== null) journaled = journaledJson(journaledSteps(events, invocation.id));
   } catch (error) {
-    return { version, unreadable: damagedCheckpoint(path, invocation.id, error) };
+    const coded = isSdkError(error) && error.code === 'invalid_checkpoint';
+    return { version, unreadable: coded ? error : damagedCheckpoint(path, invocation.id, error) };
   }
   const options = host.options;
   return {
@@ -211,6 +215,9 @@ export async function applyAttemptOutcome(
   if (outcome.checkpoint !== null) {
     const path = checkpointPath(host.paths, host.record.run, invocation.id);
     await writeJsonAtomic(path, outcome.checkpoint);
+    // The file now holds the attempt's last state: the log beside it continued the file as it was (a
+    // reader ignores it, by its base digest) and goes.
+    await rm(checkpointLogPath(path), { force: true }).catch(() => {});
     invocation.checkpoint = path;
     // The scripted harness's position is in its checkpoint, like any harness's state.
     if (final.outcome === 'succeeded') host.harnesses.settle(invocation.agent, outcome.checkpoint.state);

@@ -1,13 +1,18 @@
 /**
  * Invocation checkpoints (SPEC §10.3): what a harness saved after its last completed step, in
  * `runs/<runId>/checkpoints/<invocationId>.json` beside the run's record. A retried attempt and a resumed
- * invocation continue from it, so tool calls whose results were recorded are not run again.
+ * invocation continue from it, so tool calls whose results were recorded are not run again. The states saved
+ * after the file was written are appended to a log beside it (`<invocationId>.log`, `checkpointLog.ts`);
+ * {@link readCheckpointFile} reads the two as one.
  */
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SdkError } from '../errors.js';
 import { type CheckpointFile, CheckpointFileSchema } from '../schemas/checkpoints.js';
 import { type RecordSource, notJsonError, parseRecord, recordError } from '../schemas/parseRecord.js';
-import { readJsonFile, writeFileAtomic } from '../store/atomicFile.js';
+import { appendLine, closeLog, createLog } from '../store/appendLog.js';
+import { writeFileAtomic } from '../store/atomicFile.js';
+import { checkpointLogPath, fileDigest, logHeader, logRecord, readCheckpointLog } from './checkpointLog.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
 export type { CheckpointFile } from '../schemas/checkpoints.js';
@@ -17,30 +22,90 @@ export function checkpointPath(paths: ProjectPaths, runId: string, invocationId:
   return join(paths.runDir(runId), 'checkpoints', `${invocationId}.json`);
 }
 
+/** A save waiting for its write: the file's text, the state's, and whether it must go to the file. */
+interface PendingWrite {
+  write: Promise<void>;
+  /** The whole file (`CheckpointFileSchema`, one line of JSON). */
+  file: string;
+  /** The state's JSON text. */
+  state: string;
+  attempt: number;
+  savedAt: string;
+  /** Written to the file itself ({@link CheckpointWriter.save}), not appended to the log. */
+  whole: boolean;
+}
+
+/** A log is folded into the file once it is larger than this (bytes) and {@link FOLD_RATIO} × the state. */
+const FOLD_MIN_BYTES = 1 << 20;
+/** … and larger than this many times the state's JSON text. */
+const FOLD_RATIO = 2;
+
 /**
- * Writes an invocation's checkpoints one after the other (each atomically), so the file always holds the
- * latest state even when a harness saves again before the previous write finished. A state is serialized
- * when {@link CheckpointWriter.save} is called; saves made while a write is in progress share the one write
- * queued behind it (the newest state wins), so a harness that saves faster than the disk syncs never
- * builds a backlog.
+ * Writes an invocation's checkpoints one after the other, so what is on disk always reads as the latest
+ * durable state even when a harness saves again before the previous write finished. A state is serialized
+ * when {@link CheckpointWriter.save} or {@link CheckpointWriter.append} is called; saves made while a write
+ * is in progress share the one write queued behind it (the newest state wins), so a harness that saves
+ * faster than the disk syncs never builds a backlog.
+ *
+ * Two ways to write: {@link CheckpointWriter.save} writes the checkpoint file itself (atomically: a new
+ * file, synced, renamed over it, the directory synced); {@link CheckpointWriter.append} — what the engine
+ * hands a harness — writes the file only for the writer's first save, then appends each state to the log
+ * beside it (`checkpointLog.ts`: one write and one `fdatasync`), and folds the log into the file again when
+ * it grows past twice the state (and 1 MiB). {@link readCheckpointFile} reads the two back as one.
  */
 export class CheckpointWriter {
   private queue: Promise<void> = Promise.resolve();
-  /** The write queued behind the one in progress, not started yet, and the text it will write. */
-  private next: { write: Promise<void>; text: string } | undefined;
-  /** The text of the last state handed to {@link save}. */
+  /** The write queued behind the one in progress, not started yet. */
+  private next: PendingWrite | undefined;
+  /** The file text of the last state handed to {@link save} or {@link append}. */
   private last: string | undefined;
+  /** The open log: its descriptor, its size in bytes, and the state text of its last record. */
+  private log: { fd: number; bytes: number; state: string } | undefined;
+  /** sha256 of the file as this writer last wrote it: what its log continues. */
+  private base: string | undefined;
+  /** Whether a log may be beside the file (one from an earlier attempt, or this writer's, not removed yet). */
+  private logMayExist = true;
+  private closed = false;
+  /** The log beside the file (`<invocationId>.log`). */
+  readonly logPath: string;
 
   constructor(
     readonly path: string,
     private readonly owner: Omit<CheckpointFile, 'format' | 'savedAt' | 'state' | 'attempt'>,
-  ) {}
+  ) {
+    this.logPath = checkpointLogPath(path);
+  }
 
   /**
-   * Saves `state` for `attempt`: serialized now (later changes to the object are not saved); resolves once
-   * this state, or a newer one, is durable. Throws `invalid_checkpoint` for a state that is not JSON.
+   * Saves `state` for `attempt` in the checkpoint file itself (atomically): serialized now (later changes to
+   * the object are not saved); resolves once this state, or a newer one, is durable. Throws
+   * `invalid_checkpoint` for a state that is not JSON.
    */
   save(attempt: number, state: unknown): Promise<void> {
+    return this.enqueue(attempt, state, true);
+  }
+
+  /**
+   * Saves `state` for `attempt` as {@link save} does, but appended to the checkpoint's log after the
+   * writer's first save (which writes the file): one write and one `fdatasync` a save. Resolves once this
+   * state, or a newer one, is durable; what is read back ({@link readCheckpointFile}) is then this state or
+   * a newer one.
+   */
+  append(attempt: number, state: unknown): Promise<void> {
+    return this.enqueue(attempt, state, false);
+  }
+
+  /**
+   * Waits for the writes in progress and closes the log. A save after it writes the file itself. Never
+   * throws (a write's failure was its save's).
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.queue;
+    await this.dropLog();
+  }
+
+  private enqueue(attempt: number, state: unknown, whole: boolean): Promise<void> {
     let text: string | undefined;
     try {
       text = JSON.stringify(state);
@@ -48,27 +113,74 @@ export class CheckpointWriter {
       return Promise.reject(notJson(this.owner.invocation, error));
     }
     if (text === undefined) return Promise.reject(notJson(this.owner.invocation, undefined));
-    const head: Omit<CheckpointFile, 'state'> = {
-      format: 1,
-      ...this.owner,
-      attempt,
-      savedAt: new Date().toISOString(),
-    };
+    const savedAt = new Date().toISOString();
+    const head: Omit<CheckpointFile, 'state'> = { format: 1, ...this.owner, attempt, savedAt };
     // The state's JSON is spliced in as serialized: one serialization per save, however long the state.
     const file = `${JSON.stringify(head).slice(0, -1)},"state":${text}}\n`;
     this.last = file;
-    if (this.next !== undefined) {
-      this.next.text = file;
-      return this.next.write;
+    const queued = this.next;
+    if (queued !== undefined) {
+      Object.assign(queued, { file, state: text, attempt, savedAt, whole: queued.whole || whole });
+      return queued.write;
     }
-    const next = { text: file } as { text: string; write: Promise<void> };
+    const next = { file, state: text, attempt, savedAt, whole } as PendingWrite;
     next.write = this.queue.then((): Promise<void> => {
       this.next = undefined;
-      return writeFileAtomic(this.path, next.text);
+      return this.flush(next);
     });
     this.next = next;
     this.queue = next.write.catch(() => {});
     return next.write;
+  }
+
+  /** Writes one pending save: to the file, a new log, or the end of the open log. */
+  private async flush(pending: PendingWrite): Promise<void> {
+    if (pending.whole || this.closed || this.base === undefined) return this.writeFile(pending);
+    if (this.log === undefined) {
+      // The log's first record holds the whole state: the log is read without the file's state.
+      const bytes = Buffer.concat([logHeader(this.base), logRecord(undefined, pending.state, pending.attempt, pending.savedAt)]);
+      this.logMayExist = true;
+      const fd = await createLog(this.logPath, bytes);
+      this.log = { fd, bytes: bytes.length, state: pending.state };
+      return;
+    }
+    const line = logRecord(this.log.state, pending.state, pending.attempt, pending.savedAt);
+    if (this.log.bytes + line.length > Math.max(FOLD_MIN_BYTES, FOLD_RATIO * pending.state.length)) {
+      return this.writeFile(pending);
+    }
+    try {
+      await appendLine(this.logPath, this.log.fd, line);
+    } catch (error) {
+      // Part of the line may be in the log: never append after it. The next save writes the file again.
+      this.base = undefined;
+      await this.dropLog();
+      throw error;
+    }
+    this.log.bytes += line.length;
+    this.log.state = pending.state;
+  }
+
+  /**
+   * Writes the whole checkpoint file; then the log beside it, which continued the file as it was, is stale
+   * (a reader ignores it: it names the old file's digest) and is removed — after the file is durable, so a
+   * crash in between still reads the newest state.
+   */
+  private async writeFile(pending: PendingWrite): Promise<void> {
+    const bytes = Buffer.from(pending.file, 'utf8');
+    await writeFileAtomic(this.path, bytes);
+    this.base = this.closed ? undefined : fileDigest(bytes);
+    await this.dropLog();
+    if (this.logMayExist) {
+      this.logMayExist = false;
+      await rm(this.logPath, { force: true }).catch(() => {});
+    }
+  }
+
+  /** Closes the open log, if any. */
+  private async dropLog(): Promise<void> {
+    const log = this.log;
+    this.log = undefined;
+    if (log !== undefined) await closeLog(log.fd);
   }
 
   /** The file the last {@link CheckpointWriter.save} wrote (or is writing), or undefined before the first save. */
@@ -133,8 +245,48 @@ export function damagedCheckpoint(path: string, invocation: string, cause: unkno
 }
 
 /**
- * The invocation's last checkpoint state read from its file, or undefined when it never saved one; a file
- * that cannot be read, is not JSON or is not this invocation's checkpoint is `invalid_checkpoint`.
+ * The checkpoint of an invocation as stored at `path`, its log applied ({@link readCheckpointLog}): the
+ * file's object with the state, attempt and time of the log's last record when the log continues this
+ * file; undefined when the invocation never saved one. Not checked against `CheckpointFileSchema` (see
+ * {@link checkpointState}). A file that cannot be read or is not JSON, or a damaged log, is
+ * `invalid_checkpoint` naming the file.
+ */
+export async function readCheckpointFile(path: string, invocationId: string): Promise<unknown> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw damagedCheckpoint(path, invocationId, new Error(`could not read ${path}: ${(error as Error).message}`));
+  }
+  let file: unknown;
+  try {
+    file = JSON.parse(bytes.toString('utf8'));
+  } catch (error) {
+    throw damagedCheckpoint(path, invocationId, error);
+  }
+  // A file that is not an object is refused by its schema; its log would not make it one.
+  if (typeof file !== 'object' || file === null || Array.isArray(file)) return file;
+  const logged = await readCheckpointLog(checkpointLogPath(path), fileDigest(bytes), invocationId);
+  if (logged === undefined) return file;
+  let state: unknown;
+  try {
+    state = JSON.parse(logged.state);
+  } catch (error) {
+    throw recordError(
+      checkpointSource(checkpointLogPath(path), invocationId),
+      `its ${logged.records} records do not give a JSON state (${(error as Error).message})`,
+      error,
+    );
+  }
+  // Own data properties (a spread defines them, whatever their names): nothing reaches Object.prototype.
+  return { ...file, attempt: logged.attempt, savedAt: logged.savedAt, state };
+}
+
+/**
+ * The invocation's last checkpoint state read from its file and log, or undefined when it never saved one;
+ * a file that cannot be read, is not JSON or is not this invocation's checkpoint, or a damaged log, is
+ * `invalid_checkpoint`.
  */
 export async function readCheckpoint(
   paths: ProjectPaths,
@@ -142,11 +294,5 @@ export async function readCheckpoint(
   invocationId: string,
 ): Promise<{ state: unknown } | undefined> {
   const path = checkpointPath(paths, runId, invocationId);
-  let file: unknown;
-  try {
-    file = await readJsonFile<unknown>(path);
-  } catch (error) {
-    throw damagedCheckpoint(path, invocationId, error);
-  }
-  return checkpointState(file, runId, invocationId, path);
+  return checkpointState(await readCheckpointFile(path, invocationId), runId, invocationId, path);
 }

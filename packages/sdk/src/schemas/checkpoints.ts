@@ -5,7 +5,7 @@
  * `invalid_checkpoint`.
  */
 import * as z from 'zod';
-import { TokenCountsSchema, count } from './records.js';
+import { TokenCountsSchema, count, sha256Hex } from './records.js';
 
 /** The file as stored: the harness's state wrapped with what it belongs to. */
 export const CheckpointFileSchema = z.object({
@@ -23,6 +23,37 @@ export const CheckpointFileSchema = z.object({
 });
 /** The checkpoint file as stored: the harness's state wrapped with what it belongs to. */
 export type CheckpointFile = z.infer<typeof CheckpointFileSchema>;
+
+/**
+ * The first line of an invocation's checkpoint log (`runs/<runId>/checkpoints/<invocationId>.log`), which
+ * holds the states saved after its checkpoint file was written, one appended record each
+ * (`engine/checkpointLog.ts`). The log continues the file whose bytes have the digest `base`: once the file
+ * is rewritten (folded, or by the end of the attempt) the log no longer applies and is ignored.
+ */
+export const CheckpointLogHeaderSchema = z.strictObject({
+  /** The log's format: 1. */
+  format: z.literal(1),
+  /** sha256 (hex) of the bytes of the checkpoint file this log continues. */
+  base: sha256Hex,
+});
+/** The first line of a checkpoint log. */
+export type CheckpointLogHeader = z.infer<typeof CheckpointLogHeaderSchema>;
+
+/**
+ * What a checkpoint log record says besides the state's text, which follows it on the line: the state's
+ * JSON is the previous record's (for the first record, nothing) cut to its first `keep` characters (UTF-16
+ * code units), then the text after this.
+ */
+export const CheckpointLogRecordSchema = z.strictObject({
+  /** How many characters of the previous state's JSON text the new one starts with. */
+  keep: count,
+  /** The attempt that saved it. */
+  attempt: count,
+  /** ISO 8601. */
+  savedAt: z.string(),
+});
+/** What a checkpoint log record says besides the state's text. */
+export type CheckpointLogRecord = z.infer<typeof CheckpointLogRecordSchema>;
 
 /** One recorded tool result of a model loop: its text, and whether it was an error. */
 export const RecordedResultSchema = z.strictObject({ text: z.string(), isError: z.boolean() });

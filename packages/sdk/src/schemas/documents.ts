@@ -5,7 +5,13 @@
  * generated file is stale. Not loaded by the SDK at run time.
  */
 import * as z from 'zod';
-import { CheckpointFileSchema, ModelLoopCheckpointSchema, ScriptCheckpointSchema } from './checkpoints.js';
+import {
+  CheckpointFileSchema,
+  CheckpointLogHeaderSchema,
+  CheckpointLogRecordSchema,
+  ModelLoopCheckpointSchema,
+  ScriptCheckpointSchema,
+} from './checkpoints.js';
 import { CLI_DOCUMENTS } from './cliDocuments.js';
 import { EraRecordSchema } from './eraCache.js';
 import { RunEventSchema } from './runEvents.js';
@@ -26,6 +32,14 @@ export const STORED_DOCUMENTS: Readonly<Record<string, DocumentEntry>> = {
   'checkpoint-file': {
     schema: CheckpointFileSchema,
     title: 'runs/<runId>/checkpoints/<invocationId>.json: an invocation’s checkpoint',
+  },
+  'checkpoint-log-header': {
+    schema: CheckpointLogHeaderSchema,
+    title: 'the first line of runs/<runId>/checkpoints/<invocationId>.log: the checkpoint file the log continues',
+  },
+  'checkpoint-log-record': {
+    schema: CheckpointLogRecordSchema,
+    title: 'a record of runs/<runId>/checkpoints/<invocationId>.log: the fields before the state’s text',
   },
   'model-loop-checkpoint': {
     schema: ModelLoopCheckpointSchema,
