@@ -115,9 +115,13 @@ async function killedMidConversation(t: TestContext, labels: string[], holdAt: n
   );
   const common = ['--data-dir', box.dataDir, '--project', box.project, '--grace-ms', '500'];
   const paths = new ProjectPaths(box.dataDir, box.project);
-  const host = spawnNode(t, [BIN, 'run', ...common, '--workspace', box.workspace, '--workflow', workflowPath, 'count'], {
-    env: CLI_ENV,
-  });
+  const host = spawnNode(
+    t,
+    [BIN, 'run', ...common, '--workspace', box.workspace, '--workflow', workflowPath, 'count'],
+    {
+      env: CLI_ENV,
+    },
+  );
   const runId = await until('the run id on stderr', () => /run (run-\S+) started/.exec(host.stderr())?.[1]);
   await held;
   const eventsPath = runEventsPath(paths, runId);

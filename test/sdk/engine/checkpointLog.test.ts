@@ -8,7 +8,16 @@
  * from the writer's own files, snapshotted before and after each step.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -56,13 +65,16 @@ async function stateOf(path: string): Promise<unknown> {
 
 /** The error `readCheckpointFile` gives, checked as a coded `invalid_checkpoint` naming `file`. */
 async function refused(path: string, file: string, problem: RegExp): Promise<void> {
-  await assert.rejects(readCheckpointFile(path, 'inv-1'), (e: { code?: string; message?: string; data?: { path?: string } }) => {
-    assert.equal(e.code, 'invalid_checkpoint', e.message);
-    assert.ok(e.message?.includes(file), `"${e.message}" names ${file}`);
-    assert.equal(e.data?.path, file);
-    assert.match(e.message ?? '', problem);
-    return true;
-  });
+  await assert.rejects(
+    readCheckpointFile(path, 'inv-1'),
+    (e: { code?: string; message?: string; data?: { path?: string } }) => {
+      assert.equal(e.code, 'invalid_checkpoint', e.message);
+      assert.ok(e.message?.includes(file), `"${e.message}" names ${file}`);
+      assert.equal(e.data?.path, file);
+      assert.match(e.message ?? '', problem);
+      return true;
+    },
+  );
 }
 
 test('the first save writes the file; later saves append one record each to the log; both read as the newest', async (t) => {
@@ -116,8 +128,14 @@ test('a torn last record is left out: the state before it reads back', async (t)
   const cases: Array<[string, Buffer]> = [
     ['cut in the middle', whole.subarray(0, lastStart + 20)],
     ['cut before its newline', whole.subarray(0, whole.length - 1)],
-    ['a byte of it changed', Buffer.concat([whole.subarray(0, lastStart + 30), Buffer.from('X'), whole.subarray(lastStart + 31)])],
-    ['its start lost, its end on disk', Buffer.concat([whole.subarray(0, lastStart), Buffer.alloc(40), whole.subarray(lastStart + 40)])],
+    [
+      'a byte of it changed',
+      Buffer.concat([whole.subarray(0, lastStart + 30), Buffer.from('X'), whole.subarray(lastStart + 31)]),
+    ],
+    [
+      'its start lost, its end on disk',
+      Buffer.concat([whole.subarray(0, lastStart), Buffer.alloc(40), whole.subarray(lastStart + 40)]),
+    ],
   ];
   for (const [title, bytes] of cases) {
     writeFileSync(log, bytes);
@@ -145,7 +163,10 @@ test('a damaged record before the last is refused with invalid_checkpoint naming
   writeFileSync(log, flipped);
   await refused(path, log, /line 3 \(at byte \d+\) is damaged: its checksum does not match/);
   // A record cut short in the middle (a newline inside it) is damage too, not a torn tail.
-  writeFileSync(log, Buffer.concat([whole.subarray(0, secondRecord + 20), Buffer.from('\n'), whole.subarray(secondRecord)]));
+  writeFileSync(
+    log,
+    Buffer.concat([whole.subarray(0, secondRecord + 20), Buffer.from('\n'), whole.subarray(secondRecord)]),
+  );
   await refused(path, log, /line 3 .* is damaged/);
   // Lines whose checksums are right but which do not say what a log says: each refused, naming the field.
   const header = logHeader(fileDigest(readFileSync(path)));
@@ -155,9 +176,21 @@ test('a damaged record before the last is refused with invalid_checkpoint naming
     ['a header of another format', [frameLine(`{"format":2,"base":"${'0'.repeat(64)}"}`), good], /field "format"/],
     ['a record with no tab', [header, frameLine('{"keep":0,"attempt":1,"savedAt":"x"}')], /line 2 is not a record/],
     ['a record whose fields are not JSON', [header, frameLine('{"keep":0\t{}')], /line 2 is not JSON/],
-    ['a record with an extra field', [header, frameLine('{"keep":0,"attempt":1,"savedAt":"x","__proto__":{"polluted":1}}\t{}')], /unexpected keys? "__proto__"/],
-    ['a record keeping more than there is', [header, good, frameLine('{"keep":999,"attempt":1,"savedAt":"x"}\t}')], /keeps 999 characters of a state of 7/],
-    ['records that replay to no JSON', [header, good, frameLine('{"keep":3,"attempt":1,"savedAt":"x"}\t')], /records do not give a JSON state/],
+    [
+      'a record with an extra field',
+      [header, frameLine('{"keep":0,"attempt":1,"savedAt":"x","__proto__":{"polluted":1}}\t{}')],
+      /unexpected keys? "__proto__"/,
+    ],
+    [
+      'a record keeping more than there is',
+      [header, good, frameLine('{"keep":999,"attempt":1,"savedAt":"x"}\t}')],
+      /keeps 999 characters of a state of 7/,
+    ],
+    [
+      'records that replay to no JSON',
+      [header, good, frameLine('{"keep":3,"attempt":1,"savedAt":"x"}\t')],
+      /records do not give a JSON state/,
+    ],
   ];
   for (const [title, parts, problem] of table) {
     writeFileSync(log, Buffer.concat(parts));
@@ -199,7 +232,10 @@ test('keys named __proto__ in the file, the state or a record stay plain data', 
   const text = readFileSync(path, 'utf8').replace('{"format":1', '{"__proto__":{"polluted":"file"},"format":1');
   writeFileSync(path, text);
   const log = checkpointLogPath(path);
-  writeFileSync(log, Buffer.concat([logHeader(fileDigest(Buffer.from(text))), logRecord(undefined, '{"n":3}', 1, 'now')]));
+  writeFileSync(
+    log,
+    Buffer.concat([logHeader(fileDigest(Buffer.from(text))), logRecord(undefined, '{"n":3}', 1, 'now')]),
+  );
   const merged = (await readCheckpointFile(path, 'inv-1')) as Record<string, unknown>;
   assert.equal(Object.getPrototypeOf(merged), Object.prototype);
   assert.ok(Object.hasOwn(merged, '__proto__'));
@@ -309,12 +345,24 @@ test('every crash point of the writes reads as the last durable state or the new
 
   const points: Array<[string, Snapshot, unknown]> = [
     // The first save of a writer: a new file renamed over the old one, then the old log removed.
-    ['first save: the new file written, not renamed', new Map([...earlier, [tmp, rebased.get(json)!]]), conversation(3)],
-    ['first save: renamed, the old log not removed yet', new Map([...earlier, [json, rebased.get(json)!]]), conversation(4)],
+    [
+      'first save: the new file written, not renamed',
+      new Map([...earlier, [tmp, rebased.get(json)!]]),
+      conversation(3),
+    ],
+    [
+      'first save: renamed, the old log not removed yet',
+      new Map([...earlier, [json, rebased.get(json)!]]),
+      conversation(4),
+    ],
     ['first save: done', rebased, conversation(4)],
     // The log's creation: header and first record in one write, synced, then the directory.
     ['log created, nothing written yet', new Map([...rebased, [log, Buffer.alloc(0)]]), conversation(4)],
-    ['log created, its write cut in the header', new Map([...rebased, [log, created.get(log)!.subarray(0, 20)]]), conversation(4)],
+    [
+      'log created, its write cut in the header',
+      new Map([...rebased, [log, created.get(log)!.subarray(0, 20)]]),
+      conversation(4),
+    ],
     ['log created, its first record cut', new Map([...rebased, [log, cut(created.get(log)!, 5)]]), conversation(4)],
     ['log created and synced', created, conversation(5)],
     // An append: one write, one fdatasync.

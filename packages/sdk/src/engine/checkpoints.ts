@@ -138,7 +138,10 @@ export class CheckpointWriter {
     if (pending.whole || this.closed || this.base === undefined) return this.writeFile(pending);
     if (this.log === undefined) {
       // The log's first record holds the whole state: the log is read without the file's state.
-      const bytes = Buffer.concat([logHeader(this.base), logRecord(undefined, pending.state, pending.attempt, pending.savedAt)]);
+      const bytes = Buffer.concat([
+        logHeader(this.base),
+        logRecord(undefined, pending.state, pending.attempt, pending.savedAt),
+      ]);
       this.logMayExist = true;
       const fd = await createLog(this.logPath, bytes);
       this.log = { fd, bytes: bytes.length, state: pending.state };

@@ -65,7 +65,7 @@ export function frameLine(payload: string): Buffer {
 export type SplitLog =
   | { lines: string[]; torn: boolean; damaged?: undefined }
   /** Line `line` (0-based) is bad and more follow it. */
-  | { damaged: { line: number; offset: number; problem: string } };
+  | { damaged: { line: number; offset: number; problem: string }; lines?: undefined; torn?: undefined };
 
 /** Splits a log's bytes into its lines' payloads, each checked ({@link SplitLog}). */
 export function splitLog(bytes: Uint8Array): SplitLog {
