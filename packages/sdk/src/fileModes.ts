@@ -216,13 +216,14 @@ const NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constant
  * Opens `path` as a new, empty 0600 file for writing (a log that starts empty each time). Whatever is at
  * the path is removed first, never followed: a planted symlink is unlinked (its target untouched), a
  * planted file replaced. `O_CREAT | O_EXCL | O_NOFOLLOW`, so a link planted between the removal and the
- * open is never written through: the open fails and is tried again (3 times), then `io_error`.
+ * open is never written through: the open fails and is tried again (3 times), then `io_error`. `flags`:
+ * more `open(2)` flags, e.g. `O_DSYNC`.
  */
-export function openFreshSync(path: string): number {
+export function openFreshSync(path: string, flags = 0): number {
   let last: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return openSync(path, NEW, PRIVATE_FILE_MODE);
+      return openSync(path, NEW | flags, PRIVATE_FILE_MODE);
     } catch (error) {
       last = error;
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') break;

@@ -329,12 +329,14 @@ test('every crash point of the writes reads as the last durable state or the new
   const earlier = snapshot(dir);
   await writer.close();
 
-  // The next attempt's writer: its first save (state 4) writes the file, then removes the stale log.
+  // The next attempt's writer: its first save (state 4) writes the file; the earlier log, now stale, stays
+  // until this writer's own log replaces it.
   const next = new CheckpointWriter(path, { ...owner });
   t.after(() => next.close());
   await next.append(2, conversation(4));
   const rebased = snapshot(dir);
-  assert.deepEqual([...rebased.keys()], [json]);
+  assert.deepEqual([...rebased.keys()].sort(), [json, log]);
+  assert.deepEqual(rebased.get(log), earlier.get(log));
   // Its second save (state 5) creates a log; its third (state 6) appends.
   await next.append(2, conversation(5));
   const created = snapshot(dir);
@@ -344,19 +346,16 @@ test('every crash point of the writes reads as the last durable state or the new
   const cut = (bytes: Buffer, n: number) => bytes.subarray(0, bytes.length - n);
 
   const points: Array<[string, Snapshot, unknown]> = [
-    // The first save of a writer: a new file renamed over the old one, then the old log removed.
+    // The first save of a writer: a new file renamed over the old one (the old log is then stale).
     [
       'first save: the new file written, not renamed',
       new Map([...earlier, [tmp, rebased.get(json)!]]),
       conversation(3),
     ],
-    [
-      'first save: renamed, the old log not removed yet',
-      new Map([...earlier, [json, rebased.get(json)!]]),
-      conversation(4),
-    ],
-    ['first save: done', rebased, conversation(4)],
-    // The log's creation: header and first record in one write, synced, then the directory.
+    ['first save: renamed', rebased, conversation(4)],
+    // The log's creation: the stale log removed, a new one created, its header and first record in one
+    // synced write, then the directory synced.
+    ['log creation: the stale log removed', new Map([[json, rebased.get(json)!]]), conversation(4)],
     ['log created, nothing written yet', new Map([...rebased, [log, Buffer.alloc(0)]]), conversation(4)],
     [
       'log created, its write cut in the header',

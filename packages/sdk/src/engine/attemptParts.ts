@@ -71,7 +71,7 @@ export function harnessInput(
       // Once the run is cancelled, what the harness learns (a call cut short, a worker's cancellation)
       // is not a result to keep: `resume` continues from the checkpoint before it.
       if (runner.signal.aborted) return;
-      // Appended to the checkpoint's log after the first save: one write and one fdatasync a step.
+      // Appended to the checkpoint's log after the first save: one synced write a step.
       await writer.append(attempt.attempt, checkpoint);
       invocation.checkpoint = writer.path;
       // The host that owns the run records it durably before the harness goes on (and reports it).

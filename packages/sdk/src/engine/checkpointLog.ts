@@ -1,7 +1,7 @@
 /**
  * An invocation's checkpoint log, `runs/<runId>/checkpoints/<invocationId>.log` beside its checkpoint file:
- * the states a harness saved since the file was last written, one appended record a save (one write and one
- * `fdatasync`, no rename, no directory sync), each holding only what changed — the previous state's JSON
+ * the states a harness saved since the file was last written, one appended record a save (one synced write,
+ * no rename, no directory sync), each holding only what changed — the previous state's JSON
  * text is kept up to the first character that differs, and the rest is written. Its lines are framed and
  * checksummed by `store/appendLog.ts`; its first line names the digest of the file it continues
  * (`CheckpointLogHeaderSchema`), so a file rewritten since (folded by the writer, written by the end of the

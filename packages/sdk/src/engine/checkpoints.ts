@@ -5,7 +5,7 @@
  * after the file was written are appended to a log beside it (`<invocationId>.log`, `checkpointLog.ts`);
  * {@link readCheckpointFile} reads the two as one.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SdkError } from '../errors.js';
 import { type CheckpointFile, CheckpointFileSchema } from '../schemas/checkpoints.js';
@@ -50,7 +50,7 @@ const FOLD_RATIO = 2;
  * Two ways to write: {@link CheckpointWriter.save} writes the checkpoint file itself (atomically: a new
  * file, synced, renamed over it, the directory synced); {@link CheckpointWriter.append} — what the engine
  * hands a harness — writes the file only for the writer's first save, then appends each state to the log
- * beside it (`checkpointLog.ts`: one write and one `fdatasync`), and folds the log into the file again when
+ * beside it (`checkpointLog.ts`: one synced write), and folds the log into the file again when
  * it grows past twice the state (and 1 MiB). {@link readCheckpointFile} reads the two back as one.
  */
 export class CheckpointWriter {
@@ -63,8 +63,12 @@ export class CheckpointWriter {
   private log: { fd: number; bytes: number; state: string } | undefined;
   /** sha256 of the file as this writer last wrote it: what its log continues. */
   private base: string | undefined;
-  /** Whether a log may be beside the file (one from an earlier attempt, or this writer's, not removed yet). */
-  private logMayExist = true;
+  /**
+   * Whether this writer's own log may be beside the file. A log of an earlier attempt is left to the first
+   * log this writer creates (which replaces it) or to the end of the attempt: it continues another file,
+   * so a reader ignores it.
+   */
+  private logMayExist = false;
   private closed = false;
   /** The log beside the file (`<invocationId>.log`). */
   readonly logPath: string;
@@ -87,7 +91,7 @@ export class CheckpointWriter {
 
   /**
    * Saves `state` for `attempt` as {@link save} does, but appended to the checkpoint's log after the
-   * writer's first save (which writes the file): one write and one `fdatasync` a save. Resolves once this
+   * writer's first save (which writes the file): one synced write a save. Resolves once this
    * state, or a newer one, is durable; what is read back ({@link readCheckpointFile}) is then this state or
    * a newer one.
    */
@@ -165,8 +169,8 @@ export class CheckpointWriter {
 
   /**
    * Writes the whole checkpoint file; then the log beside it, which continued the file as it was, is stale
-   * (a reader ignores it: it names the old file's digest) and is removed — after the file is durable, so a
-   * crash in between still reads the newest state.
+   * (a reader ignores it: it names the old file's digest), and this writer's own log is removed — after the
+   * file is durable, so a crash in between still reads the newest state.
    */
   private async writeFile(pending: PendingWrite): Promise<void> {
     const bytes = Buffer.from(pending.file, 'utf8');
@@ -175,7 +179,7 @@ export class CheckpointWriter {
     await this.dropLog();
     if (this.logMayExist) {
       this.logMayExist = false;
-      await rm(this.logPath, { force: true }).catch(() => {});
+      await unlink(this.logPath).catch(() => {});
     }
   }
 

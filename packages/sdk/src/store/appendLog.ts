@@ -1,15 +1,17 @@
 /**
  * A log of framed lines, appended and synced one at a time: each line is `<crc32, 8 hex digits>\t<payload>\n`
  * (the CRC-32 of the payload's UTF-8 bytes; the payload holds no newline). A line is durable once
- * {@link appendLine} resolved (its `fdatasync` returned); only the directory entry of a new log needs a
- * directory sync, done once when the log is created ({@link createLog}).
+ * {@link appendLine} resolved: the log is opened `O_DSYNC`, so each `write` returns once its data and the
+ * file's new size are on disk, as `write` then `fdatasync` would (one system call and one trip through
+ * libuv's pool instead of two); where `O_DSYNC` does not exist, `fdatasync` follows each write. Only the
+ * directory entry of a new log needs a directory sync, done once when the log is created ({@link createLog}).
  *
  * Reading back ({@link splitLog}): a bad last line — cut short, or whose checksum fails — is a *torn tail*,
  * a write that was never reported durable (a power cut in the middle of it), and is left out; a bad line
  * followed by more lines cannot come from a cut write (a newline ends only a whole line, and only one
  * write is in flight at a time) and makes the log damaged.
  */
-import { close, fdatasync, write } from 'node:fs';
+import { close, constants, fdatasync, write } from 'node:fs';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
@@ -18,6 +20,8 @@ import { closeQuietly, makePrivateDir, openFreshSync } from '../fileModes.js';
 import { syncDirectory } from './atomicFile.js';
 
 const writeAsync = promisify(write);
+/** `O_DSYNC` where the platform has it (Linux, macOS): each write synced as `fdatasync` would. */
+const DSYNC = (constants as { O_DSYNC?: number }).O_DSYNC;
 const fdatasyncAsync = promisify(fdatasync);
 const closeAsync = promisify(close);
 
@@ -105,9 +109,9 @@ export async function createLog(path: string, bytes: Uint8Array): Promise<number
   let fd: number | undefined;
   try {
     await makePrivateDir(dirname(path));
-    fd = openFreshSync(path);
+    fd = openFreshSync(path, DSYNC ?? 0);
     await writeAll(fd, bytes);
-    await fdatasyncAsync(fd);
+    if (DSYNC === undefined) await fdatasyncAsync(fd);
   } catch (error) {
     if (fd !== undefined) closeQuietly(fd);
     throw ioError(path, error);
@@ -119,9 +123,10 @@ export async function createLog(path: string, bytes: Uint8Array): Promise<number
 /** Appends `bytes` to the log open as `fd` (at its end: it is the log's only writer) and syncs it. Throws `io_error`. */
 export async function appendLine(path: string, fd: number, bytes: Uint8Array): Promise<void> {
   try {
+    // The data and the file's new size: what a reader after a power cut needs (fdatasync(2)); `O_DSYNC`
+    // makes the write itself wait for them.
     await writeAll(fd, bytes);
-    // The data and the file's new size: what a reader after a power cut needs (fdatasync(2)).
-    await fdatasyncAsync(fd);
+    if (DSYNC === undefined) await fdatasyncAsync(fd);
   } catch (error) {
     throw ioError(path, error);
   }
