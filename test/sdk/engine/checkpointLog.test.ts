@@ -9,11 +9,13 @@
  */
 import assert from 'node:assert/strict';
 import {
+  constants,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
+  readlinkSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -391,4 +393,36 @@ test('every crash point of the writes reads as the last durable state or the new
     restore(dir, files);
     assert.deepEqual(await stateOf(path), expected, title);
   }
+});
+
+test('the log is written O_DSYNC: each record is on disk when its write returns', {
+  skip: process.platform !== 'linux' && 'reads /proc',
+}, async (t) => {
+  const { log, writer } = writerIn(t);
+  await writer.append(1, { n: 1 });
+  await writer.append(1, { n: 2 });
+  // The writer's descriptor of the log, found through /proc; its open flags (octal) include O_DSYNC.
+  const fd = readdirSync('/proc/self/fd').find((name) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${name}`) === log;
+    } catch {
+      return false;
+    }
+  });
+  assert.ok(fd !== undefined, 'the log is open');
+  const flags = Number.parseInt(/^flags:\s*([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))![1]!, 8);
+  assert.equal(flags & constants.O_DSYNC, constants.O_DSYNC);
+  assert.equal(flags & constants.O_APPEND, 0, 'the only writer writes at its end: no O_APPEND needed');
+  await writer.close();
+  assert.equal(
+    readdirSync('/proc/self/fd').some((name) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${name}`) === log;
+      } catch {
+        return false;
+      }
+    }),
+    false,
+    'close() closed it',
+  );
 });
