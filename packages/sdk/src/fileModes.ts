@@ -213,6 +213,19 @@ export function tightenDirSync(dir: string): void {
 const NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /**
+ * Creates `path` as a new, empty 0600 file for writing, or returns undefined when anything is already there
+ * (a file, a link, a directory: nothing is removed or followed) or it cannot be created. `flags`: more
+ * `open(2)` flags, e.g. `O_DSYNC`.
+ */
+export function openNewSync(path: string, flags = 0): number | undefined {
+  try {
+    return openSync(path, NEW | flags, PRIVATE_FILE_MODE);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Opens `path` as a new, empty 0600 file for writing (a log that starts empty each time). Whatever is at
  * the path is removed first, never followed: a planted symlink is unlinked (its target untouched), a
  * planted file replaced. `O_CREAT | O_EXCL | O_NOFOLLOW`, so a link planted between the removal and the

@@ -82,7 +82,9 @@ async function refused(path: string, file: string, problem: RegExp): Promise<voi
 test('the first save writes the file; later saves append one record each to the log; both read as the newest', async (t) => {
   const { dir, path, log, writer } = writerIn(t);
   await writer.append(1, conversation(1));
-  assert.deepEqual(readdirSync(dir), ['inv-1.json'], 'no log after the first save');
+  // A fresh invocation's log is created empty with the file (one directory sync for both).
+  assert.deepEqual(readdirSync(dir).sort(), ['inv-1.json', 'inv-1.log']);
+  assert.equal(statSync(log).size, 0);
   assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')).state, conversation(1));
   for (let turn = 2; turn <= 6; turn++) {
     await writer.append(1, conversation(turn));
@@ -297,10 +299,12 @@ test('after close, a save writes the file itself', async (t) => {
 });
 
 test('a log that cannot be created fails its save with io_error; the file keeps the last durable state', async (t) => {
-  const { path, log, writer } = writerIn(t);
-  await writer.append(1, { n: 1 });
-  mkdirSync(log);
+  const { dir, path, log, writer } = writerIn(t);
+  // Something at the log's path that is not a log: not removed with the first save, nor written through.
+  mkdirSync(log, { recursive: true });
   writeFileSync(join(log, 'keep'), 'x');
+  await writer.append(1, { n: 1 });
+  assert.deepEqual(readdirSync(dir).sort(), ['inv-1.json', 'inv-1.log']);
   await assert.rejects(writer.append(1, { n: 2 }), { code: 'io_error' });
   assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')).state, { n: 1 });
 });
@@ -323,10 +327,15 @@ test('every crash point of the writes reads as the last durable state or the new
   const json = 'inv-1.json';
   const tmp = `.inv-1.json.${process.pid}.0123456789ab.tmp`;
 
-  // An earlier attempt: its file (state 1) and its log (states 2, 3).
+  // An earlier attempt: its file (state 1) and its log (states 2, 3). Its first save created the log
+  // empty (a fresh invocation): the log's entry and the file's are synced by the one directory sync.
+  mkdirSync(dir, { recursive: true });
+  const beforeFirst = snapshot(dir);
   await writer.append(1, conversation(1));
   const firstFile = snapshot(dir);
+  assert.deepEqual(firstFile.get(log)?.length, 0);
   await writer.append(1, conversation(2));
+  const earlierAfterSecond = snapshot(dir);
   await writer.append(1, conversation(3));
   const earlier = snapshot(dir);
   await writer.close();
@@ -369,8 +378,25 @@ test('every crash point of the writes reads as the last durable state or the new
     // An append: one write, one fdatasync.
     ['append cut', new Map([...created, [log, cut(newLog, 3)]]), conversation(5)],
     ['append synced', appended, conversation(6)],
-    // Before the earlier attempt's log existed: its file alone.
-    ['the earlier attempt after its first save', firstFile, conversation(1)],
+    // A fresh invocation's first save: the empty log created, then the file written and renamed.
+    [
+      'fresh: the empty log created, the file not written',
+      new Map([...beforeFirst, [log, Buffer.alloc(0)]]),
+      undefined,
+    ],
+    [
+      'fresh: the file written, not renamed',
+      new Map([...beforeFirst, [log, Buffer.alloc(0)], [tmp, firstFile.get(json)!]]),
+      undefined,
+    ],
+    ['fresh: renamed', firstFile, conversation(1)],
+    // Its second save: the header and first record in one synced write.
+    [
+      'fresh: the second save cut',
+      new Map([...firstFile, [log, cut(earlierAfterSecond.get(log)!, 4)]]),
+      conversation(1),
+    ],
+    ['fresh: the second save synced', earlierAfterSecond, conversation(2)],
   ];
   for (const [title, files, expected] of points) {
     restore(dir, files);

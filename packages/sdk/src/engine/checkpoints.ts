@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { SdkError } from '../errors.js';
 import { type CheckpointFile, CheckpointFileSchema } from '../schemas/checkpoints.js';
 import { type RecordSource, notJsonError, parseRecord, recordError } from '../schemas/parseRecord.js';
-import { appendLine, closeLog, createLog } from '../store/appendLog.js';
+import { appendLine, closeLog, createEmptyLog, createLog } from '../store/appendLog.js';
 import { writeFileAtomic } from '../store/atomicFile.js';
 import { checkpointLogPath, fileDigest, logHeader, logRecord, readCheckpointLog } from './checkpointLog.js';
 import type { ProjectPaths } from '../store/projectStore.js';
@@ -59,8 +59,8 @@ export class CheckpointWriter {
   private next: PendingWrite | undefined;
   /** The file text of the last state handed to {@link save} or {@link append}. */
   private last: string | undefined;
-  /** The open log: its descriptor, its size in bytes, and the state text of its last record. */
-  private log: { fd: number; bytes: number; state: string } | undefined;
+  /** The open log: its descriptor, its size in bytes, and the state text of its last record (none yet: undefined). */
+  private log: { fd: number; bytes: number; state: string | undefined } | undefined;
   /** sha256 of the file as this writer last wrote it: what its log continues. */
   private base: string | undefined;
   /**
@@ -140,6 +140,15 @@ export class CheckpointWriter {
   /** Writes one pending save: to the file, a new log, or the end of the open log. */
   private async flush(pending: PendingWrite): Promise<void> {
     if (pending.whole || this.closed || this.base === undefined) return this.writeFile(pending);
+    if (this.log?.bytes === 0) {
+      // The log created empty with the file: its header and first record in one synced write.
+      const bytes = Buffer.concat([
+        logHeader(this.base),
+        logRecord(undefined, pending.state, pending.attempt, pending.savedAt),
+      ]);
+      await this.appendToLog(this.log, bytes, pending.state);
+      return;
+    }
     if (this.log === undefined) {
       // The log's first record holds the whole state: the log is read without the file's state.
       const bytes = Buffer.concat([
@@ -155,16 +164,21 @@ export class CheckpointWriter {
     if (this.log.bytes + line.length > Math.max(FOLD_MIN_BYTES, FOLD_RATIO * pending.state.length)) {
       return this.writeFile(pending);
     }
+    await this.appendToLog(this.log, line, pending.state);
+  }
+
+  /** Appends `bytes` (holding `state` last) to the open log, synced. */
+  private async appendToLog(log: NonNullable<CheckpointWriter['log']>, bytes: Buffer, state: string): Promise<void> {
     try {
-      await appendLine(this.logPath, this.log.fd, line);
+      await appendLine(this.logPath, log.fd, bytes);
     } catch (error) {
       // Part of the line may be in the log: never append after it. The next save writes the file again.
       this.base = undefined;
       await this.dropLog();
       throw error;
     }
-    this.log.bytes += line.length;
-    this.log.state = pending.state;
+    log.bytes += bytes.length;
+    log.state = state;
   }
 
   /**
@@ -174,12 +188,32 @@ export class CheckpointWriter {
    */
   private async writeFile(pending: PendingWrite): Promise<void> {
     const bytes = Buffer.from(pending.file, 'utf8');
-    await writeFileAtomic(this.path, bytes);
+    // An appending writer's first file, with no log beside it (a fresh invocation): the log is created
+    // empty now, so the file's directory sync makes its entry durable too and the next save is a plain
+    // append. Not when a log is there: it may hold durable states until the new file is in place.
+    const empty =
+      !pending.whole && !this.closed && this.log === undefined && !this.logMayExist
+        ? await createEmptyLog(this.logPath)
+        : undefined;
+    try {
+      await writeFileAtomic(this.path, bytes);
+    } catch (error) {
+      // An empty log holds nothing: left for the next file write (which removes it) or the attempt's end.
+      if (empty !== undefined) {
+        this.logMayExist = true;
+        await closeLog(empty);
+      }
+      throw error;
+    }
     this.base = this.closed ? undefined : fileDigest(bytes);
     await this.dropLog();
     if (this.logMayExist) {
       this.logMayExist = false;
       await unlink(this.logPath).catch(() => {});
+    }
+    if (empty !== undefined) {
+      this.log = { fd: empty, bytes: 0, state: undefined };
+      this.logMayExist = true;
     }
   }
 

@@ -16,7 +16,7 @@ import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { SdkError } from '../errors.js';
-import { closeQuietly, makePrivateDir, openFreshSync } from '../fileModes.js';
+import { closeQuietly, makePrivateDir, openFreshSync, openNewSync } from '../fileModes.js';
 import { syncDirectory } from './atomicFile.js';
 
 const writeAsync = promisify(write);
@@ -118,6 +118,20 @@ export async function createLog(path: string, bytes: Uint8Array): Promise<number
   }
   await syncDirectory(dirname(path));
   return fd;
+}
+
+/**
+ * Creates the log at `path` empty, open for {@link appendLine}, when nothing is at the path; undefined
+ * otherwise (nothing is removed). Its directory entry is not synced: the caller syncs the directory next
+ * (a rename in the same directory), and until then an empty log holds nothing.
+ */
+export async function createEmptyLog(path: string): Promise<number | undefined> {
+  try {
+    await makePrivateDir(dirname(path));
+  } catch {
+    return undefined;
+  }
+  return openNewSync(path, DSYNC ?? 0);
 }
 
 /** Appends `bytes` to the log open as `fd` (at its end: it is the log's only writer) and syncs it. Throws `io_error`. */
