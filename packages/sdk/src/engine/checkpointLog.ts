@@ -62,9 +62,9 @@ export function commonPrefix(a: string, b: string): number {
   return i;
 }
 
-/** The state a checkpoint log holds: its last record's state (JSON text), attempt and time. */
+/** The state a checkpoint log holds: its last record's state (parsed JSON), attempt and time. */
 export interface LoggedState {
-  state: string;
+  state: unknown;
   attempt: number;
   savedAt: string;
   /** Records replayed. */
@@ -88,7 +88,8 @@ function logSource(path: string, invocation: string): RecordSource {
  * The state the log at `path` holds over the checkpoint file whose bytes have digest `base`; undefined when
  * there is no log, it continues another file (stale), or it holds no complete record (a torn tail is left
  * out: it was never reported durable). A log that cannot be read, is damaged before its last line, or whose
- * records do not replay to JSON is `invalid_checkpoint` naming the log.
+ * records do not replay to JSON is `invalid_checkpoint` naming the log. The state is parsed by `JSON.parse`
+ * (own data properties only).
  */
 export async function readCheckpointLog(
   path: string,
@@ -135,7 +136,17 @@ export async function readCheckpointLog(
     text.push(line.slice(tab + 1));
     last = record;
   }
-  return { state: text.toString(), attempt: last!.attempt, savedAt: last!.savedAt, records: records.length };
+  let state: unknown;
+  try {
+    state = JSON.parse(text.toString());
+  } catch (error) {
+    throw recordError(
+      source,
+      `its ${records.length} records do not give a JSON state (${(error as Error).message})`,
+      error,
+    );
+  }
+  return { state, attempt: last!.attempt, savedAt: last!.savedAt, records: records.length };
 }
 
 function parseJson(text: string, source: RecordSource, where: string): unknown {

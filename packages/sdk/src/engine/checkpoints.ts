@@ -224,7 +224,10 @@ export class CheckpointWriter {
     if (log !== undefined) await closeLog(log.fd);
   }
 
-  /** The file the last {@link CheckpointWriter.save} wrote (or is writing), or undefined before the first save. */
+  /**
+   * The whole file of the last state handed to {@link CheckpointWriter.save} or {@link CheckpointWriter.append}
+   * (written, being written, or appended to the log), or undefined before the first save.
+   */
   latest(): CheckpointFile | undefined {
     return this.last === undefined ? undefined : (JSON.parse(this.last) as CheckpointFile);
   }
@@ -310,18 +313,8 @@ export async function readCheckpointFile(path: string, invocationId: string): Pr
   if (typeof file !== 'object' || file === null || Array.isArray(file)) return file;
   const logged = await readCheckpointLog(checkpointLogPath(path), fileDigest(bytes), invocationId);
   if (logged === undefined) return file;
-  let state: unknown;
-  try {
-    state = JSON.parse(logged.state);
-  } catch (error) {
-    throw recordError(
-      checkpointSource(checkpointLogPath(path), invocationId),
-      `its ${logged.records} records do not give a JSON state (${(error as Error).message})`,
-      error,
-    );
-  }
   // Own data properties (a spread defines them, whatever their names): nothing reaches Object.prototype.
-  return { ...file, attempt: logged.attempt, savedAt: logged.savedAt, state };
+  return { ...file, attempt: logged.attempt, savedAt: logged.savedAt, state: logged.state };
 }
 
 /**
