@@ -8,8 +8,9 @@
  * - ours: `createModelLoopHarness` (`openai`, `api: "chat"`) from the built SDK, its surface built as the
  *   engine builds it (`agentSurface` over an invocation's live session of the benchmark service), each
  *   checkpoint written by the engine's `CheckpointWriter` as the engine writes it (`append`: the first
- *   save of a conversation atomically to the checkpoint file, each later one appended to its log with one
- *   fdatasync; docs/decisions/checkpoint-writes.md), since users pay for it;
+ *   save of a conversation atomically to the checkpoint file (its log created empty beside it), each later
+ *   one appended to the log with one synced write; docs/decisions/checkpoint-writes.md), since users pay
+ *   for it;
  * - the baseline: the provider library's own tool loop — AI SDK `generateText` with the same provider
  *   (`@ai-sdk/openai` `.chat`), `stopWhen: stepCountIs(turns)`, and tools whose `execute` calls the same
  *   service directly through the official v1 client (`startBaseline`), offered under the same names with
@@ -260,7 +261,7 @@ export function modelLoopBench(ctx: BenchContext, project: BenchProject): Promis
       goal: GOAL,
       verdict: met ? 'met' : 'missed',
       notes:
-        `the \`openai\` chat harness (\`createModelLoopHarness\`) over \`agentSurface\` of an invocation's session, each checkpoint written by the engine's \`CheckpointWriter\` as the engine writes it (1 write a turn, behind the conversation: the first save of a conversation to the checkpoint file atomically, the next creating its log, each later one appended to the log with 1 fdatasync; a step's calls wait only for the previous step's write), vs. the AI SDK's own loop; ` +
+        `the \`openai\` chat harness (\`createModelLoopHarness\`) over \`agentSurface\` of an invocation's session, each checkpoint written by the engine's \`CheckpointWriter\` as the engine writes it (1 write a turn, behind the conversation: the first save of a conversation to the checkpoint file atomically (its log created empty beside it), each later one appended to the log with 1 synced write; a step's calls wait only for the previous step's write), vs. the AI SDK's own loop; ` +
         `both against the same in-process local model server (OpenAI Chat Completions wire protocol, \`scriptedPolicy\`: ${TOOL_TURNS} turns calling \`echo\`, then the answer; ${TURNS} model calls a conversation, every answer checked); ` +
         `${pairs} A/B pairs of batches of ${conversations} conversations after a warm-up pair; figure: difference of the medians per turn over all ${pairs * conversations} timed conversations a side (median of the per-pair differences: ${pairDiff >= 0 ? '+' : ''}${pairDiff.toFixed(2)} ms); ` +
         `CPU per turn (load-independent): ours ${f(cpuPerTurn.ours.host)} in this process + ${f(cpuPerTurn.ours.service)} in the service, baseline ${f(cpuPerTurn.baseline.host)} + ${f(cpuPerTurn.baseline.service)} (this process includes the model server, the same for both)` +

@@ -4,12 +4,12 @@
  * back is applied to it — the same functions whether the attempt ran in this host (a function call, its
  * events replayed as they happen) or on a queue worker (a BullMQ job, its events replayed from the result).
  */
+import { rm } from 'node:fs/promises';
 import { mainProposedDigests } from '../invocation/sandboxPolicy.js';
 import { isSdkError, toSdkError } from '../errors.js';
 import { type RunEventInput, addUsage, emptyUsage } from '../events/runEvents.js';
 import type { RunHarnesses } from '../harness/harnessFor.js';
 import { ATTEMPT_FORMAT, type AttemptOutcome, type AttemptSpec } from '../schemas/attempt.js';
-import { rm } from 'node:fs/promises';
 import { writeJsonAtomic } from '../store/atomicFile.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 import type { WorkflowVersion } from '../store/workflowVersions.js';
