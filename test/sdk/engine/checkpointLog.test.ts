@@ -205,6 +205,9 @@ test('a damaged record before the last is refused with invalid_checkpoint naming
   rmSync(log);
   mkdirSync(log);
   await refused(path, log, /could not be read/);
+  // … which matters only beside a file: without one there is no checkpoint.
+  rmSync(path);
+  assert.equal(await readCheckpointFile(path, 'inv-1'), undefined);
 });
 
 test('a log that continues another file is stale and ignored: the file rewritten, edited or removed', async (t) => {

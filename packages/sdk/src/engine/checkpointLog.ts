@@ -84,26 +84,29 @@ function logSource(path: string, invocation: string): RecordSource {
   };
 }
 
-/**
- * The state the log at `path` holds over the checkpoint file whose bytes have digest `base`; undefined when
- * there is no log, it continues another file (stale), or it holds no complete record (a torn tail is left
- * out: it was never reported durable). A log that cannot be read, is damaged before its last line, or whose
- * records do not replay to JSON is `invalid_checkpoint` naming the log. The state is parsed by `JSON.parse`
- * (own data properties only).
- */
-export async function readCheckpointLog(
-  path: string,
-  base: string,
-  invocation: string,
-): Promise<LoggedState | undefined> {
-  const source = logSource(path, invocation);
-  let bytes: Buffer;
+/** The bytes of the log at `path`, or undefined when there is none; `invalid_checkpoint` when it cannot be read. */
+export async function readLogBytes(path: string, invocation: string): Promise<Buffer | undefined> {
   try {
-    bytes = await readFile(path);
+    return await readFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw recordError(source, `it could not be read (${(error as Error).message})`, error);
+    throw recordError(logSource(path, invocation), `it could not be read (${(error as Error).message})`, error);
   }
+}
+
+/**
+ * The state the log `bytes` (read from `path`) holds over the checkpoint file whose bytes have digest `base`;
+ * undefined when it continues another file (stale), or holds no complete record (a torn tail is left out: it
+ * was never reported durable). A log damaged before its last line, or whose records do not replay to JSON,
+ * is `invalid_checkpoint` naming the log. The state is parsed by `JSON.parse` (own data properties only).
+ */
+export function replayCheckpointLog(
+  bytes: Uint8Array,
+  base: string,
+  path: string,
+  invocation: string,
+): LoggedState | undefined {
+  const source = logSource(path, invocation);
   const split = splitLog(bytes);
   if (split.damaged !== undefined) {
     const { line, offset, problem } = split.damaged;

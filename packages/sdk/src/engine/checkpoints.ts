@@ -12,7 +12,14 @@ import { type CheckpointFile, CheckpointFileSchema } from '../schemas/checkpoint
 import { type RecordSource, notJsonError, parseRecord, recordError } from '../schemas/parseRecord.js';
 import { appendLine, closeLog, createEmptyLog, createLog } from '../store/appendLog.js';
 import { writeFileAtomic } from '../store/atomicFile.js';
-import { checkpointLogPath, fileDigest, logHeader, logRecord, readCheckpointLog } from './checkpointLog.js';
+import {
+  checkpointLogPath,
+  fileDigest,
+  logHeader,
+  logRecord,
+  readLogBytes,
+  replayCheckpointLog,
+} from './checkpointLog.js';
 import type { ProjectPaths } from '../store/projectStore.js';
 
 export type { CheckpointFile } from '../schemas/checkpoints.js';
@@ -289,13 +296,21 @@ export function damagedCheckpoint(path: string, invocation: string, cause: unkno
 }
 
 /**
- * The checkpoint of an invocation as stored at `path`, its log applied ({@link readCheckpointLog}): the
+ * The checkpoint of an invocation as stored at `path`, its log applied ({@link replayCheckpointLog}): the
  * file's object with the state, attempt and time of the log's last record when the log continues this
  * file; undefined when the invocation never saved one. Not checked against `CheckpointFileSchema` (see
  * {@link checkpointState}). A file that cannot be read or is not JSON, or a damaged log, is
  * `invalid_checkpoint` naming the file.
  */
 export async function readCheckpointFile(path: string, invocationId: string): Promise<unknown> {
+  // The log before the file: a writer rewrites the file before it replaces or removes the log, so a read
+  // racing it finds a log that continues the file it then reads, or one that is stale against it.
+  const logPath = checkpointLogPath(path);
+  // A log that cannot be read matters only beside a file.
+  const log = await readLogBytes(logPath, invocationId).then(
+    (read) => ({ read }),
+    (error: unknown) => ({ error }),
+  );
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
@@ -311,7 +326,9 @@ export async function readCheckpointFile(path: string, invocationId: string): Pr
   }
   // A file that is not an object is refused by its schema; its log would not make it one.
   if (typeof file !== 'object' || file === null || Array.isArray(file)) return file;
-  const logged = await readCheckpointLog(checkpointLogPath(path), fileDigest(bytes), invocationId);
+  if ('error' in log) throw log.error;
+  const logged =
+    log.read === undefined ? undefined : replayCheckpointLog(log.read, fileDigest(bytes), logPath, invocationId);
   if (logged === undefined) return file;
   // Own data properties (a spread defines them, whatever their names): nothing reaches Object.prototype.
   return { ...file, attempt: logged.attempt, savedAt: logged.savedAt, state: logged.state };
