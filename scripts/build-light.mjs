@@ -216,7 +216,7 @@ const result = await build({
   // (`new vm.Script(text)`, entry.ts) with no wrapped copy to build; `require()` (the --debug path) still
   // runs it: inside Node's own wrapper `arguments` is the module's, at a script's top level it is absent.
   banner: {
-    js: `(f=>typeof arguments=='object'?f.apply(this,arguments):f)(function(${CJS_ARGUMENTS}){var __lightBundleUrl = require('node:url').pathToFileURL(__filename).href;`,
+    js: `(f=>typeof arguments=='object'?f.apply(this,arguments):f)(function(${CJS_ARGUMENTS}){'use strict';var __lightBundleUrl = require('node:url').pathToFileURL(__filename).href;`,
   },
   footer: { js: '});' },
   sourcemap: 'linked',

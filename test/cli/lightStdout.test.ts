@@ -103,7 +103,10 @@ async function fullPipeRun(t: import('node:test').TestContext, free: number): Pr
   assert.equal(stderr, '');
   const all = Buffer.concat([taken, ...received]);
   assert.equal(all.length, filled + expected.stdout.length);
-  assert.ok(all.subarray(0, filled).every((byte) => byte === 0x2e), 'the filler comes first, untouched');
+  assert.ok(
+    all.subarray(0, filled).every((byte) => byte === 0x2e),
+    'the filler comes first, untouched',
+  );
   assert.ok(all.subarray(filled).equals(expected.stdout), 'the command wrote every byte, in order');
 }
 
