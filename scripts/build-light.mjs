@@ -183,6 +183,8 @@ function ownSourcesOnly(map) {
   return { ...map, sources, mappings: lines.join(';') };
 }
 
+/** The arguments Node's CommonJS loader gives a module, in its order. */
+const CJS_ARGUMENTS = 'exports, require, module, __filename, __dirname';
 const ENTRY_CJS = join(CLI_DIST, 'entry.cjs');
 /** Everything this script writes: removed first, and again when the build is refused. */
 const OUTPUTS = [OUT, `${OUT}.map`, ENTRY_CJS, `${ENTRY_CJS}.map`];
@@ -210,7 +212,13 @@ const result = await build({
   target: 'node20',
   // `import.meta.url` (cliPaths.ts only) is the bundle's own URL, as it was in the module.
   define: { 'import.meta.url': '__lightBundleUrl' },
-  banner: { js: "var __lightBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  // The text is one function of CommonJS's five arguments, so the bin compiles it as it reads it
+  // (`new vm.Script(text)`, entry.ts) with no wrapped copy to build; `require()` (the --debug path) still
+  // runs it: inside Node's own wrapper `arguments` is the module's, at a script's top level it is absent.
+  banner: {
+    js: `(f=>typeof arguments=='object'?f.apply(this,arguments):f)(function(${CJS_ARGUMENTS}){'use strict';var __lightBundleUrl = require('node:url').pathToFileURL(__filename).href;`,
+  },
+  footer: { js: '});' },
   sourcemap: 'linked',
   sourcesContent: false,
   minifyWhitespace: true,

@@ -2,7 +2,7 @@
 'use strict';
 // Stdout is protocol from the first byte: the guard goes in (for the commands that serve MCP on stdio)
 // before the CLI and the SDK load, so nothing they print at load time reaches stdout. The compile cache
-// (Node ≥ 22.1) is enabled before the CLI loads too, so every module after this one is cached. With
+// (Node ≥ 22.1) is enabled before the CLI's ES modules load too, so every module after this one is cached. With
 // --debug, stack traces point at the TypeScript sources.
 //
 // This file is CommonJS (bin/package.json). The light commands (validate, status, schema, harness-config)
@@ -18,7 +18,8 @@ try {
   if (error?.code !== 'MODULE_NOT_FOUND') throw error;
 }
 if (start?.usesLightPath(argv) && start.lightBundleFresh()) {
-  start.enableCliCompileCache();
+  // No module compile cache here: after this file and entry.cjs, the light path loads no module through
+  // Node's loader (the bundle has its own code cache), so enabling it would only cost.
   if (argv.includes('--debug')) process.setSourceMapsEnabled(true);
   start
     .loadCli(argv)

@@ -25,6 +25,21 @@ import type {
 // The written types, for the modules that import them with their schemas from here.
 export type * from './workflowTypes.js';
 
+/**
+ * A value built on its first use and kept. The parts of the workflow schema a small document never reaches
+ * (a harness, orchestration, a tool filter, a remote entry's headers and OAuth: ~60 % of its zod objects)
+ * are built only when a document has them (`z.lazy`, and this for the pieces they share): building the
+ * whole schema at load was most of what `scienceevolve validate` spends in zod (docs/decisions/cli-light-bundle.md).
+ * What the schema accepts, its messages and its JSON Schema are the same.
+ */
+function lazily<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => {
+    built ??= build();
+    return built;
+  };
+}
+
 const nameMessage = `must be 1–${LIMITS.nameChars} characters of a-z 0-9 - _, starting with a letter or digit; rename it`;
 
 /** A service, definition or agent name. */
@@ -76,16 +91,20 @@ export const McpDefinitionSchema = z.strictObject({
 export type McpDefinitionInput = z.input<typeof McpDefinitionSchema>;
 
 /** One tool pattern: an exact tool name, or a glob where `*` stands for any run of characters. */
-const ToolPatternSchema = z
-  .string()
-  .min(1, { error: 'an empty pattern matches no tool; write a tool name or a glob such as "search_*"' })
-  .max(LIMITS.toolPatternChars, {
-    error: `a pattern may hold at most ${LIMITS.toolPatternChars} characters; shorten it or use *`,
-  });
+const toolPatternSchema = lazily(() =>
+  z
+    .string()
+    .min(1, { error: 'an empty pattern matches no tool; write a tool name or a glob such as "search_*"' })
+    .max(LIMITS.toolPatternChars, {
+      error: `a pattern may hold at most ${LIMITS.toolPatternChars} characters; shorten it or use *`,
+    }),
+);
 
-const toolPatterns = z
-  .array(ToolPatternSchema)
-  .max(LIMITS.toolPatterns, { error: `at most ${LIMITS.toolPatterns} patterns; combine names with * globs` });
+const toolPatterns = lazily(() =>
+  z
+    .array(toolPatternSchema())
+    .max(LIMITS.toolPatterns, { error: `at most ${LIMITS.toolPatterns} patterns; combine names with * globs` }),
+);
 
 /**
  * What is wrong with the keys of a `tools` filter (both or neither of include/exclude), or undefined.
@@ -109,19 +128,23 @@ export function toolFilterShapeProblem(filter: object): string | undefined {
  * tool names, before the surface prefixes them.
  * @internal
  */
-export const ToolFilterSchema = z
-  .strictObject({
-    include: toolPatterns
-      .min(1, {
-        error: 'an empty include offers no tool at all: list the tools to offer, or remove "tools" to offer every tool',
-      })
-      .optional(),
-    exclude: toolPatterns.optional(),
-  })
-  .superRefine((filter, ctx) => {
-    const problem = toolFilterShapeProblem(filter);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', params: { code: 'invalid_workflow' }, message: problem });
-  });
+export const ToolFilterSchema = z.lazy(() =>
+  z
+    .strictObject({
+      include: toolPatterns()
+        .min(1, {
+          error:
+            'an empty include offers no tool at all: list the tools to offer, or remove "tools" to offer every tool',
+        })
+        .optional(),
+      exclude: toolPatterns().optional(),
+    })
+    .superRefine((filter, ctx) => {
+      const problem = toolFilterShapeProblem(filter);
+      if (problem !== undefined)
+        ctx.addIssue({ code: 'custom', params: { code: 'invalid_workflow' }, message: problem });
+    }),
+);
 
 /** An HTTP header name a remote entry may set. */
 export const HEADER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
@@ -154,7 +177,7 @@ const RESERVED_HEADERS = new Set([
 ]);
 
 /** An absolute path of a file that holds one secret (0600, the user's own). */
-const SecretFileSchema = z.string().regex(/^\/[^\0]*$/, { error: 'must be an absolute path' });
+const secretFileSchema = lazily(() => z.string().regex(/^\/[^\0]*$/, { error: 'must be an absolute path' }));
 
 /**
  * A remote entry's OAuth 2.1 settings (SPEC §8). Without it, a remote that answers 401 is signed in to with
@@ -167,49 +190,51 @@ const SecretFileSchema = z.string().regex(/^\/[^\0]*$/, { error: 'must be an abs
  * - `clientMetadataUrl`: an https URL of this client's metadata document, used where the server supports it.
  * Secrets are read from host variables or 0600 files when the service is connected, never stored.
  */
-export const RemoteOAuthSchema = z
-  .strictObject({
-    grant: z.enum(['authorization_code', 'client_credentials']).optional(),
-    clientId: z.string().min(1).max(512).optional(),
-    clientSecretEnv: EnvNameSchema.optional(),
-    clientSecretFile: SecretFileSchema.optional(),
-    authMethod: z.enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt']).optional(),
-    privateKeyEnv: EnvNameSchema.optional(),
-    privateKeyFile: SecretFileSchema.optional(),
-    algorithm: z.enum(['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'EdDSA']).optional(),
-    scope: z.string().min(1).max(1024).optional(),
-    clientMetadataUrl: z.url({ protocol: /^https$/, error: 'must be an https:// URL' }).optional(),
-  })
-  .superRefine((oauth, ctx) => {
-    const issue = (path: string, message: string) =>
-      ctx.addIssue({ code: 'custom', path: [path], params: { code: 'invalid_workflow' }, message });
-    if (oauth.clientSecretEnv !== undefined && oauth.clientSecretFile !== undefined) {
-      issue('clientSecretFile', 'give "clientSecretEnv" or "clientSecretFile", not both');
-    }
-    if (oauth.privateKeyEnv !== undefined && oauth.privateKeyFile !== undefined) {
-      issue('privateKeyFile', 'give "privateKeyEnv" or "privateKeyFile", not both');
-    }
-    const hasSecret = oauth.clientSecretEnv !== undefined || oauth.clientSecretFile !== undefined;
-    const hasKey = oauth.privateKeyEnv !== undefined || oauth.privateKeyFile !== undefined;
-    if ((hasSecret || hasKey || oauth.grant === 'client_credentials') && oauth.clientId === undefined) {
-      issue(
-        'clientId',
-        'a client secret, a private key or the client_credentials grant needs the pre-registered "clientId"',
-      );
-    }
-    if (oauth.authMethod === 'private_key_jwt' && !hasKey) {
-      issue('privateKeyEnv', 'private_key_jwt needs "privateKeyEnv" or "privateKeyFile" (a PEM private key)');
-    }
-    if (oauth.authMethod !== 'private_key_jwt' && hasKey) {
-      issue('authMethod', 'a private key is used only with "authMethod": "private_key_jwt"');
-    }
-    if (oauth.grant === 'client_credentials' && oauth.authMethod !== 'private_key_jwt' && !hasSecret) {
-      issue(
-        'clientSecretEnv',
-        'the client_credentials grant needs "clientSecretEnv" or "clientSecretFile" (or a private key with private_key_jwt)',
-      );
-    }
-  });
+export const RemoteOAuthSchema = z.lazy(() =>
+  z
+    .strictObject({
+      grant: z.enum(['authorization_code', 'client_credentials']).optional(),
+      clientId: z.string().min(1).max(512).optional(),
+      clientSecretEnv: EnvNameSchema.optional(),
+      clientSecretFile: secretFileSchema().optional(),
+      authMethod: z.enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt']).optional(),
+      privateKeyEnv: EnvNameSchema.optional(),
+      privateKeyFile: secretFileSchema().optional(),
+      algorithm: z.enum(['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'EdDSA']).optional(),
+      scope: z.string().min(1).max(1024).optional(),
+      clientMetadataUrl: z.url({ protocol: /^https$/, error: 'must be an https:// URL' }).optional(),
+    })
+    .superRefine((oauth, ctx) => {
+      const issue = (path: string, message: string) =>
+        ctx.addIssue({ code: 'custom', path: [path], params: { code: 'invalid_workflow' }, message });
+      if (oauth.clientSecretEnv !== undefined && oauth.clientSecretFile !== undefined) {
+        issue('clientSecretFile', 'give "clientSecretEnv" or "clientSecretFile", not both');
+      }
+      if (oauth.privateKeyEnv !== undefined && oauth.privateKeyFile !== undefined) {
+        issue('privateKeyFile', 'give "privateKeyEnv" or "privateKeyFile", not both');
+      }
+      const hasSecret = oauth.clientSecretEnv !== undefined || oauth.clientSecretFile !== undefined;
+      const hasKey = oauth.privateKeyEnv !== undefined || oauth.privateKeyFile !== undefined;
+      if ((hasSecret || hasKey || oauth.grant === 'client_credentials') && oauth.clientId === undefined) {
+        issue(
+          'clientId',
+          'a client secret, a private key or the client_credentials grant needs the pre-registered "clientId"',
+        );
+      }
+      if (oauth.authMethod === 'private_key_jwt' && !hasKey) {
+        issue('privateKeyEnv', 'private_key_jwt needs "privateKeyEnv" or "privateKeyFile" (a PEM private key)');
+      }
+      if (oauth.authMethod !== 'private_key_jwt' && hasKey) {
+        issue('authMethod', 'a private key is used only with "authMethod": "private_key_jwt"');
+      }
+      if (oauth.grant === 'client_credentials' && oauth.authMethod !== 'private_key_jwt' && !hasSecret) {
+        issue(
+          'clientSecretEnv',
+          'the client_credentials grant needs "clientSecretEnv" or "clientSecretFile" (or a private key with private_key_jwt)',
+        );
+      }
+    }),
+);
 
 /** One entry of an agent's `mcpServers`: `{ name, project }` or `{ name, url }`, never both. @internal */
 export const McpServerEntrySchema = z
@@ -225,15 +250,17 @@ export const McpServerEntrySchema = z
      * `"${VAR}"` (see {@link HEADER_TEMPLATE_PATTERN}); read when the service is connected, never stored.
      */
     headers: z
-      .record(
-        z.string().regex(HEADER_NAME_PATTERN, {
-          error: 'must be an HTTP header name (letters, digits and - only), e.g. "Authorization"',
-        }),
-        z.string().regex(HEADER_TEMPLATE_PATTERN, {
-          error:
-            // biome-ignore lint/suspicious/noTemplateCurlyInString: `${VAR}` is the header template syntax, not JavaScript's
-            'must name a host variable, as "${VAR}" or "<Scheme> ${VAR}" (e.g. "Bearer ${GITHUB_TOKEN}"): a value is never written into the workflow',
-        }),
+      .lazy(() =>
+        z.record(
+          z.string().regex(HEADER_NAME_PATTERN, {
+            error: 'must be an HTTP header name (letters, digits and - only), e.g. "Authorization"',
+          }),
+          z.string().regex(HEADER_TEMPLATE_PATTERN, {
+            error:
+              // biome-ignore lint/suspicious/noTemplateCurlyInString: `${VAR}` is the header template syntax, not JavaScript's
+              'must name a host variable, as "${VAR}" or "<Scheme> ${VAR}" (e.g. "Bearer ${GITHUB_TOKEN}"): a value is never written into the workflow',
+          }),
+        ),
       )
       .optional(),
     oauth: RemoteOAuthSchema.optional(),
@@ -316,80 +343,86 @@ export function durationMs(value: number | undefined, name: string, fallback: nu
 }
 
 /** A duration in milliseconds from the workflow: a positive integer no longer than {@link MAX_DURATION_MS}. */
-const DurationMsSchema = z
-  .int({ error: 'must be a whole number of milliseconds' })
-  .min(1, { error: 'must be at least 1 ms' })
-  .max(MAX_DURATION_MS, { error: `must be at most ${MAX_DURATION_MS} ms (about 24.8 days)` });
+const durationMsSchema = lazily(() =>
+  z
+    .int({ error: 'must be a whole number of milliseconds' })
+    .min(1, { error: 'must be at least 1 ms' })
+    .max(MAX_DURATION_MS, { error: `must be at most ${MAX_DURATION_MS} ms (about 24.8 days)` }),
+);
 
 /** A model endpoint's base URL. */
-const BaseUrlSchema = z.url({
-  protocol: /^https?$/,
-  error: 'must be an http:// or https:// base URL, e.g. "https://api.openai.com/v1"',
-});
+const baseUrlSchema = lazily(() =>
+  z.url({
+    protocol: /^https?$/,
+    error: 'must be an http:// or https:// base URL, e.g. "https://api.openai.com/v1"',
+  }),
+);
 
 /** Options every model loop takes (SPEC §10.2). */
-const modelLoopOptions = {
+const modelLoopOptions = lazily(() => ({
   model: z.string().min(1, { error: 'name the model, e.g. "gpt-4.1" or "claude-sonnet-4-5"' }),
-  baseUrl: BaseUrlSchema.optional(),
+  baseUrl: baseUrlSchema().optional(),
   apiKeyEnv: EnvNameSchema.optional(),
   maxTurns: z.int().min(1).max(10_000).default(50),
   maxOutputTokens: z.int().min(1).max(10_000_000).optional(),
   temperature: z.number().min(0).max(2).optional(),
-  requestTimeoutMs: DurationMsSchema.default(600_000),
+  requestTimeoutMs: durationMsSchema().default(600_000),
   system: z.string().optional(),
-};
+}));
 
 /** How an agent is run (SPEC §10.2). @internal */
-export const HarnessSchema = z.discriminatedUnion('type', [
-  /** Simulated model decisions from the run's script file. */
-  z.strictObject({ type: z.literal('scripted') }),
-  /** OpenAI and every OpenAI-compatible server; Chat Completions by default, or the Responses API. */
-  z.strictObject({
-    type: z.literal('openai'),
-    ...modelLoopOptions,
-    api: z.enum(['chat', 'responses']).default('chat'),
-  }),
-  /** The Anthropic Messages API tool loop. */
-  z.strictObject({ type: z.literal('anthropic'), ...modelLoopOptions }),
-  /** The Gemini API tool loop. */
-  z.strictObject({ type: z.literal('gemini'), ...modelLoopOptions }),
-  /** An external agent CLI given the invocation's live surface. */
-  z
-    .strictObject({
-      type: z.literal('command'),
-      preset: HarnessFormatSchema.optional(),
-      model: z.string().min(1).optional(),
-      baseUrl: BaseUrlSchema.optional(),
-      apiKeyEnv: EnvNameSchema.optional(),
-      command: z
-        .string()
-        .min(1)
-        .regex(COMMAND_PATTERN, {
-          error: 'must be one executable name or path, not a shell command line; put arguments in "args"',
-        })
-        .optional(),
-      args: z
-        .array(
-          z
-            .string()
-            .max(LIMITS.charsPerArg, { error: `an argument may hold at most ${LIMITS.charsPerArg} characters` }),
-        )
-        .max(LIMITS.args, { error: `at most ${LIMITS.args} arguments` })
-        .optional(),
-      envFrom: z.record(EnvNameSchema, EnvNameSchema).default({}),
-      timeoutMs: DurationMsSchema.default(3_600_000),
-      isolateHome: z.boolean().default(true),
-    })
-    .superRefine((harness, ctx) => {
-      if (harness.preset === undefined && harness.command === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          params: { code: 'invalid_workflow' },
-          message: 'give "preset" (claude, codex, gemini, opencode or pi) or "command" (the CLI to run, with "args")',
-        });
-      }
+export const HarnessSchema = z.lazy(() =>
+  z.discriminatedUnion('type', [
+    /** Simulated model decisions from the run's script file. */
+    z.strictObject({ type: z.literal('scripted') }),
+    /** OpenAI and every OpenAI-compatible server; Chat Completions by default, or the Responses API. */
+    z.strictObject({
+      type: z.literal('openai'),
+      ...modelLoopOptions(),
+      api: z.enum(['chat', 'responses']).default('chat'),
     }),
-]);
+    /** The Anthropic Messages API tool loop. */
+    z.strictObject({ type: z.literal('anthropic'), ...modelLoopOptions() }),
+    /** The Gemini API tool loop. */
+    z.strictObject({ type: z.literal('gemini'), ...modelLoopOptions() }),
+    /** An external agent CLI given the invocation's live surface. */
+    z
+      .strictObject({
+        type: z.literal('command'),
+        preset: HarnessFormatSchema.optional(),
+        model: z.string().min(1).optional(),
+        baseUrl: baseUrlSchema().optional(),
+        apiKeyEnv: EnvNameSchema.optional(),
+        command: z
+          .string()
+          .min(1)
+          .regex(COMMAND_PATTERN, {
+            error: 'must be one executable name or path, not a shell command line; put arguments in "args"',
+          })
+          .optional(),
+        args: z
+          .array(
+            z
+              .string()
+              .max(LIMITS.charsPerArg, { error: `an argument may hold at most ${LIMITS.charsPerArg} characters` }),
+          )
+          .max(LIMITS.args, { error: `at most ${LIMITS.args} arguments` })
+          .optional(),
+        envFrom: z.record(EnvNameSchema, EnvNameSchema).default({}),
+        timeoutMs: durationMsSchema().default(3_600_000),
+        isolateHome: z.boolean().default(true),
+      })
+      .superRefine((harness, ctx) => {
+        if (harness.preset === undefined && harness.command === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            params: { code: 'invalid_workflow' },
+            message: 'give "preset" (claude, codex, gemini, opencode or pi) or "command" (the CLI to run, with "args")',
+          });
+        }
+      }),
+  ]),
+);
 
 /** One agent (SPEC §3.2). @internal */
 export const AgentSchema = z.strictObject({
@@ -409,30 +442,32 @@ export const AgentSchema = z.strictObject({
 });
 
 /** `orchestration` (SPEC §3.3). @internal */
-export const OrchestrationSchema = z.strictObject({
-  allowMainReconfiguration: z.boolean().default(false),
-  git: z.boolean().default(false),
-  invocationRetries: z.int().min(0).max(LIMITS.invocationRetries).default(1),
-  allowedRemoteUrls: z.array(z.url({ protocol: /^https?$/ })).default([]),
-  defaultHarness: HarnessSchema.optional(),
-  /**
-   * The host variables a definition Main proposes may read through `envFrom`. Absent means none (`[]`); it
-   * is not filled in when absent, so workflows stored before it existed keep their stored form.
-   */
-  mainMayMapEnv: z.array(EnvNameSchema).max(256, { error: 'at most 256 variables' }).optional(),
-  /**
-   * Where services run sandboxed (bubblewrap): `off` never; `auto` every project service when a working
-   * sandbox is available, except an operator's definition that says `"sandbox": false`; `required` every
-   * service, and a start fails when none is available. Default
-   * `auto`, left absent when not written (a workflow stored before the setting existed reads the same).
-   */
-  sandbox: z.enum(['off', 'auto', 'required']).optional(),
-  /**
-   * Milliseconds a tool call a service answered with an MCP task may run before it is given up
-   * (`task_deadline`, and `tasks/cancel` sent). Default 86,400,000 (24 h), left absent when not written.
-   */
-  taskDeadlineMs: z.int().min(1000).max(MAX_DURATION_MS).optional(),
-});
+export const OrchestrationSchema = z.lazy(() =>
+  z.strictObject({
+    allowMainReconfiguration: z.boolean().default(false),
+    git: z.boolean().default(false),
+    invocationRetries: z.int().min(0).max(LIMITS.invocationRetries).default(1),
+    allowedRemoteUrls: z.array(z.url({ protocol: /^https?$/ })).default([]),
+    defaultHarness: HarnessSchema.optional(),
+    /**
+     * The host variables a definition Main proposes may read through `envFrom`. Absent means none (`[]`); it
+     * is not filled in when absent, so workflows stored before it existed keep their stored form.
+     */
+    mainMayMapEnv: z.array(EnvNameSchema).max(256, { error: 'at most 256 variables' }).optional(),
+    /**
+     * Where services run sandboxed (bubblewrap): `off` never; `auto` every project service when a working
+     * sandbox is available, except an operator's definition that says `"sandbox": false`; `required` every
+     * service, and a start fails when none is available. Default
+     * `auto`, left absent when not written (a workflow stored before the setting existed reads the same).
+     */
+    sandbox: z.enum(['off', 'auto', 'required']).optional(),
+    /**
+     * Milliseconds a tool call a service answered with an MCP task may run before it is given up
+     * (`task_deadline`, and `tasks/cancel` sent). Default 86,400,000 (24 h), left absent when not written.
+     */
+    taskDeadlineMs: z.int().min(1000).max(MAX_DURATION_MS).optional(),
+  }),
+);
 /** A whole `workflow.json`, typed as written (`WorkflowSchema` is the public face of this one). */
 const WorkflowDocumentSchema = z.strictObject({
   $schema: z.string().optional(),
@@ -473,7 +508,7 @@ type WorkflowTypesMatchSchemas = {
   anthropic: Assert<SameShape<SchemaHarnessOf<'anthropic'>, HarnessOf<'anthropic'>>>;
   gemini: Assert<SameShape<SchemaHarnessOf<'gemini'>, HarnessOf<'gemini'>>>;
   command: Assert<SameShape<SchemaHarnessOf<'command'>, CommandHarness>>;
-  modelLoopKeys: Assert<SameShape<keyof ModelLoopOptions, keyof typeof modelLoopOptions>>;
+  modelLoopKeys: Assert<SameShape<keyof ModelLoopOptions, keyof ReturnType<typeof modelLoopOptions>>>;
   agent: Assert<SameShape<Out<typeof AgentSchema>, WorkflowAgent>>;
   orchestration: Assert<SameShape<Out<typeof OrchestrationSchema>, WorkflowOrchestration>>;
   workflow: Assert<SameShape<Out<typeof WorkflowDocumentSchema>, Workflow>>;
