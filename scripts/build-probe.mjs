@@ -47,8 +47,24 @@ const AFTER_SPAWN = /node_modules\/(@modelcontextprotocol|@opentelemetry|ajv|ajv
 const BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
 /**
+ * The bundle's first line: strict mode, and `__probeOwnUrl(path)`, the URL of our module at `path` relative to the bundle's
+ * directory, links resolved as Node's ES module loader resolves them for `import.meta.url` (a package
+ * manager that links packages side by side — pnpm — gives the same file as npm's flat install); a path that
+ * does not exist is given as it is.
+ */
+const OWN_URL = [
+  // Strict, as the ES modules it is made from were: the directive must come first in the module's wrapper.
+  "'use strict';",
+  'var __probeOwnUrl = (own) => {',
+  "  const file = require('node:path').join(__dirname, own);",
+  "  try { return require('node:url').pathToFileURL(require('node:fs').realpathSync(file)).href; }",
+  "  catch { return require('node:url').pathToFileURL(file).href; }",
+  '};',
+].join(' ');
+
+/**
  * Rewrites `import.meta.url` in our own built modules to the module's own file URL, found from the bundle's
- * location (`__probeBundleUrl`): `createRequire(import.meta.url)` (the supervisor's entry, the services'
+ * place (`__probeOwnUrl`): `createRequire(import.meta.url)` (the supervisor's entry, the services'
  * NODE_PATH) and `new URL('../package.json', import.meta.url)` then resolve as they did unbundled.
  */
 const ownImportMeta = {
@@ -58,7 +74,7 @@ const ownImportMeta = {
       const text = readFileSync(args.path, 'utf8');
       if (!/\bimport\.meta\b/.test(text)) return undefined;
       const own = relative(CLI_DIST, args.path).split(sep).join('/');
-      const url = `new URL(${JSON.stringify(own)}, __probeBundleUrl).href`;
+      const url = `__probeOwnUrl(${JSON.stringify(own)})`;
       // Any other use of import.meta is left for esbuild, which refuses it (empty-import-meta, below).
       return { contents: text.replace(/\bimport\.meta\.url\b/g, url), loader: 'js', resolveDir: dirname(args.path) };
     });
@@ -85,7 +101,7 @@ try {
     // CommonJS, so that the bin can compile it with V8's code cache (entry.ts, loadBundle).
     format: 'cjs',
     target: 'node20',
-    banner: { js: "var __probeBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+    banner: { js: OWN_URL },
     sourcemap: 'linked',
     sourcesContent: false,
     minifyWhitespace: true,

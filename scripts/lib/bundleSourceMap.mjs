@@ -97,4 +97,3 @@ export function ownSourcesOnly(map) {
   });
   return { ...map, sources, mappings: lines.join(';') };
 }
-

@@ -129,7 +129,7 @@ describe('which module runs services probe', () => {
 describe("the probe bundle's files", () => {
   test("our modules' import.meta.url is each module's own file, found from the bundle's place", () => {
     const text = readFileSync(BUNDLE, 'utf8');
-    const places = [...text.matchAll(/new URL\("([^"]+)",__probeBundleUrl\)/g)].map((m) => m[1] ?? '');
+    const places = [...text.matchAll(/__probeOwnUrl\("([^"]+)"\)/g)].map((m) => m[1] ?? '');
     // The supervisor's entry and the services' NODE_PATH (createRequire), the CLI's package.json and bin.
     for (const own of [
       '../../sdk/dist/processes/supervisorClient.js',
@@ -142,6 +142,11 @@ describe("the probe bundle's files", () => {
       assert.ok(existsSync(fileURLToPath(new URL(place, pathToFileURL(BUNDLE)))), `${place} exists beside the bundle`);
     }
     assert.doesNotMatch(text, /\bimport\.meta\b/, 'no import.meta is left in the bundle');
+  });
+
+  test('the bundle runs in strict mode, as the ES modules it is made from did', () => {
+    // The directive counts only as the first statement of the module's wrapper.
+    assert.ok(readFileSync(BUNDLE, 'utf8').startsWith("'use strict';"), 'the bundle starts with the directive');
   });
 
   test('the source map names only real files: our TypeScript sources, each of which exists', () => {
