@@ -23,7 +23,6 @@ import {
   type StandardSchemaV1,
   type Tool,
 } from '@modelcontextprotocol/client';
-import type { ServerTaskCapabilitiesV1 } from '@modelcontextprotocol/ext-tasks/core/v1';
 import { SdkError } from '../errors.js';
 import { isPlainObject } from '../plainObject.js';
 import { KEPT_RESULT } from './rawToolCall.js';
@@ -119,7 +118,7 @@ export function callsAsTask(client: Client, tool: Tool | undefined): boolean {
   }
   if (!isPlainObject(caps.tasks)) return false;
   return (
-    declaresTaskToolCalls(caps.tasks as ServerTaskCapabilitiesV1) &&
+    declaresTaskToolCalls(caps.tasks) &&
     (taskSupport === 'optional' || taskSupport === 'required')
   );
 }
@@ -128,7 +127,7 @@ export function callsAsTask(client: Client, tool: Tool | undefined): boolean {
  * Whether 2025-11-25 task capabilities declare task-augmented `tools/call`: `hasTaskToolCallCapabilityV1` of
  * ext-tasks/core/v1, without loading that entry (a test checks they agree).
  */
-export function declaresTaskToolCalls(capabilities: ServerTaskCapabilitiesV1): boolean {
+export function declaresTaskToolCalls(capabilities: { requests?: { tools?: { call?: unknown } } }): boolean {
   return capabilities.requests?.tools?.call !== undefined;
 }
 
