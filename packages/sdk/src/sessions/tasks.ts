@@ -117,10 +117,7 @@ export function callsAsTask(client: Client, tool: Tool | undefined): boolean {
     );
   }
   if (!isPlainObject(caps.tasks)) return false;
-  return (
-    declaresTaskToolCalls(caps.tasks) &&
-    (taskSupport === 'optional' || taskSupport === 'required')
-  );
+  return declaresTaskToolCalls(caps.tasks) && (taskSupport === 'optional' || taskSupport === 'required');
 }
 
 /**
