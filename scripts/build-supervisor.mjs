@@ -2,7 +2,7 @@
 // Builds the supervisor's entry into one CommonJS file: packages/supervisor/dist/main.js (tsc's output) and
 // the supervisor modules it imports, bundled by esbuild into packages/supervisor/dist/main.bundle.cjs, with a
 // source map back to packages/supervisor/src/*.ts. A host forks it (`defaultSupervisorEntry` in the SDK's
-// supervisorClient.ts) when it is newer than the package's last tsc build: a second Node start without the
+// processes/supervisorEntry.ts) when it is newer than the package's last tsc build: a second Node start without the
 // ES module loader's (~10 ms of CPU less per host on Node 20). `npm run build` runs it after tsc. Why, and
 // what it guarantees: docs/decisions/probe-bundle.md ("The supervisor's entry").
 //

@@ -132,7 +132,7 @@ describe("the probe bundle's files", () => {
     const places = [...text.matchAll(/__probeOwnUrl\("([^"]+)"\)/g)].map((m) => m[1] ?? '');
     // The supervisor's entry and the services' NODE_PATH (createRequire), the CLI's package.json and bin.
     for (const own of [
-      '../../sdk/dist/processes/supervisorClient.js',
+      '../../sdk/dist/processes/supervisorEntry.js',
       '../../sdk/dist/processes/serviceEnv.js',
       'cliPaths.js',
     ]) {

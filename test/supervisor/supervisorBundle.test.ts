@@ -14,11 +14,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import {
-  defaultSupervisorEntry,
-  forkSupervisor,
-  supervisorBundleFresh,
-} from '../../packages/sdk/src/processes/supervisorClient.js';
+import { forkSupervisor } from '../../packages/sdk/src/processes/supervisorClient.js';
+import { defaultSupervisorEntry, supervisorBundleFresh } from '../../packages/sdk/src/processes/supervisorEntry.js';
 import { assertGone } from '../fixtures/store/children.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
