@@ -23,6 +23,9 @@ import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cliModuleFor, lightBundleFresh, runsBundled, usesProbePath } from '../../packages/cli/src/entry.ts';
+import { run as runMain } from '../../packages/cli/src/main.ts';
+import type { Io } from '../../packages/cli/src/output.ts';
+import { run as runProbe } from '../../packages/cli/src/probe.ts';
 import { labWorkflow } from '../e2e/helpers.js';
 import { assertGone } from '../fixtures/store/children.js';
 import { tempDir } from '../fixtures/store/tempDir.js';
@@ -124,6 +127,33 @@ describe('which module runs services probe', () => {
       'the bundle is older than the last tsc build',
     );
   });
+});
+
+test('the probe table and the full one print the same and exit alike', async (t) => {
+  const dir = await tempDir(t);
+  const cases: string[][] = [
+    ['services', 'probe', '--help'],
+    ['services', 'probe', '--bogus', '--json'],
+    ['services', 'probe', 'extra'],
+    ['services', 'probe', '--data-dir', join(dir, 'data')],
+    // Refused at their options, before the probe forks anything (a probe that runs is the bin's test below).
+    ['services', 'probe', '--data-dir', join(dir, 'data'), '--workspace', join(dir, 'ws'), '--json'],
+  ];
+  for (const argv of cases) {
+    const texts = ['', ''];
+    const io = (i: number): Io => ({
+      stdout: (s) => {
+        texts[i] += `[out]${s}`;
+      },
+      stderr: (s) => {
+        texts[i] += `[err]${s}`;
+      },
+    });
+    const a = await runProbe([...argv], io(0));
+    const b = await runMain([...argv], io(1));
+    assert.equal(a, b, argv.join(' '));
+    assert.equal(texts[0], texts[1], argv.join(' '));
+  }
 });
 
 describe("the probe bundle's files", () => {
