@@ -96,11 +96,12 @@ function mtimeOf(url: URL): number | undefined {
 }
 
 /**
- * Whether the light bundle exists and is not older than the builds it was made from. `npm run build` makes
- * it after `tsc --build`; a later `tsc --build` alone (watch mode, typecheck, lint) rewrites a package's
- * `dist/.tsbuildinfo` when it emits anything, and then the bundle is stale (a build with the bundle's own
- * time too: on a file system that keeps whole seconds it may have come after it): the bin runs the unbundled
- * `dist/light.js` (the same code, as tsc built it) until the next `npm run build`. A published package has
+ * Whether the light bundle (or `bundleFile`: the probe's) exists and is not older than the builds it was
+ * made from. `npm run build` makes it after `tsc --build`; a later `tsc --build` alone (watch mode,
+ * typecheck, lint) rewrites a package's `dist/.tsbuildinfo` when it emits anything, and then the bundle is
+ * stale (a build with the bundle's own time too: on a file system that keeps whole seconds it may have come
+ * after it): the bin runs the unbundled `dist/light.js` (or `main.js` for the probe: the same code, as tsc
+ * built it) until the next `npm run build`. A published package has
  * no `.tsbuildinfo` (package.json leaves it out), so there the bundle is used whenever it exists.
  */
 export function lightBundleFresh(
@@ -146,8 +147,9 @@ export interface CliModule {
 
 /**
  * Loads the module that runs `argv` ({@link cliModuleFor}). The light bundle and the probe's are CommonJS
- * files compiled with V8's code cache of their last run ({@link loadLightBundle}); `--debug` loads it with `require` instead,
- * so that Node's source-map support maps its stack frames. The others are ES modules, imported.
+ * files compiled with V8's code cache of their last run ({@link loadLightBundle}); `--debug` loads them
+ * with `require` instead, so that Node's source-map support maps their stack frames. The others are ES
+ * modules, imported.
  */
 export async function loadCli(argv: readonly string[]): Promise<CliModule> {
   const module = cliModuleFor(argv);
