@@ -15,6 +15,8 @@ import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { ownSourcesOnly } from './lib/bundleSourceMap.mjs';
+import { CJS_FUNCTION_FOOTER, cjsFunctionBanner } from './lib/cjsFunction.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI_DIST = join(ROOT, 'packages', 'cli', 'dist');
@@ -85,106 +87,6 @@ const lazyBuiltins = {
   },
 };
 
-const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-
-/** The base64 VLQ numbers of one source-map segment. */
-function decodeSegment(text) {
-  const out = [];
-  let value = 0;
-  let shift = 0;
-  for (const ch of text) {
-    const digit = B64.indexOf(ch);
-    value += (digit & 31) << shift;
-    if (digit & 32) shift += 5;
-    else {
-      out.push(value & 1 ? -(value >>> 1) : value >>> 1);
-      value = 0;
-      shift = 0;
-    }
-  }
-  return out;
-}
-
-function encodeSegment(numbers) {
-  let text = '';
-  for (const n of numbers) {
-    let v = n < 0 ? (-n << 1) | 1 : n << 1;
-    do {
-      let digit = v & 31;
-      v >>>= 5;
-      if (v > 0) digit |= 32;
-      text += B64[digit];
-    } while (v > 0);
-  }
-  return text;
-}
-
-/**
- * Keeps in the bundle's source map only the sources that are our own TypeScript files (packages/*\/src):
- * a position in a bundled dependency (zod) or a generated helper maps to nothing, so a stack frame there
- * names the bundle itself — a real file — instead of a node_modules path that holds only in this checkout.
- * Our sources are written relative to the map: `../src/…` inside the CLI package, `../../sdk/src/…` and
- * `../../supervisor/src/…` beside it, which holds both here and where npm installs the packages side by side
- * (node_modules/@scienceevolve/).
- */
-function ownSourcesOnly(map) {
-  const keep = map.sources.map((source) => /^(\.\.\/src\/|\.\.\/\.\.\/(sdk|supervisor)\/src\/)/.test(source));
-  const newIndex = [];
-  const sources = [];
-  map.sources.forEach((source, i) => {
-    if (keep[i]) {
-      newIndex[i] = sources.length;
-      sources.push(source);
-    }
-  });
-  // Absolute values while decoding; new deltas while encoding (the generated column restarts each line).
-  let src = 0;
-  let srcLine = 0;
-  let srcCol = 0;
-  let name = 0;
-  let outSrc = 0;
-  let outLine = 0;
-  let outCol = 0;
-  let outName = 0;
-  const lines = map.mappings.split(';').map((line) => {
-    let col = 0;
-    let outGenCol = 0;
-    const segments = [];
-    for (const text of line.split(',')) {
-      if (text === '') continue;
-      const seg = decodeSegment(text);
-      col += seg[0];
-      const genDelta = col - outGenCol;
-      outGenCol = col;
-      if (seg.length === 1) {
-        segments.push(encodeSegment([genDelta]));
-        continue;
-      }
-      src += seg[1];
-      srcLine += seg[2];
-      srcCol += seg[3];
-      if (seg.length === 5) name += seg[4];
-      if (!keep[src]) {
-        segments.push(encodeSegment([genDelta]));
-        continue;
-      }
-      const out = [genDelta, newIndex[src] - outSrc, srcLine - outLine, srcCol - outCol];
-      outSrc = newIndex[src];
-      outLine = srcLine;
-      outCol = srcCol;
-      if (seg.length === 5) {
-        out.push(name - outName);
-        outName = name;
-      }
-      segments.push(encodeSegment(out));
-    }
-    return segments.join(',');
-  });
-  return { ...map, sources, mappings: lines.join(';') };
-}
-
-/** The arguments Node's CommonJS loader gives a module, in its order. */
-const CJS_ARGUMENTS = 'exports, require, module, __filename, __dirname';
 const ENTRY_CJS = join(CLI_DIST, 'entry.cjs');
 /** Everything this script writes: removed first, and again when the build is refused. */
 const OUTPUTS = [OUT, `${OUT}.map`, ENTRY_CJS, `${ENTRY_CJS}.map`];
@@ -212,13 +114,9 @@ const result = await build({
   target: 'node20',
   // `import.meta.url` (cliPaths.ts only) is the bundle's own URL, as it was in the module.
   define: { 'import.meta.url': '__lightBundleUrl' },
-  // The text is one function of CommonJS's five arguments, so the bin compiles it as it reads it
-  // (`new vm.Script(text)`, entry.ts) with no wrapped copy to build; `require()` (the --debug path) still
-  // runs it: inside Node's own wrapper `arguments` is the module's, at a script's top level it is absent.
-  banner: {
-    js: `(f=>typeof arguments=='object'?f.apply(this,arguments):f)(function(${CJS_ARGUMENTS}){'use strict';var __lightBundleUrl = require('node:url').pathToFileURL(__filename).href;`,
-  },
-  footer: { js: '});' },
+  // The text is one function of CommonJS's five arguments (scripts/lib/cjsFunction.mjs), compiled as read.
+  banner: { js: cjsFunctionBanner("var __lightBundleUrl = require('node:url').pathToFileURL(__filename).href;") },
+  footer: { js: CJS_FUNCTION_FOOTER },
   sourcemap: 'linked',
   sourcesContent: false,
   minifyWhitespace: true,

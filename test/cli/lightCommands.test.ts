@@ -3,7 +3,7 @@
  * `status`, `harness-config` and `migrate`, run as the built bin, load no MCP, model, queue, process or
  * HTTP code. Every module the process loads is listed by a preload (test/fixtures/cli/moduleLog.mjs: the
  * ESM load hook, require.cache and process.moduleLoadList); a command that does load the heavy layers
- * (`services probe`) shows the listing sees them.
+ * (`run`) shows the listing sees them, and `services probe` loads its one bundle.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -155,45 +155,69 @@ describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 },
     }
   });
 
-  test('the listing sees the heavy layers where a command loads them (services probe), and no more', async (t) => {
+  test('the listing sees the heavy layers where a command loads them (run); services probe loads its one bundle', async (t) => {
     const dir = await tempDir(t);
     const workflow = join(dir, 'workflow.json');
     await writeFile(workflow, JSON.stringify(labWorkflow()));
+    const script = join(dir, 'script.json');
+    await writeFile(
+      script,
+      JSON.stringify({ agents: { main: [{ call: 'lab__echo', arguments: { text: 'x' } }, { final: 'done' }] } }),
+    );
     const workspace = join(dir, 'ws');
     await mkdir(workspace);
-    const r = await runListed(dir, [
+    const dataDir = join(dir, 'data');
+    const run = await runListed(dir, [
+      'run',
+      '--data-dir',
+      dataDir,
+      '--workflow',
+      workflow,
+      '--workspace',
+      workspace,
+      '--script',
+      script,
+      '--json',
+      'r',
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const forbidden = forbiddenAmong(run.loaded);
+    assert.ok(
+      forbidden.some((m) => m.includes('/node_modules/@modelcontextprotocol/')),
+      `MCP code listed: ${forbidden.join(', ')}`,
+    );
+    assert.ok(forbidden.includes('builtin:child_process'), 'child_process listed');
+    // services probe runs from its own bundle (docs/decisions/probe-bundle.md): the bin, its start and the
+    // bundle are the only files it loads — no SDK root, no model library, no module of node_modules. That
+    // the bundle evaluates no MCP code before its service's spawn (nor at a usage error) is the bundle's
+    // build check (scripts/build-probe.mjs, test/cli/probeBundle.test.ts).
+    const files = (loaded: readonly string[]) =>
+      loaded
+        .filter((m) => m.startsWith('file:') && !m.includes('/test/fixtures/cli/'))
+        .map((m) => m.slice(m.indexOf('/packages/')))
+        .sort();
+    const bundled = [
+      '/packages/cli/bin/scienceevolve.js',
+      '/packages/cli/dist/entry.cjs',
+      '/packages/cli/dist/probe.bundle.cjs',
+    ];
+    const probe = await runListed(dir, [
       'services',
       'probe',
       '--data-dir',
-      join(dir, 'data'),
-      '--workflow',
-      workflow,
+      dataDir,
       '--workspace',
       workspace,
       '--agent',
       'main',
       '--json',
     ]);
-    assert.equal(r.code, 0, r.stderr);
-    const forbidden = forbiddenAmong(r.loaded);
-    assert.ok(
-      forbidden.some((m) => m.includes('/node_modules/@modelcontextprotocol/')),
-      `MCP code listed: ${forbidden.join(', ')}`,
-    );
-    assert.ok(forbidden.includes('builtin:child_process'), 'child_process listed');
-    // services probe loads the SDK's /probe entry, not the root: no model libraries.
-    const models = r.loaded.filter((m) => m.includes('/node_modules/ai/') || m.includes('/node_modules/@ai-sdk/'));
-    assert.deepEqual(models, [], 'services probe loads no model library');
-    assert.ok(!r.loaded.some((m) => m.endsWith('/packages/sdk/dist/index.js')), 'services probe loads no SDK root');
-    // A probe that stops at a usage error started nothing, and loaded no MCP code either (the probe loads
-    // the MCP client once its service runs: docs/decisions/probe-start.md).
-    const usage = await runListed(dir, ['services', 'probe', '--data-dir', join(dir, 'data')]);
+    assert.equal(probe.code, 0, probe.stderr);
+    assert.deepEqual(files(probe.loaded), bundled);
+    assert.ok(probe.loaded.includes('builtin:child_process'), 'child_process listed');
+    const usage = await runListed(dir, ['services', 'probe', '--data-dir', dataDir]);
     assert.equal(usage.code, 2, usage.stderr);
-    assert.deepEqual(
-      usage.loaded.filter((m) => m.includes('/node_modules/@modelcontextprotocol/')),
-      [],
-      'a probe refused at its options loads no MCP code',
-    );
+    assert.deepEqual(files(usage.loaded), bundled);
   });
 
   test('OpenTelemetry is loaded only when export is on: a probe and a run without it load none of its SDK', async (t) => {

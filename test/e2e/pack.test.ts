@@ -206,6 +206,8 @@ test('installed from the tarballs: --version, a probe, strict types; services on
   assert.equal(shown.stdout.trim(), version);
   // A light command runs from the bundle the CLI tarball ships (no .tsbuildinfo there, so it is used).
   assert.ok(existsSync(join(full, 'node_modules/@scienceevolve/cli/dist/light.bundle.cjs')), 'the light bundle');
+  // So does `services probe` (below), from its own bundle: its rewritten paths hold where npm installs the packages.
+  assert.ok(existsSync(join(full, 'node_modules/@scienceevolve/cli/dist/probe.bundle.cjs')), 'the probe bundle');
   const validated = await exec(join(full, 'node_modules/.bin/scienceevolve'), ['validate', WORKFLOW, '--json'], {
     cwd: full,
   });

@@ -6,9 +6,10 @@
 // --debug, stack traces point at the TypeScript sources.
 //
 // This file is CommonJS (bin/package.json). The light commands (validate, status, schema, harness-config)
-// start from CommonJS all the way: dist/entry.cjs (src/entry.ts, built by `npm run build`) loads the one
-// bundled file that runs them, without the ES module loader's start. Every other command — and the light
-// ones when `tsc --build` ran after the bundle was made — goes through the ES modules as tsc builds them.
+// and `services probe` start from CommonJS all the way: dist/entry.cjs (src/entry.ts, built by `npm run
+// build`) loads the one bundled file that runs them, without the ES module loader's start. Every other
+// command — and these when `tsc --build` ran after their bundle was made — goes through the ES modules as
+// tsc builds them.
 const argv = process.argv.slice(2);
 const START = '../dist/entry.cjs';
 let start;
@@ -17,9 +18,11 @@ try {
 } catch (error) {
   if (error?.code !== 'MODULE_NOT_FOUND') throw error;
 }
-if (start?.usesLightPath(argv) && start.lightBundleFresh()) {
-  // No module compile cache here: after this file and entry.cjs, the light path loads no module through
-  // Node's loader (the bundle has its own code cache), so enabling it would only cost.
+if (start?.runsBundled(argv)) {
+  // The light path loads no module through Node's loader after this file and entry.cjs (its bundle has its
+  // own code cache), so the module compile cache would only cost there (measured: cli-light-bundle.md);
+  // the probe's bundle keeps it as it was measured (probe-bundle.md).
+  if (!start.usesLightPath(argv)) start.enableCliCompileCache();
   if (argv.includes('--debug')) process.setSourceMapsEnabled(true);
   start
     .loadCli(argv)

@@ -25,9 +25,9 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
-import { usesLightPath } from './lightCommands.js';
+import { usesLightPath, usesProbePath } from './lightCommands.js';
 
-export { LIGHT_COMMANDS, type LightCommand, usesLightPath } from './lightCommands.js';
+export { LIGHT_COMMANDS, type LightCommand, usesLightPath, usesProbePath } from './lightCommands.js';
 
 /** Whether `argv` (without node and the script) runs a stdio MCP server on this process's stdout. */
 export function servesStdioProtocol(argv: readonly string[]): boolean {
@@ -96,15 +96,19 @@ function mtimeOf(url: URL): number | undefined {
 }
 
 /**
- * Whether the light bundle exists and is not older than the builds it was made from. `npm run build` makes
- * it after `tsc --build`; a later `tsc --build` alone (watch mode, typecheck, lint) rewrites a package's
- * `dist/.tsbuildinfo` when it emits anything, and then the bundle is stale (a build with the bundle's own
- * time too: on a file system that keeps whole seconds it may have come after it): the bin runs the unbundled
- * `dist/light.js` (the same code, as tsc built it) until the next `npm run build`. A published package has
+ * Whether the light bundle (or `bundleFile`: the probe's) exists and is not older than the builds it was
+ * made from. `npm run build` makes it after `tsc --build`; a later `tsc --build` alone (watch mode,
+ * typecheck, lint) rewrites a package's `dist/.tsbuildinfo` when it emits anything, and then the bundle is
+ * stale (a build with the bundle's own time too: on a file system that keeps whole seconds it may have come
+ * after it): the bin runs the unbundled `dist/light.js` (or `main.js` for the probe: the same code, as tsc
+ * built it) until the next `npm run build`. A published package has
  * no `.tsbuildinfo` (package.json leaves it out), so there the bundle is used whenever it exists.
  */
-export function lightBundleFresh(cliDist: URL = new URL('./', import.meta.url)): boolean {
-  const bundle = mtimeOf(new URL('light.bundle.cjs', cliDist));
+export function lightBundleFresh(
+  cliDist: URL = new URL('./', import.meta.url),
+  bundleFile: 'light.bundle.cjs' | 'probe.bundle.cjs' = 'light.bundle.cjs',
+): boolean {
+  const bundle = mtimeOf(new URL(bundleFile, cliDist));
   if (bundle === undefined) return false;
   for (const pkg of ['cli', 'sdk', 'supervisor']) {
     const built = mtimeOf(new URL(`../../${pkg}/dist/.tsbuildinfo`, cliDist));
@@ -115,14 +119,25 @@ export function lightBundleFresh(cliDist: URL = new URL('./', import.meta.url)):
 
 /**
  * The module that runs `argv`, relative to `dist/`: the light bundle for the light path (or `light.js`,
- * its unbundled source, when the bundle is missing or stale), `main.js` for every other command.
+ * its unbundled source, when the bundle is missing or stale), the probe's bundle for `services probe` (or
+ * `main.js` when it is missing or stale), `main.js` for every other command.
  */
 export function cliModuleFor(
   argv: readonly string[],
   cliDist: URL = new URL('./', import.meta.url),
-): './light.bundle.cjs' | './light.js' | './main.js' {
+): './light.bundle.cjs' | './light.js' | './probe.bundle.cjs' | './main.js' {
+  if (usesProbePath(argv)) return lightBundleFresh(cliDist, 'probe.bundle.cjs') ? './probe.bundle.cjs' : './main.js';
   if (!usesLightPath(argv)) return './main.js';
   return lightBundleFresh(cliDist) ? './light.bundle.cjs' : './light.js';
+}
+
+/**
+ * Whether the bin runs `argv` from a fresh bundle (CommonJS, no ES module loader): a light command, or
+ * `services probe` (its own bundle, `dist/probe.bundle.cjs`: docs/decisions/probe-bundle.md). Neither
+ * serves MCP on stdout, so neither needs the stdout guard.
+ */
+export function runsBundled(argv: readonly string[], cliDist: URL = new URL('./', import.meta.url)): boolean {
+  return cliModuleFor(argv, cliDist).endsWith('.bundle.cjs');
 }
 
 /** What the bin runs: a module's `run(argv)`. */
@@ -131,21 +146,23 @@ export interface CliModule {
 }
 
 /**
- * Loads the module that runs `argv` ({@link cliModuleFor}). The light bundle is a CommonJS file compiled
- * with V8's code cache of its last run ({@link loadLightBundle}); `--debug` loads it with `require` instead,
- * so that Node's source-map support maps its stack frames. The others are ES modules, imported.
+ * Loads the module that runs `argv` ({@link cliModuleFor}). The light bundle and the probe's are CommonJS
+ * files compiled with V8's code cache of their last run ({@link loadLightBundle}); `--debug` loads them
+ * with `require` instead, so that Node's source-map support maps their stack frames. The others are ES
+ * modules, imported.
  */
 export async function loadCli(argv: readonly string[]): Promise<CliModule> {
   const module = cliModuleFor(argv);
-  if (module !== './light.bundle.cjs') return (await import(module)) as CliModule;
+  if (module !== './light.bundle.cjs' && module !== './probe.bundle.cjs') return (await import(module)) as CliModule;
   const bundle = fileURLToPath(new URL(module, import.meta.url));
   if (argv.includes('--debug')) return nodeModule.createRequire(import.meta.url)(bundle) as CliModule;
-  return loadLightBundle(bundle, argv[0] ?? '');
+  return loadLightBundle(bundle, module === './probe.bundle.cjs' ? 'probe-services' : `light-${argv[0] ?? ''}`);
 }
 
 /**
- * Runs the light bundle (CommonJS) through `vm.Script` with the code cache the previous run of the same
- * command left in {@link cliCompileCacheDir} (`light-<command>-<node version>-<arch>.cache`; in
+ * Runs a bundle (CommonJS) through `vm.Script` with the code cache the previous run of the same
+ * command left in {@link cliCompileCacheDir} (`<cacheName>-<node version>-<arch>.cache`: `light-<command>`,
+ * or `probe-services` for the probe's bundle; in
  * `NODE_COMPILE_CACHE` when the user set one, on every Node version), and registers it in `require.cache` as
  * Node's loader would. When there was no cache, or V8 refused it (another bundle, another V8), a new one is
  * written at exit: made after the command ran, it holds the functions the command compiled, which Node's
@@ -156,7 +173,7 @@ export async function loadCli(argv: readonly string[]): Promise<CliModule> {
  * same size in place: its inode or change time differ, which no `utimes` sets back). `NODE_DISABLE_COMPILE_CACHE`
  * turns it off; a cache that cannot be read or written is ignored, never a failure.
  */
-function loadLightBundle(bundle: string, command: string): CliModule {
+function loadLightBundle(bundle: string, cacheName: string): CliModule {
   // The text and its identity from one open file: a bundle replaced meanwhile cannot pair with the other's key.
   const fd = openSync(bundle, 'r');
   let source: string;
@@ -172,7 +189,7 @@ function loadLightBundle(bundle: string, command: string): CliModule {
     ? undefined
     : join(
         process.env.NODE_COMPILE_CACHE || cliCompileCacheDir(),
-        `light-${command}-${process.version}-${process.arch}.cache`,
+        `${cacheName}-${process.version}-${process.arch}.cache`,
       );
   let cached: Buffer | undefined;
   if (cacheFile !== undefined) {

@@ -17,3 +17,11 @@ export function usesLightPath(argv: readonly string[]): boolean {
   const name = argv[0];
   return name !== undefined && (LIGHT_COMMANDS as readonly string[]).includes(name);
 }
+
+/**
+ * Whether `argv` runs `services probe`, which the bin runs from its own bundle (`dist/probe.bundle.cjs`,
+ * `scripts/build-probe.mjs`; docs/decisions/probe-bundle.md) rather than `main.ts`.
+ */
+export function usesProbePath(argv: readonly string[]): boolean {
+  return argv[0] === 'services' && argv[1] === 'probe';
+}

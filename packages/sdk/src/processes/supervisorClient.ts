@@ -4,13 +4,13 @@
  * crash (SIGKILL included) never leaves a service running.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { createRequire } from 'node:module';
 import type { CgroupRef } from '@scienceevolve/supervisor/cgroup';
 import { MARKER_ENV } from '@scienceevolve/supervisor/procfs';
 import { type HostMessage, isSupervisorMessage, type SupervisorMessage } from '@scienceevolve/supervisor/protocol';
 import { DEFAULT_GRACE_MS } from '@scienceevolve/supervisor/terminate';
 import { SdkError } from '../errors.js';
 import type { ProcessRegistry } from './processRegistry.js';
+import { defaultSupervisorEntry } from './supervisorEntry.js';
 import { timerMs } from '../workflow/durations.js';
 
 /** Options of {@link SupervisorClient.start}. */
@@ -27,7 +27,7 @@ export interface SupervisorClientOptions {
   restartWindowMs?: number;
   /** Receives every lifecycle event, for the host's log. Must not throw. */
   onEvent?: (event: SupervisorEvent) => void;
-  /** The supervisor's entry file. Default: `@scienceevolve/supervisor/main`, resolved from this module. */
+  /** The supervisor's entry file. Default: {@link defaultSupervisorEntry}. */
   entry?: string;
   /**
    * A supervisor process forked ahead with {@link forkSupervisor} (same entry), taken as the first
@@ -35,11 +35,6 @@ export interface SupervisorClientOptions {
    * state reaches it before the start (hello, then the state, then the sync), as with a fresh fork.
    */
   adopt?: ChildProcess;
-}
-
-/** The supervisor's default entry file: `@scienceevolve/supervisor/main`, resolved from this module. */
-export function defaultSupervisorEntry(): string {
-  return createRequire(import.meta.url).resolve('@scienceevolve/supervisor/main');
 }
 
 /**

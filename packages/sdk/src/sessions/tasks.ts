@@ -23,18 +23,6 @@ import {
   type StandardSchemaV1,
   type Tool,
 } from '@modelcontextprotocol/client';
-import {
-  CancelTaskResultV1Schema,
-  CreateTaskResultV1Schema,
-  GetTaskResultV1Schema,
-  hasTaskToolCallCapabilityV1,
-  type ServerTaskCapabilitiesV1,
-} from '@modelcontextprotocol/ext-tasks/core/v1';
-import {
-  CreateTaskResultV2Schema,
-  DetailedTaskV2Schema,
-  TASKS_EXTENSION_ID_V2,
-} from '@modelcontextprotocol/ext-tasks/core/v2';
 import { SdkError } from '../errors.js';
 import { isPlainObject } from '../plainObject.js';
 import { KEPT_RESULT } from './rawToolCall.js';
@@ -50,8 +38,37 @@ export const DEFAULT_TASK_DEADLINE_MS = 86_400_000;
 /** Milliseconds a `tasks/cancel` may take before it is given up: 5,000. */
 const CANCEL_TIMEOUT_MS = 5000;
 
+/**
+ * The 2026-07-28 tasks extension's id: `TASKS_EXTENSION_ID_V2` of `@modelcontextprotocol/ext-tasks/core/v2`
+ * (a test checks they agree), written here so that a session does not load that entry to name it.
+ */
+export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
+
 /** What every service client declares so a 2026-07-28 server may answer a call with a task. */
-export const TASK_CLIENT_CAPABILITIES = { extensions: { [TASKS_EXTENSION_ID_V2]: {} } } as const;
+export const TASK_CLIENT_CAPABILITIES = { extensions: { [TASKS_EXTENSION_ID]: {} } } as const;
+
+type TaskSchemas = [
+  typeof import('@modelcontextprotocol/ext-tasks/core/v1'),
+  typeof import('@modelcontextprotocol/ext-tasks/core/v2'),
+];
+let taskSchemas: Promise<TaskSchemas> | undefined;
+
+/**
+ * The tasks extension's schemas (its v1 and v2 entries), loaded at a session's first task message rather
+ * than with the session: loading them builds their zod schemas (~10 ms of CPU on Node 20, in every probe
+ * and every service start), which a session whose service declares no tasks never uses. A failed load is
+ * not kept: the next task message tries again.
+ */
+function schemas(): Promise<TaskSchemas> {
+  taskSchemas ??= Promise.all([
+    import('@modelcontextprotocol/ext-tasks/core/v1'),
+    import('@modelcontextprotocol/ext-tasks/core/v2'),
+  ]).catch((error: unknown) => {
+    taskSchemas = undefined;
+    throw error;
+  });
+  return taskSchemas;
+}
 
 /** The protocol era of a task: `legacy` 2025-11-25 experimental tasks, `modern` the 2026-07-28 extension. */
 export type TaskEra = 'legacy' | 'modern';
@@ -95,15 +112,20 @@ export function callsAsTask(client: Client, tool: Tool | undefined): boolean {
   if (client.getProtocolEra() === 'modern') {
     return (
       isPlainObject(caps.extensions) &&
-      Object.hasOwn(caps.extensions, TASKS_EXTENSION_ID_V2) &&
+      Object.hasOwn(caps.extensions, TASKS_EXTENSION_ID) &&
       taskSupport !== 'forbidden'
     );
   }
   if (!isPlainObject(caps.tasks)) return false;
-  return (
-    hasTaskToolCallCapabilityV1(caps.tasks as ServerTaskCapabilitiesV1) &&
-    (taskSupport === 'optional' || taskSupport === 'required')
-  );
+  return declaresTaskToolCalls(caps.tasks) && (taskSupport === 'optional' || taskSupport === 'required');
+}
+
+/**
+ * Whether 2025-11-25 task capabilities declare task-augmented `tools/call`: `hasTaskToolCallCapabilityV1` of
+ * ext-tasks/core/v1, without loading that entry (a test checks they agree).
+ */
+export function declaresTaskToolCalls(capabilities: { requests?: { tools?: { call?: unknown } } }): boolean {
+  return capabilities.requests?.tools?.call !== undefined;
 }
 
 /** A call result or a task-creation result, each checked by its own schema. */
@@ -167,6 +189,7 @@ export async function sendTaskCall(
       options,
     );
     if (isPlainObject(raw) && raw.resultType === 'task') {
+      const [, { CreateTaskResultV2Schema }] = await schemas();
       const task = parsed(CreateTaskResultV2Schema, raw, 'the task a tools/call created');
       return { kind: 'task', task: accepted(task.taskId, 'modern', task.pollIntervalMs) };
     }
@@ -174,6 +197,7 @@ export async function sendTaskCall(
   }
   raw = await client.request({ method: 'tools/call', params: { ...params, task: {} } }, RESULT_OR_TASK, options);
   if (isPlainObject(raw) && isPlainObject(raw.task)) {
+    const [{ CreateTaskResultV1Schema }] = await schemas();
     const { task } = parsed(CreateTaskResultV1Schema, raw, 'the task a tools/call created');
     return { kind: 'task', task: accepted(task.taskId, 'legacy', task.pollInterval) };
   }
@@ -326,6 +350,7 @@ async function getTask(
     }
     throw error;
   }
+  const [{ GetTaskResultV1Schema }, { DetailedTaskV2Schema }] = await schemas();
   if (task.era === 'legacy') {
     const t = parsed(GetTaskResultV1Schema, raw, `tasks/get of task ${task.taskId}`);
     return { status: t.status, statusMessage: t.statusMessage, pollIntervalMs: t.pollInterval };
@@ -396,6 +421,7 @@ function unknownTask(task: AcceptedTask, what: string, cause: unknown): SdkError
 export async function cancelTask(client: Client, task: AcceptedTask): Promise<void> {
   const options = { timeout: CANCEL_TIMEOUT_MS };
   if (task.era === 'legacy') {
+    const [{ CancelTaskResultV1Schema }] = await schemas();
     await client.request(
       { method: 'tasks/cancel', params: { taskId: task.taskId } } as never,
       CancelTaskResultV1Schema,

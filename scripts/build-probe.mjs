@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+// Builds the probe's path into one file: packages/cli/dist/probe.js (the `services probe` table, built by tsc)
+// with everything it reaches — the probe command, the SDK's probe entry, the store, the workflow schema, the
+// invocation path, the supervisor client, the MCP client, zod — bundled by esbuild into one CommonJS file,
+// packages/cli/dist/probe.bundle.cjs (the bin compiles it with V8's code cache, as the light bundle), with a
+// source map that chains tsc's maps back to packages/*/src/*.ts. `npm run build` runs it after
+// scripts/build-light.mjs. Why, and what it guarantees: docs/decisions/probe-bundle.md.
+//
+// The build refuses a bundle that would not behave like the modules it was made from, and then leaves no
+// bundle at all (the bin runs main.js, the ES modules as tsc built them):
+// - a dynamic import or a require of anything but a Node built-in left outside the bundle (the bin runs it
+//   through vm.Script, where `import()` has no loader; and the bundle must need nothing beside it);
+// - a bundled dependency (node_modules) that reads `import.meta`: our own modules' `import.meta.url` is
+//   rewritten to their own file's URL, found from the bundle's (`../../sdk/dist/…` holds in the checkout and
+//   where npm installs the packages side by side), but a dependency's file is not at a known place;
+// - MCP, OpenTelemetry, ajv or yaml code evaluated before the service's spawn: the modules the probe
+//   evaluates before it (the table, the command, the SDK's invocation path — PRE_SPAWN) must not reach them
+//   through static imports; they stay behind the dynamic imports the bundle keeps lazy
+//   (docs/decisions/probe-start.md).
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { ownSourcesOnly } from './lib/bundleSourceMap.mjs';
+import { CJS_FUNCTION_FOOTER, cjsFunctionBanner } from './lib/cjsFunction.mjs';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const CLI_DIST = join(ROOT, 'packages', 'cli', 'dist');
+const ENTRY = join(CLI_DIST, 'probe.js');
+const OUT = join(CLI_DIST, 'probe.bundle.cjs');
+const OUTPUTS = [OUT, `${OUT}.map`];
+
+/** Our own built modules, whose `import.meta.url` is rewritten to their own file's URL. */
+const OWN_DIST = /[\\/]packages[\\/](cli|sdk|supervisor)[\\/]dist[\\/].*\.js$/;
+/**
+ * The modules the probe evaluates before its service's spawn (each with what it imports statically): the
+ * table, the command (a dynamic import of the table), the SDK's invocation path (a dynamic import of the
+ * probe entry, after the supervisor's fork).
+ */
+const PRE_SPAWN = [
+  'packages/cli/dist/probe.js',
+  'packages/cli/dist/commands/servicesProbe.js',
+  'packages/sdk/dist/engine/agentServicesStart.js',
+];
+/** What none of them may reach statically: it loads while the service boots, or never. */
+const AFTER_SPAWN = /node_modules\/(@modelcontextprotocol|@opentelemetry|ajv|ajv-formats|yaml)\//;
+const BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
+
+/**
+ * The bundle's prelude (after the function head and strict mode): `__probeOwnUrl(path)`, the URL of our module at `path` relative to the bundle's
+ * directory, links resolved as Node's ES module loader resolves them for `import.meta.url` (a package
+ * manager that links packages side by side — pnpm — gives the same file as npm's flat install); a path that
+ * does not exist is given as it is.
+ */
+const OWN_URL = [
+  'var __probeOwnUrl = (own) => {',
+  "  const file = require('node:path').join(__dirname, own);",
+  "  try { return require('node:url').pathToFileURL(require('node:fs').realpathSync(file)).href; }",
+  "  catch { return require('node:url').pathToFileURL(file).href; }",
+  '};',
+].join(' ');
+
+/**
+ * Rewrites `import.meta.url` in our own built modules to the module's own file URL, found from the bundle's
+ * place (`__probeOwnUrl`): `createRequire(import.meta.url)` (the supervisor's entry, the services'
+ * NODE_PATH) and `new URL('../package.json', import.meta.url)` then resolve as they did unbundled.
+ */
+const ownImportMeta = {
+  name: 'own-import-meta',
+  setup(b) {
+    b.onLoad({ filter: OWN_DIST }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!/\bimport\.meta\b/.test(text)) return undefined;
+      const own = relative(CLI_DIST, args.path).split(sep).join('/');
+      const url = `__probeOwnUrl(${JSON.stringify(own)})`;
+      // Any other use of import.meta is left for esbuild, which refuses it (empty-import-meta, below).
+      return { contents: text.replace(/\bimport\.meta\.url\b/g, url), loader: 'js', resolveDir: dirname(args.path) };
+    });
+  },
+};
+
+/** Fails the build with `lines`, leaving none of its outputs (a bundle left behind would be taken as fresh). */
+function refuse(lines) {
+  for (const file of OUTPUTS) rmSync(file, { force: true });
+  console.error(`build-probe: refused\n  ${lines.join('\n  ')}`);
+  process.exit(1);
+}
+
+// An earlier bundle is not left behind a build that fails: the bin then runs main.js.
+for (const file of OUTPUTS) rmSync(file, { force: true });
+const started = Date.now();
+let result;
+try {
+  result = await build({
+    entryPoints: [ENTRY],
+    outfile: OUT,
+    bundle: true,
+    platform: 'node',
+    // CommonJS, so that the bin can compile it with V8's code cache (entry.ts, loadBundle).
+    format: 'cjs',
+    target: 'node20',
+    // One function of CommonJS's five arguments, strict (scripts/lib/cjsFunction.mjs), compiled as read.
+    banner: { js: cjsFunctionBanner(OWN_URL) },
+    footer: { js: CJS_FUNCTION_FOOTER },
+    sourcemap: 'linked',
+    sourcesContent: false,
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: 'eof',
+    metafile: true,
+    logLevel: 'silent',
+    // import.meta left in the bundle (a dependency's, or ours other than `.url`) would be empty: refused.
+    logOverride: { 'empty-import-meta': 'error' },
+    plugins: [ownImportMeta],
+  });
+} catch (error) {
+  refuse((error.errors ?? [{ text: String(error) }]).map((e) => `${e.location?.file ?? ''}: ${e.text}`));
+}
+
+const inputs = result.metafile.inputs;
+const problems = [];
+for (const [file, input] of Object.entries(inputs)) {
+  const path = file.split(sep).join('/');
+  if (path.includes('node_modules/') && /\bimport\.meta\b/.test(readFileSync(join(ROOT, file), 'utf8'))) {
+    problems.push(`${path}: a dependency that reads import.meta (its file is not at a place the bundle knows)`);
+  }
+  for (const imp of input.imports) {
+    if (imp.external && !BUILTINS.has(imp.path)) {
+      problems.push(`${path}: ${imp.kind} of ${imp.path} left outside the bundle`);
+    }
+  }
+}
+// The static closure of what runs before the spawn.
+const eager = new Set();
+const pending = PRE_SPAWN.filter((file) => {
+  if (inputs[file] === undefined) problems.push(`${file}: not in the bundle (the probe's path changed?)`);
+  return inputs[file] !== undefined;
+});
+while (pending.length > 0) {
+  const file = pending.pop();
+  if (eager.has(file)) continue;
+  eager.add(file);
+  for (const imp of inputs[file]?.imports ?? []) {
+    if (!imp.external && imp.kind !== 'dynamic-import') pending.push(imp.path);
+  }
+}
+for (const file of eager) {
+  if (AFTER_SPAWN.test(file.split(sep).join('/'))) {
+    problems.push(`${file}: evaluated before the service's spawn (statically reached from ${PRE_SPAWN.join(', ')})`);
+  }
+}
+const mapFile = `${OUT}.map`;
+writeFileSync(mapFile, JSON.stringify(ownSourcesOnly(JSON.parse(readFileSync(mapFile, 'utf8')))));
+
+if (problems.length > 0) refuse(problems);
+console.log(
+  `build-probe: ${relative(ROOT, OUT)} (${Math.round(statSync(OUT).size / 1024)} KiB, ${Object.keys(inputs).length} modules) in ${Date.now() - started} ms`,
+);
