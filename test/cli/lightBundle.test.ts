@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -24,6 +25,7 @@ import {
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { Script } from 'node:vm';
 import { cliModuleFor, LIGHT_COMMANDS, lightBundleFresh, usesLightPath } from '../../packages/cli/src/entry.ts';
 import { run as runLight } from '../../packages/cli/src/light.ts';
 import { run as runMain } from '../../packages/cli/src/main.ts';
@@ -112,6 +114,15 @@ describe('which module runs a command', () => {
       './light.bundle.cjs',
       'the bundle is older than the last tsc build',
     );
+  });
+
+  test('the bundle runs in strict mode, as the ES modules it is made from did', () => {
+    // The text evaluates to the module's function (scripts/lib/cjsFunction.mjs); reading `caller` of a
+    // strict function throws, of a sloppy one it does not.
+    const text = readFileSync(join(CLI_DIST, 'light.bundle.cjs'), 'utf8');
+    const moduleFunction = new Script(text).runInThisContext() as () => void;
+    assert.equal(typeof moduleFunction, 'function');
+    assert.throws(() => moduleFunction.caller, TypeError, 'the module function is strict');
   });
 });
 
@@ -322,6 +333,7 @@ test('a light build the checks refuse leaves no bundle behind (nor an earlier on
   const dir = await tempDir(t);
   mkdirSync(join(dir, 'scripts'));
   copyFileSync(join(ROOT, 'scripts', 'build-light.mjs'), join(dir, 'scripts', 'build-light.mjs'));
+  cpSync(join(ROOT, 'scripts', 'lib'), join(dir, 'scripts', 'lib'), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const dist = join(dir, 'packages', 'cli', 'dist');
   mkdirSync(dist, { recursive: true });

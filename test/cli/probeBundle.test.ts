@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import {
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -22,6 +23,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Script } from 'node:vm';
 import { cliModuleFor, lightBundleFresh, runsBundled, usesProbePath } from '../../packages/cli/src/entry.ts';
 import { run as runMain } from '../../packages/cli/src/main.ts';
 import type { Io } from '../../packages/cli/src/output.ts';
@@ -175,8 +177,11 @@ describe("the probe bundle's files", () => {
   });
 
   test('the bundle runs in strict mode, as the ES modules it is made from did', () => {
-    // The directive counts only as the first statement of the module's wrapper.
-    assert.ok(readFileSync(BUNDLE, 'utf8').startsWith("'use strict';"), 'the bundle starts with the directive');
+    // The text evaluates to the module's function (scripts/lib/cjsFunction.mjs); reading `caller` of a
+    // strict function throws, of a sloppy one it does not.
+    const moduleFunction = new Script(readFileSync(BUNDLE, 'utf8')).runInThisContext() as () => void;
+    assert.equal(typeof moduleFunction, 'function');
+    assert.throws(() => moduleFunction.caller, TypeError, 'the module function is strict');
   });
 
   test('the source map names only real files: our TypeScript sources, each of which exists', () => {
@@ -240,9 +245,9 @@ test("a probe from the bundle: its code cache written once (0600) and used after
 
 /** A copy of the build script in a tree of its own, with `files` under packages/cli/dist and an earlier bundle. */
 function buildTree(dir: string, files: Record<string, string>): string {
-  mkdirSync(join(dir, 'scripts', 'lib'), { recursive: true });
+  mkdirSync(join(dir, 'scripts'), { recursive: true });
   copyFileSync(join(ROOT, 'scripts', 'build-probe.mjs'), join(dir, 'scripts', 'build-probe.mjs'));
-  copyFileSync(join(ROOT, 'scripts', 'lib', 'bundleSourceMap.mjs'), join(dir, 'scripts', 'lib', 'bundleSourceMap.mjs'));
+  cpSync(join(ROOT, 'scripts', 'lib'), join(dir, 'scripts', 'lib'), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const dist = join(dir, 'packages', 'cli', 'dist');
   for (const [path, text] of Object.entries(files)) {
