@@ -11,10 +11,11 @@
 //   outside the bundle (the bin runs it through vm.Script, where `import()` has no loader);
 // - a bundled module that reads `import.meta` other than packages/cli/dist/cliPaths.js: in the bundle,
 //   `import.meta.url` is the bundle's, so only a module at the bundle's own depth (dist/) finds its files.
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { bundleOutputs } from './lib/bundleOutputs.mjs';
 import { ownSourcesOnly } from './lib/bundleSourceMap.mjs';
 import { CJS_FUNCTION_FOOTER, cjsFunctionBanner } from './lib/cjsFunction.mjs';
 
@@ -91,18 +92,10 @@ const ENTRY_CJS = join(CLI_DIST, 'entry.cjs');
 /** Everything this script writes: removed first, and again when the build is refused. */
 const OUTPUTS = [OUT, `${OUT}.map`, ENTRY_CJS, `${ENTRY_CJS}.map`];
 
-/**
- * Fails the build with `lines`, leaving none of its outputs: a bundle written before a check refused it
- * would be newer than every tsc build, so the bin would take it as fresh and run it.
- */
-function refuse(lines) {
-  for (const file of OUTPUTS) rmSync(file, { force: true });
-  console.error(`build-light: refused\n  ${lines.join('\n  ')}`);
-  process.exit(1);
-}
+const { clear, refuse } = bundleOutputs('build-light', OUTPUTS);
 
 // An earlier bundle is not left behind a build that fails: the bin then runs the unbundled light path.
-for (const file of OUTPUTS) rmSync(file, { force: true });
+clear();
 const started = Date.now();
 const result = await build({
   entryPoints: [ENTRY],

@@ -17,11 +17,12 @@
 //   evaluates before it (the table, the command, the SDK's invocation path — PRE_SPAWN) must not reach them
 //   through static imports; they stay behind the dynamic imports the bundle keeps lazy
 //   (docs/decisions/probe-start.md).
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { bundleOutputs } from './lib/bundleOutputs.mjs';
 import { ownSourcesOnly } from './lib/bundleSourceMap.mjs';
 import { CJS_FUNCTION_FOOTER, cjsFunctionBanner } from './lib/cjsFunction.mjs';
 
@@ -80,15 +81,10 @@ const ownImportMeta = {
   },
 };
 
-/** Fails the build with `lines`, leaving none of its outputs (a bundle left behind would be taken as fresh). */
-function refuse(lines) {
-  for (const file of OUTPUTS) rmSync(file, { force: true });
-  console.error(`build-probe: refused\n  ${lines.join('\n  ')}`);
-  process.exit(1);
-}
+const { clear, refuse } = bundleOutputs('build-probe', OUTPUTS);
 
 // An earlier bundle is not left behind a build that fails: the bin then runs main.js.
-for (const file of OUTPUTS) rmSync(file, { force: true });
+clear();
 const started = Date.now();
 let result;
 try {

@@ -9,11 +9,12 @@
 // The build refuses — and then leaves no bundle, so hosts fork dist/main.js — a bundle that holds anything
 // but the supervisor's own built modules (the supervisor stands alone: no dependency, no other package), that
 // leaves an import of anything but a Node built-in outside, or that reads import.meta.
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { bundleOutputs } from './lib/bundleOutputs.mjs';
 import { ownSourcesOnly } from './lib/bundleSourceMap.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -22,15 +23,10 @@ const OUT = join(DIST, 'main.bundle.cjs');
 const OUTPUTS = [OUT, `${OUT}.map`];
 const BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
-/** Fails the build with `lines`, leaving none of its outputs (a bundle left behind would be taken as fresh). */
-function refuse(lines) {
-  for (const file of OUTPUTS) rmSync(file, { force: true });
-  console.error(`build-supervisor: refused\n  ${lines.join('\n  ')}`);
-  process.exit(1);
-}
+const { clear, refuse } = bundleOutputs('build-supervisor', OUTPUTS);
 
 // An earlier bundle is not left behind a build that fails: hosts then fork dist/main.js.
-for (const file of OUTPUTS) rmSync(file, { force: true });
+clear();
 const started = Date.now();
 let result;
 try {

@@ -8,7 +8,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -80,9 +89,9 @@ test("the bundle's source map names the supervisor's TypeScript files, each of w
 test('a supervisor build the checks refuse leaves no bundle behind (nor an earlier one)', async (t) => {
   // A tree of its own whose supervisor main.js imports a module of another package: the supervisor stands alone.
   const dir = await tempDir(t);
-  mkdirSync(join(dir, 'scripts', 'lib'), { recursive: true });
+  mkdirSync(join(dir, 'scripts'), { recursive: true });
   copyFileSync(join(ROOT, 'scripts', 'build-supervisor.mjs'), join(dir, 'scripts', 'build-supervisor.mjs'));
-  copyFileSync(join(ROOT, 'scripts', 'lib', 'bundleSourceMap.mjs'), join(dir, 'scripts', 'lib', 'bundleSourceMap.mjs'));
+  cpSync(join(ROOT, 'scripts', 'lib'), join(dir, 'scripts', 'lib'), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const sup = join(dir, 'packages', 'supervisor', 'dist');
   const other = join(dir, 'packages', 'sdk', 'dist', 'x.js');
