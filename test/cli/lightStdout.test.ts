@@ -79,7 +79,7 @@ async function fullPipeRun(t: import('node:test').TestContext, free: number): Pr
   t.after(() => child.kill('SIGKILL'));
   socket = new Socket({ fd, readable: false, writable: false });
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+  child.stderr?.setEncoding('utf8').on('data', (c: string) => {
     stderr += c;
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseMarker } from '@scienceevolve/supervisor/protocol';
 import { scanMarkedProcesses } from '@scienceevolve/supervisor/procfs';
+import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
 import { loadWorkflow } from '../../packages/sdk/src/store/workflowLoad.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -311,4 +312,30 @@ export async function inspector(t: TestContext, args: string[], dir: string): Pr
 export function firstText(result: Record<string, unknown>): string | undefined {
   const content = (result.content ?? []) as { type: string; text?: string }[];
   return content.find((c) => c.type === 'text')?.text;
+}
+
+/** Every JSON line of a run's events.jsonl (a line cut by SIGKILL is skipped; no file yet, none). */
+export function runEvents(path: string): RunEvent[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as RunEvent];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** Polls `check` every 20 ms until it returns a value (to `timeoutMs`, default 30 s). */
+export async function until<T>(what: string, check: () => T | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(20);
+  }
 }

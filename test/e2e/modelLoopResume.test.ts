@@ -14,48 +14,21 @@ import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunRecord } from '../../packages/sdk/src/engine/runRecord.js';
 import { runEventsPath, runRecordPath } from '../../packages/sdk/src/engine/runRecord.js';
 import type { StatusReport } from '../../packages/sdk/src/engine/runStatus.js';
-import type { ErrorRecord, RunEvent } from '../../packages/sdk/src/events/runEvents.js';
+import type { ErrorRecord } from '../../packages/sdk/src/events/runEvents.js';
 import type { ModelLoopCheckpoint } from '../../packages/sdk/src/harness/modelLoopCheckpoint.js';
 import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
 import { fixtureDefinition } from '../fixtures/engine/workflows.js';
 import { type ModelServer, scriptedPolicy, startModelServer } from '../fixtures/modelServer/index.js';
 import { assertNothingLeft, markedProcesses, ofType, sandbox } from '../sdk/engine/helpers.js';
-import { BIN, assertGone, type Spawned, spawnNode } from './helpers.js';
+import { BIN, assertGone, type Spawned, spawnNode, until, runEvents as events } from './helpers.js';
 
 const KEY_ENV = 'SE_E2E_MODEL_KEY';
 const KEY = 'sk-resume-test';
 /** The CLI's environment: the test's, plus the model key the workflow names. */
 const CLI_ENV = { ...process.env, [KEY_ENV]: KEY };
-
-/** Every JSON line of a run's events.jsonl (a line cut by SIGKILL is skipped). */
-function events(path: string): RunEvent[] {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as RunEvent];
-      } catch {
-        return [];
-      }
-    });
-}
-
-/** Polls `check` every 20 ms until it returns a value (to `timeoutMs`, default 30 s). */
-async function until<T>(what: string, check: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 interface Lab {
   box: Awaited<ReturnType<typeof sandbox>>;
