@@ -18,6 +18,7 @@ import {
   SdkError as McpSdkError,
   SdkErrorCode,
 } from '@modelcontextprotocol/client';
+import { type CallCancel, listenAbort } from './callCancel.js';
 
 /** The prefix of our request ids. */
 const ID_PREFIX = 'scienceevolve-';
@@ -37,6 +38,8 @@ export interface DirectRequestOptions {
   timeout?: number | undefined;
   /** Cancels the request at the service; the call fails with the signal's reason. */
   signal?: AbortSignal | undefined;
+  /** The same as `signal`, without an `AbortSignal` (sessions/callCancel.ts); taken instead of `signal` when given. */
+  cancel?: CallCancel | undefined;
 }
 
 /** The 2025 era's decoding of a result (as the official client's codec): a `resultType` key is dropped. */
@@ -102,16 +105,17 @@ export class DirectRequests {
    * the caller checks what it relies on). Rejects as the official client's `request` does.
    */
   request(method: string, params: Record<string, unknown>, options: DirectRequestOptions = {}): Promise<unknown> {
-    const { signal } = options;
+    const signal = options.cancel ?? options.signal;
     if (signal?.aborted) return Promise.reject(cancelledError(signal.reason));
     if (this.closed) return Promise.reject(new McpSdkError(SdkErrorCode.NotConnected, 'Not connected'));
     const id = `${ID_PREFIX}${++this.next}`;
     const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
     return new Promise<unknown>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
+      let unlisten: (() => void) | undefined;
       const finish = () => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        unlisten?.();
         this.pending.delete(id);
       };
       const cancel = (reason: unknown) => {
@@ -134,7 +138,7 @@ export class DirectRequests {
           reject(ProtocolError.fromError(response.error.code, response.error.message, response.error.data));
         } else resolve(decodeLegacyResult(response.result));
       });
-      signal?.addEventListener('abort', onAbort, { once: true });
+      unlisten = listenAbort(signal, onAbort);
       timer = setTimeout(
         () => cancel(new McpSdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout })),
         timeout,
