@@ -476,7 +476,9 @@ export abstract class BaseSession implements ServiceSession {
       timer.unref();
     };
     const onCallerAbort = () => controller.abort(signal?.reason);
-    const unlistenCaller = signal?.aborted ? (onCallerAbort(), undefined) : listenAbort(signal, onCallerAbort);
+    let unlistenCaller: (() => void) | undefined;
+    if (signal?.aborted) onCallerAbort();
+    else unlistenCaller = listenAbort(signal, onCallerAbort);
     // Progress is asked for only by a caller that listens to it.
     const route =
       onProgress === undefined

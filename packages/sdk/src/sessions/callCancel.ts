@@ -51,7 +51,8 @@ export class CallCancel {
    */
   onAbort(listener: () => void): () => void {
     if (this.isAborted) return () => {};
-    (this.listeners ??= []).push(listener);
+    this.listeners ??= [];
+    this.listeners.push(listener);
     return () => {
       const list = this.listeners;
       if (list === undefined) return;
@@ -93,15 +94,17 @@ export function callCancelOf(options: object | undefined): CallCancel | undefine
 }
 
 /**
- * `options` (a surface call's, or any with a `signal`) cancelled by `source`: a signal is set as it is; a
- * {@link CallCancel} is set under {@link CALL_CANCEL}, and `signal` becomes a getter of its lazy signal.
+ * A surface call's options cancelled by `cancel`: `rest` with `cancel` under {@link CALL_CANCEL} and
+ * `signal` a getter of its lazy signal (an own, enumerable property, so a wrapper that copies the options
+ * still hands on a working signal). A signal is passed as it is.
  */
-export function withCancel<T extends { signal?: AbortSignal }>(options: T, source: Abortable): T {
-  if (!(source instanceof CallCancel)) {
-    options.signal = source;
-    return options;
-  }
-  Object.defineProperty(options, 'signal', { get: () => source.signal, enumerable: true, configurable: true });
-  (options as { [CALL_CANCEL]?: CallCancel })[CALL_CANCEL] = source;
-  return options;
+export function withCancel<T extends object>(rest: T, source: Abortable): T & { signal?: AbortSignal } {
+  if (!(source instanceof CallCancel)) return { ...rest, signal: source };
+  return {
+    ...rest,
+    [CALL_CANCEL]: source,
+    get signal() {
+      return source.signal;
+    },
+  };
 }

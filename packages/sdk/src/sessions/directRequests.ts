@@ -19,6 +19,7 @@ import {
   SdkErrorCode,
 } from '@modelcontextprotocol/client';
 import { type CallCancel, listenAbort } from './callCancel.js';
+import { noteParsedFrom } from './sizeBound.js';
 
 /** The prefix of our request ids. */
 const ID_PREFIX = 'scienceevolve-';
@@ -30,7 +31,7 @@ export interface DirectResponse {
   error?: { code: number; message: string; data?: unknown };
 }
 
-type Settle = (response: DirectResponse | Error) => void;
+type Settle = (response: DirectResponse | Error, lineLength?: number) => void;
 
 /** Options of one direct request: those of the official client's `request` that the sessions pass. */
 export interface DirectRequestOptions {
@@ -43,13 +44,16 @@ export interface DirectRequestOptions {
 }
 
 /** The 2025 era's decoding of a result (as the official client's codec): a `resultType` key is dropped. */
-function decodeLegacyResult(raw: unknown): unknown {
+function decodeLegacyResult(raw: unknown, lineLength: number | undefined): unknown {
+  let result = raw;
   if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && 'resultType' in raw) {
     const stripped: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
     delete stripped.resultType;
-    return stripped;
+    result = stripped;
   }
-  return raw;
+  // The result's JSON text is no longer than the line allows (sessions/sizeBound.ts).
+  if (lineLength !== undefined) noteParsedFrom(result, lineLength);
+  return result;
 }
 
 /** The error a call cancelled for `reason` fails with (as the official client's). */
@@ -72,15 +76,15 @@ export class DirectRequests {
   /**
    * Takes `message` when it answers one of our requests (the transport calls this for every response
    * before its client sees it). A late answer to one of ours that was already settled (cancelled, timed
-   * out) is taken too, and dropped.
+   * out) is taken too, and dropped. `lineLength`: the UTF-16 length of the line it was parsed from.
    */
-  take(message: DirectResponse): boolean {
+  take(message: DirectResponse, lineLength?: number): boolean {
     const id = message.id;
     if (typeof id !== 'string' || !id.startsWith(ID_PREFIX)) return false;
     const settle = this.pending.get(id);
     if (settle !== undefined) {
       this.pending.delete(id);
-      settle(message);
+      settle(message, lineLength);
     }
     return true;
   }
@@ -131,12 +135,12 @@ export class DirectRequests {
         reject(cancelledError(reason));
       };
       const onAbort = () => cancel(signal?.reason);
-      this.pending.set(id, (response) => {
+      this.pending.set(id, (response, lineLength) => {
         finish();
         if (response instanceof Error) reject(response);
         else if (response.error !== undefined) {
           reject(ProtocolError.fromError(response.error.code, response.error.message, response.error.data));
-        } else resolve(decodeLegacyResult(response.result));
+        } else resolve(decodeLegacyResult(response.result, lineLength));
       });
       unlisten = listenAbort(signal, onAbort);
       timer = setTimeout(

@@ -5,6 +5,7 @@
  */
 import { isSdkError, SdkError } from '../errors.js';
 import { type Abortable, CallCancel, listenAbort } from '../sessions/callCancel.js';
+import { sizeBoundOf } from '../sessions/sizeBound.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS } from '../sessions/forwarding.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
@@ -285,7 +286,12 @@ export class ServiceGate {
         }).then(resolve, reject);
       });
       this.answered();
-      const bytes = Buffer.byteLength(JSON.stringify(result) ?? '', 'utf8');
+      // A result whose line bounds its size within the limit is not serialized again (sessions/sizeBound.ts).
+      const bound = sizeBoundOf(result);
+      const bytes =
+        bound !== undefined && bound <= this.limits.maxResultBytes
+          ? 0
+          : Buffer.byteLength(JSON.stringify(result) ?? '', 'utf8');
       if (bytes > this.limits.maxResultBytes) {
         throw new SdkError(
           'result_too_large',
