@@ -16,7 +16,7 @@ import type { LineTransport } from './lineTransport.js';
 import type { Surface } from '../surface/surface.js';
 import { answerToolCall, toProtocolError, type ToolCallContext } from './surfaceServer.js';
 import { isPlainObject } from '../plainObject.js';
-import { CallCancel } from '../sessions/callCancel.js';
+import { CallCancel } from '../surface/callCancel.js';
 
 type RequestId = string | number;
 

@@ -15,7 +15,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
 import type { Surface } from '../surface/surface.js';
-import { CallCancel } from '../sessions/callCancel.js';
+import { CallCancel } from '../surface/callCancel.js';
 import { answerDirectly, type DirectCallParams, directCallParams } from './directToolCalls.js';
 import type { LegacyExchanges } from './legacyExchange.js';
 

@@ -7,7 +7,7 @@ import { continueTraceOfMeta } from '../events/telemetry.js';
 import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { isSdkError, type SdkError } from '../errors.js';
 import type { Surface, SurfaceListChange, SurfaceProgress, SurfaceRequestOptions } from '../surface/surface.js';
-import { type Abortable, withCancel } from '../sessions/callCancel.js';
+import { type Abortable, withCancel } from '../surface/callCancel.js';
 import type { FaceTaskEra, FaceTasks } from './faceTasks.js';
 import { faceTaskCapabilities, RequestProgress, serveFaceTasks, taskRequested } from './faceTaskRequests.js';
 
