@@ -15,6 +15,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
 import type { Surface } from '../surface/surface.js';
+import { CallCancel } from '../surface/callCancel.js';
 import { answerDirectly, type DirectCallParams, directCallParams } from './directToolCalls.js';
 import type { LegacyExchanges } from './legacyExchange.js';
 
@@ -71,15 +72,20 @@ export function serveLegacy(
     return;
   }
   const request = message as JSONRPCRequest;
+  const call = directCallParams(request);
+  if (call !== undefined) {
+    // No AbortSignal for a direct call (sessions/callCancel.ts): a client that goes away cancels it.
+    const cancel = new CallCancel();
+    res.on('close', () => {
+      if (!res.writableFinished) cancel.abort();
+    });
+    answerCallDirectly(res, request, call, legacy.server, surface, cancel);
+    return;
+  }
   const abort = new AbortController();
   res.on('close', () => {
     if (!res.writableFinished) abort.abort();
   });
-  const call = directCallParams(request);
-  if (call !== undefined) {
-    answerCallDirectly(res, request, call, legacy.server, surface, abort.signal);
-    return;
-  }
   const exchanges = legacy.transport;
   if (wantsStream(request)) {
     const open = () => {
@@ -138,7 +144,7 @@ function answerCallDirectly(
   params: DirectCallParams,
   server: Server,
   surface: Surface,
-  signal: AbortSignal,
+  signal: CallCancel,
 ): void {
   const streamed = wantsStream(request);
   const open = () => {

@@ -6,7 +6,8 @@
 import { continueTraceOfMeta } from '../events/telemetry.js';
 import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { isSdkError, type SdkError } from '../errors.js';
-import type { Surface, SurfaceListChange, SurfaceProgress } from '../surface/surface.js';
+import type { Surface, SurfaceListChange, SurfaceProgress, SurfaceRequestOptions } from '../surface/surface.js';
+import { type Abortable, withCancel } from '../surface/callCancel.js';
 import type { FaceTaskEra, FaceTasks } from './faceTasks.js';
 import { faceTaskCapabilities, RequestProgress, serveFaceTasks, taskRequested } from './faceTaskRequests.js';
 
@@ -69,8 +70,8 @@ const KEEP_ALIVE_STEP = 0.001;
 
 /** What {@link answerToolCall} is given besides the call: the request's signal and how to send its progress. */
 export interface ToolCallContext {
-  /** Aborts when the client cancels the call. */
-  signal: AbortSignal;
+  /** Aborts when the client cancels the call (a face's direct answer gives a CallCancel, sessions/callCancel.ts). */
+  signal: Abortable;
   /** The token the client asked progress under, if it did. */
   progressToken?: string | number | undefined;
   /** Sends a notification related to the call (its progress) to the client. */
@@ -111,23 +112,27 @@ export async function answerToolCall(
         };
   let result: CallToolResult;
   try {
-    result = await surface.callTool(name, args, {
-      signal: ctx.signal,
-      ...(onProgress === undefined
-        ? {}
-        : {
-            onProgress,
-            // A call the service runs as a task is answered when the task ends: each poll sends the client
-            // a progress keep-alive, so a client that resets its timeout on progress keeps waiting.
-            task: {
-              onStatus: (status, statusMessage) =>
-                onProgress({
-                  progress: (Number.isFinite(lastProgress) ? lastProgress : 0) + KEEP_ALIVE_STEP,
-                  message: `task ${status}${statusMessage === undefined ? '' : `: ${statusMessage}`}`,
-                }),
+    result = await surface.callTool(
+      name,
+      args,
+      withCancel<SurfaceRequestOptions>(
+        onProgress === undefined
+          ? {}
+          : {
+              onProgress,
+              // A call the service runs as a task is answered when the task ends: each poll sends the client
+              // a progress keep-alive, so a client that resets its timeout on progress keeps waiting.
+              task: {
+                onStatus: (status, statusMessage) =>
+                  onProgress({
+                    progress: (Number.isFinite(lastProgress) ? lastProgress : 0) + KEEP_ALIVE_STEP,
+                    message: `task ${status}${statusMessage === undefined ? '' : `: ${statusMessage}`}`,
+                  }),
+              },
             },
-          }),
-    });
+        ctx.signal,
+      ),
+    );
   } finally {
     await progressSent;
   }

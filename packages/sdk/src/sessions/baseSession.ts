@@ -13,6 +13,7 @@ import { diffCatalogs, hasChanges } from './catalogDiff.js';
 import { type ChangedList, listCatalog, onListChanged, routeProgress } from './mcpCatalog.js';
 import { callToolDirect, callToolKept, OutputSchemaChecks } from './rawToolCall.js';
 import type { DirectRequests } from './directRequests.js';
+import { type Abortable, CallCancel, listenAbort } from './callCancel.js';
 import { type FailureFacts, formatMs } from './serviceDiagnostics.js';
 import {
   type CatalogChange,
@@ -150,7 +151,7 @@ export abstract class BaseSession implements ServiceSession {
     // A project service's result is passed on as it arrived (sessions/rawToolCall.ts), sent beside the
     // client where the transport allows (sessions/directRequests.ts); a remote one goes through the
     // client's callTool, which also mirrors `x-mcp-header` arguments into HTTP headers.
-    return this.forward(`tools/call "${name}"`, options, (client, o, progressToken) => {
+    return this.forward(`tools/call "${name}"`, options, (client, o, progressToken, cancel) => {
       if (this.kind !== 'project') {
         return client.callTool(params(progressToken), {
           ...o,
@@ -160,7 +161,10 @@ export abstract class BaseSession implements ServiceSession {
       const direct = this.directRequests();
       return direct === undefined
         ? callToolKept(client, params(progressToken), toolDefinition, this.outputChecks, o)
-        : callToolDirect(direct, params(progressToken), toolDefinition, this.outputChecks, o);
+        : callToolDirect(direct, params(progressToken), toolDefinition, this.outputChecks, {
+            timeout: o.timeout,
+            ...(cancel === undefined ? { signal: o.signal } : { cancel }),
+          });
     }) as Promise<CallToolResult>;
   }
 
@@ -395,7 +399,7 @@ export abstract class BaseSession implements ServiceSession {
   protected forward<T>(
     what: string,
     options: ForwardOptions | undefined,
-    send: (client: Client, requestOptions: RequestOptions, progressToken?: string) => Promise<T>,
+    send: (client: Client, requestOptions: RequestOptions, progressToken?: string, cancel?: CallCancel) => Promise<T>,
   ): Promise<T> {
     // Taken synchronously: callTool sets it just before calling here, in the same tick.
     const args = this.callArguments;
@@ -427,17 +431,20 @@ export abstract class BaseSession implements ServiceSession {
   private async forwardNow<T>(
     what: string,
     options: ForwardOptions | undefined,
-    send: (client: Client, requestOptions: RequestOptions, progressToken?: string) => Promise<T>,
+    send: (client: Client, requestOptions: RequestOptions, progressToken?: string, cancel?: CallCancel) => Promise<T>,
   ): Promise<T> {
     if (this.current !== 'ready') throw this.notReady(what);
     const timeoutMs = options?.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
-    const signal = options?.signal;
+    // The gate's cancellation (sessions/callCancel.ts): its `signal` getter is read only where a real
+    // AbortSignal is needed (the SDK client's request options), so a direct call builds none.
+    const cancel = options?.cancel;
+    const signal: Abortable | undefined = cancel ?? options?.signal;
     const onProgress = options?.onProgress;
     const hold = options?.hold;
     const client = this.connectedClient();
     if (onProgress === undefined && hold === undefined) {
       try {
-        return await send(client, { timeout: timeoutMs, ...(signal === undefined ? {} : { signal }) });
+        return await send(client, requestOptionsOf(timeoutMs, signal), undefined, cancel);
       } catch (error) {
         throw await this.forwardFailed(error, what, signal, timeoutMs);
       }
@@ -469,8 +476,9 @@ export abstract class BaseSession implements ServiceSession {
       timer.unref();
     };
     const onCallerAbort = () => controller.abort(signal?.reason);
+    let unlistenCaller: (() => void) | undefined;
     if (signal?.aborted) onCallerAbort();
-    else signal?.addEventListener('abort', onCallerAbort, { once: true });
+    else unlistenCaller = listenAbort(signal, onCallerAbort);
     // Progress is asked for only by a caller that listens to it.
     const route =
       onProgress === undefined
@@ -516,7 +524,7 @@ export abstract class BaseSession implements ServiceSession {
       clearTimeout(timer);
       unlisten?.();
       route?.stop();
-      signal?.removeEventListener('abort', onCallerAbort);
+      unlistenCaller?.();
     }
   }
 
@@ -524,7 +532,7 @@ export abstract class BaseSession implements ServiceSession {
   private async forwardFailed(
     error: unknown,
     what: string,
-    signal: AbortSignal | undefined,
+    signal: Abortable | undefined,
     timeoutMs: number,
   ): Promise<unknown> {
     if (signal?.aborted) return signal.reason;
@@ -621,4 +629,19 @@ export abstract class BaseSession implements ServiceSession {
   protected emit(event: ServiceEventBody): void {
     emitSafely(this.listener, { time: new Date().toISOString(), ...this.eventBase(), ...event } as ServiceEvent);
   }
+}
+
+/**
+ * The SDK client's options of a forwarded request: its timeout and, when there is a cancellation, a
+ * signal that follows it (a {@link CallCancel}'s lazy signal is built only if the client reads it).
+ */
+function requestOptionsOf(timeout: number, signal: Abortable | undefined): RequestOptions {
+  if (signal === undefined) return { timeout };
+  if (!(signal instanceof CallCancel)) return { timeout, signal };
+  return {
+    timeout,
+    get signal() {
+      return signal.signal;
+    },
+  };
 }

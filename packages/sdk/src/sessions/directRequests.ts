@@ -18,6 +18,8 @@ import {
   SdkError as McpSdkError,
   SdkErrorCode,
 } from '@modelcontextprotocol/client';
+import { type CallCancel, listenAbort } from './callCancel.js';
+import { noteParsedFrom } from './sizeBound.js';
 
 /** The prefix of our request ids. */
 const ID_PREFIX = 'scienceevolve-';
@@ -29,7 +31,7 @@ export interface DirectResponse {
   error?: { code: number; message: string; data?: unknown };
 }
 
-type Settle = (response: DirectResponse | Error) => void;
+type Settle = (response: DirectResponse | Error, lineLength?: number) => void;
 
 /** Options of one direct request: those of the official client's `request` that the sessions pass. */
 export interface DirectRequestOptions {
@@ -37,16 +39,21 @@ export interface DirectRequestOptions {
   timeout?: number | undefined;
   /** Cancels the request at the service; the call fails with the signal's reason. */
   signal?: AbortSignal | undefined;
+  /** The same as `signal`, without an `AbortSignal` (sessions/callCancel.ts); taken instead of `signal` when given. */
+  cancel?: CallCancel | undefined;
 }
 
 /** The 2025 era's decoding of a result (as the official client's codec): a `resultType` key is dropped. */
-function decodeLegacyResult(raw: unknown): unknown {
+function decodeLegacyResult(raw: unknown, lineLength: number | undefined): unknown {
+  let result = raw;
   if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && 'resultType' in raw) {
     const stripped: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
     delete stripped.resultType;
-    return stripped;
+    result = stripped;
   }
-  return raw;
+  // The result's JSON text is no longer than the line allows (sessions/sizeBound.ts).
+  if (lineLength !== undefined) noteParsedFrom(result, lineLength);
+  return result;
 }
 
 /** The error a call cancelled for `reason` fails with (as the official client's). */
@@ -69,15 +76,15 @@ export class DirectRequests {
   /**
    * Takes `message` when it answers one of our requests (the transport calls this for every response
    * before its client sees it). A late answer to one of ours that was already settled (cancelled, timed
-   * out) is taken too, and dropped.
+   * out) is taken too, and dropped. `lineLength`: the UTF-16 length of the line it was parsed from.
    */
-  take(message: DirectResponse): boolean {
+  take(message: DirectResponse, lineLength?: number): boolean {
     const id = message.id;
     if (typeof id !== 'string' || !id.startsWith(ID_PREFIX)) return false;
     const settle = this.pending.get(id);
     if (settle !== undefined) {
       this.pending.delete(id);
-      settle(message);
+      settle(message, lineLength);
     }
     return true;
   }
@@ -102,16 +109,17 @@ export class DirectRequests {
    * the caller checks what it relies on). Rejects as the official client's `request` does.
    */
   request(method: string, params: Record<string, unknown>, options: DirectRequestOptions = {}): Promise<unknown> {
-    const { signal } = options;
+    const signal = options.cancel ?? options.signal;
     if (signal?.aborted) return Promise.reject(cancelledError(signal.reason));
     if (this.closed) return Promise.reject(new McpSdkError(SdkErrorCode.NotConnected, 'Not connected'));
     const id = `${ID_PREFIX}${++this.next}`;
     const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
     return new Promise<unknown>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
+      let unlisten: (() => void) | undefined;
       const finish = () => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        unlisten?.();
         this.pending.delete(id);
       };
       const cancel = (reason: unknown) => {
@@ -127,14 +135,14 @@ export class DirectRequests {
         reject(cancelledError(reason));
       };
       const onAbort = () => cancel(signal?.reason);
-      this.pending.set(id, (response) => {
+      this.pending.set(id, (response, lineLength) => {
         finish();
         if (response instanceof Error) reject(response);
         else if (response.error !== undefined) {
           reject(ProtocolError.fromError(response.error.code, response.error.message, response.error.data));
-        } else resolve(decodeLegacyResult(response.result));
+        } else resolve(decodeLegacyResult(response.result, lineLength));
       });
-      signal?.addEventListener('abort', onAbort, { once: true });
+      unlisten = listenAbort(signal, onAbort);
       timer = setTimeout(
         () => cancel(new McpSdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout })),
         timeout,

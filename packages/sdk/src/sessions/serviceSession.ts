@@ -3,6 +3,7 @@
  * project service (a supervised stdio process group) or a remote Streamable HTTP service. The bridge
  * builds an agent's surface from a list of these; it never sees processes or transports.
  */
+import type { CallCancel } from './callCancel.js';
 import type { CallHold, QuestionOptions } from './elicitation.js';
 import type { AcceptedTask, TaskFollowOptions } from './tasks.js';
 import type {
@@ -56,6 +57,11 @@ export interface ForwardOptions {
   timeoutMs?: number;
   /** Aborts the request (it is cancelled at the service). */
   signal?: AbortSignal;
+  /**
+   * The same cancellation without an `AbortSignal` (sessions/callCancel.ts): given by the gate, with
+   * `signal` a getter of its lazy signal. A session's fast path listens here; anything else reads `signal`.
+   */
+  cancel?: CallCancel;
   /**
    * Asks the service for progress (a `progressToken`) and is told each `notifications/progress` it sends
    * for this request. Each one starts `timeoutMs` again, up to `maxTotalTimeoutMs` in all.

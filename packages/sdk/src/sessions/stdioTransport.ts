@@ -21,6 +21,9 @@ import { withTraceMeta } from '../events/telemetry.js';
 import { type DirectResponse, DirectRequests } from './directRequests.js';
 import { isPlainObject } from '../plainObject.js';
 
+/** A line of white space only (what `String.prototype.trim` removes): skipped, without a trimmed copy. */
+const BLANK = /^\s*$/;
+
 /** The longest line accepted from a service, in characters: 64 Mi. A longer line ends the connection. */
 export const MAX_LINE_CHARS = 64 * 1024 * 1024;
 
@@ -177,7 +180,7 @@ export class ServiceStdioTransport implements Transport {
   private handleLine(raw: string): void {
     let line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (this.inSetup && line.includes('\r')) line = line.slice(line.lastIndexOf('\r') + 1);
-    if (line.trim() === '') return;
+    if (BLANK.test(line)) return;
 
     let value: unknown;
     try {
@@ -226,7 +229,7 @@ export class ServiceStdioTransport implements Transport {
         return;
       }
     }
-    if (!('method' in message) && this.direct.take(message as DirectResponse)) return;
+    if (!('method' in message) && this.direct.take(message as DirectResponse, line.length)) return;
     this.onmessage?.(message);
   }
 

@@ -4,6 +4,8 @@
  * session and so one gate.
  */
 import { isSdkError, SdkError } from '../errors.js';
+import { type Abortable, CallCancel, listenAbort } from '../sessions/callCancel.js';
+import { sizeBoundOf } from '../sessions/sizeBound.js';
 import { DEFAULT_FORWARD_TIMEOUT_MS } from '../sessions/forwarding.js';
 import { MAX_DURATION_MS } from '../workflow/workflowSchema.js';
 
@@ -164,7 +166,9 @@ export class ServiceGate {
 
   /**
    * Forwards one request: refuses at once when resting or at the cap, otherwise runs `send` with a
-   * signal that aborts at the timeout (or when `callerSignal` aborts) and checks the result's size.
+   * cancellation that aborts at the timeout (or when `callerSignal` aborts) and checks the result's size.
+   * `send` is given it as `cancel` and as `signal`, a getter of its lazy `AbortSignal`
+   * (sessions/callCancel.ts: a signal is built only for a session that reads one).
    * Throws an {@link SdkError} (`service_resting`, `service_busy`, `forward_timeout`,
    * `result_too_large`) or the service's own error.
    *
@@ -179,7 +183,8 @@ export class ServiceGate {
     what: string,
     send: (options: {
       timeoutMs: number;
-      signal: AbortSignal;
+      readonly signal: AbortSignal;
+      cancel: CallCancel;
       maxTotalTimeoutMs: number;
       progressed: () => void;
       /** The service answered with a task: the timeout stops for good (the task has its own deadline). */
@@ -187,7 +192,7 @@ export class ServiceGate {
       /** A person is (true) or is no longer (false) answering a question of the service: the timeout waits. */
       holding: (on: boolean) => void;
     }) => Promise<T>,
-    callerSignal?: AbortSignal,
+    callerSignal?: Abortable,
   ): Promise<T> {
     if (this.currentState === 'resting') {
       const seconds = Math.ceil((this.restUntil - this.now()) / 1000);
@@ -211,12 +216,12 @@ export class ServiceGate {
       );
     }
     this.inFlight++;
-    const controller = new AbortController();
+    const cancel = new CallCancel();
     let timedOut = false;
     // Ends the call at once, whatever `send` does: its timeout fired, or the caller gave up.
     let stop: (reason: unknown) => void = () => {};
     const onCallerAbort = () => {
-      controller.abort(callerSignal?.reason);
+      cancel.abort(callerSignal?.reason);
       stop(callerSignal?.reason);
     };
     let timer: NodeJS.Timeout | undefined;
@@ -238,7 +243,7 @@ export class ServiceGate {
           data: { service: this.service, timeoutMs, ...(hardMaximum ? { maxTotalTimeoutMs } : {}) },
         },
       );
-      controller.abort(error);
+      cancel.abort(error);
       stop(error);
     };
     // Armed at the start and again at each progress: timeoutMs from now, never past the hard maximum.
@@ -249,15 +254,19 @@ export class ServiceGate {
       timer = setTimeout(() => fire(left < timeoutMs), Math.max(0, Math.min(timeoutMs, left)));
       timer.unref();
     };
+    let unlisten: (() => void) | undefined;
     try {
       const result = await new Promise<T>((resolve, reject) => {
         stop = reject;
         arm();
         if (callerSignal?.aborted) onCallerAbort();
-        else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+        else unlisten = listenAbort(callerSignal, onCallerAbort);
         send({
           timeoutMs,
-          signal: controller.signal,
+          get signal() {
+            return cancel.signal;
+          },
+          cancel,
           maxTotalTimeoutMs,
           progressed: arm,
           polling: () => {
@@ -277,7 +286,12 @@ export class ServiceGate {
         }).then(resolve, reject);
       });
       this.answered();
-      const bytes = Buffer.byteLength(JSON.stringify(result) ?? '', 'utf8');
+      // A result whose line bounds its size within the limit is not serialized again (sessions/sizeBound.ts).
+      const bound = sizeBoundOf(result);
+      const bytes =
+        bound !== undefined && bound <= this.limits.maxResultBytes
+          ? 0
+          : Buffer.byteLength(JSON.stringify(result) ?? '', 'utf8');
       if (bytes > this.limits.maxResultBytes) {
         throw new SdkError(
           'result_too_large',
@@ -307,7 +321,7 @@ export class ServiceGate {
       throw error;
     } finally {
       clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onCallerAbort);
+      unlisten?.();
       this.inFlight--;
     }
   }

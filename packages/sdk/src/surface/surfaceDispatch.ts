@@ -12,6 +12,7 @@ import type { ForwardOptions } from '../sessions/serviceSession.js';
 import { holdingWhileAsked } from '../sessions/elicitation.js';
 import { takeAnswer, taskOptions } from './surfaceTasks.js';
 import { isServiceAnswer } from './serviceGate.js';
+import { callCancelOf } from '../sessions/callCancel.js';
 import type { Surface } from './surfaceTypes.js';
 import {
   type RemovedTool,
@@ -103,6 +104,9 @@ export function createDispatch(
       }
       const { session, gate } = target.session!;
       const onProgress = requestOptions.onProgress;
+      // The caller's cancellation: a face's CallCancel (sessions/callCancel.ts; its `signal` is a getter
+      // that would build an AbortSignal, so it is not read here), or the caller's signal.
+      const caller = callCancelOf(requestOptions) ?? requestOptions.signal;
       // A call journaled as an accepted task by an earlier host re-attaches to it (never calls again).
       const resume = requestOptions.task?.resume;
       const forwardTo = (forward: ForwardOptions) =>
@@ -114,10 +118,13 @@ export function createDispatch(
         const result = checkImageLimits(
           await gate.run(
             what,
-            ({ timeoutMs, signal: forwardSignal, maxTotalTimeoutMs, progressed, polling, holding }) =>
+            ({ timeoutMs, cancel, maxTotalTimeoutMs, progressed, polling, holding }) =>
               forwardTo({
                 timeoutMs,
-                signal: forwardSignal,
+                cancel,
+                get signal() {
+                  return cancel.signal;
+                },
                 task: taskOptions(requestOptions, target.route.service, target.route.sourceName, polling),
                 ...(requestOptions.question === undefined && answer === undefined
                   ? {}
@@ -138,7 +145,7 @@ export function createDispatch(
                       },
                     }),
               }),
-            requestOptions.signal,
+            caller,
           ),
           target.route.service,
           what,
@@ -146,7 +153,7 @@ export function createDispatch(
         learnLinks(result, { service: session.name, session, gate });
         return result;
       } catch (error) {
-        if (requestOptions.signal?.aborted) throw error;
+        if (caller?.aborted) throw error;
         if (isSdkError(error) && REFUSED_AS_TOOL_ERROR.has(error.code)) return refusalResult(error as SdkError);
         if (isServiceAnswer(error)) throw error;
         return refusalResult(
