@@ -46,6 +46,12 @@ const PRE_SPAWN = [
 ];
 /** What none of them may reach statically: it loads while the service boots, or never. */
 const AFTER_SPAWN = /node_modules\/(@modelcontextprotocol|@opentelemetry|ajv|ajv-formats|yaml)\//;
+/**
+ * What the probe never holds, before or after the spawn: the model libraries (it runs no model loop) and the
+ * SDK's root entry (which imports every layer). The bin loads the bundle as one file, so a module listing
+ * cannot see them inside it: this check keeps them out.
+ */
+const NEVER = /(node_modules\/(ai|@ai-sdk\/[^/]+)\/|packages\/sdk\/dist\/index\.js$)/;
 const BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
 /**
@@ -118,6 +124,7 @@ const inputs = result.metafile.inputs;
 const problems = [];
 for (const [file, input] of Object.entries(inputs)) {
   const path = file.split(sep).join('/');
+  if (NEVER.test(path)) problems.push(`${path}: the probe loads no model library and not the SDK's root`);
   if (path.includes('node_modules/') && /\bimport\.meta\b/.test(readFileSync(join(ROOT, file), 'utf8'))) {
     problems.push(`${path}: a dependency that reads import.meta (its file is not at a place the bundle knows)`);
   }

@@ -275,6 +275,27 @@ describe('a probe build the checks refuse leaves no bundle behind (nor an earlie
     }
   });
 
+  for (const [what, imported] of [
+    ['a model library', 'ai'],
+    ["the SDK's root", '@scienceevolve/sdk'],
+  ] as const) {
+    test(`${what} anywhere in the bundle, even behind a dynamic import`, async (t) => {
+      // The probe starts services and lists them: it never runs a model loop. Its bundle is the one file the
+      // module listing sees (test/cli/lightCommands.test.ts), so this check is what keeps them out.
+      const dir = await tempDir(t);
+      const dist = buildTree(dir, {
+        'probe.js': "export const run = () => import('./commands/servicesProbe.js');\n",
+        'commands/servicesProbe.js': `export const probe = () => import('${imported}');\n`,
+      });
+      const r = await runNode([join(dir, 'scripts', 'build-probe.mjs')], {}, dir);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /refused[\s\S]*: the probe loads no model library and not the SDK's root/);
+      for (const file of ['probe.bundle.cjs', 'probe.bundle.cjs.map']) {
+        assert.equal(existsSync(join(dist, file)), false, `${file} is not left behind`);
+      }
+    });
+  }
+
   test('a module the bundle cannot hold', async (t) => {
     const dir = await tempDir(t);
     const dist = buildTree(dir, { 'probe.js': "export const run = () => import('./missing.js');\n" });
