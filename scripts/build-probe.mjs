@@ -52,6 +52,11 @@ const AFTER_SPAWN = /node_modules\/(@modelcontextprotocol|@opentelemetry|ajv|ajv
  * cannot see them inside it: this check keeps them out.
  */
 const NEVER = /(node_modules\/(ai|@ai-sdk\/[^/]+)\/|packages\/sdk\/dist\/index\.js$)/;
+/**
+ * The one way into OpenTelemetry: `events/telemetry.ts` imports this module (dynamically) only when export is
+ * on, so a probe without OTEL_EXPORTER_OTLP_ENDPOINT evaluates no OpenTelemetry package.
+ */
+const TELEMETRY_EXPORT = 'packages/sdk/dist/events/telemetryExport.js';
 const BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
 /**
@@ -132,6 +137,22 @@ for (const [file, input] of Object.entries(inputs)) {
     if (imp.external && !BUILTINS.has(imp.path)) {
       problems.push(`${path}: ${imp.kind} of ${imp.path} left outside the bundle`);
     }
+  }
+}
+// Everything the probe may evaluate (static and dynamic imports) but through the telemetry export module.
+const reachable = new Set();
+const toVisit = [relative(ROOT, ENTRY).split(sep).join('/')];
+while (toVisit.length > 0) {
+  const file = toVisit.pop();
+  if (reachable.has(file)) continue;
+  reachable.add(file);
+  for (const imp of inputs[file]?.imports ?? []) {
+    if (!imp.external && !(imp.kind === 'dynamic-import' && imp.path === TELEMETRY_EXPORT)) toVisit.push(imp.path);
+  }
+}
+for (const file of reachable) {
+  if (file.includes('node_modules/@opentelemetry/')) {
+    problems.push(`${file}: OpenTelemetry reached other than through ${TELEMETRY_EXPORT} (loaded only when export is on)`);
   }
 }
 // The static closure of what runs before the spawn.

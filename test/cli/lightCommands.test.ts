@@ -257,6 +257,8 @@ describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 },
       '--json',
     ]);
     assert.equal(probe.code, 0, probe.stderr);
+    // The probe runs from its bundle, whose inside the listing cannot see: that it reaches OpenTelemetry only
+    // through the export module is the bundle's build check (scripts/build-probe.mjs, probeBundle.test.ts).
     assert.deepEqual(otel(probe.loaded), [], 'a probe without the variable loads no OpenTelemetry package');
 
     const runArgs = [

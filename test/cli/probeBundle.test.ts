@@ -296,6 +296,23 @@ describe('a probe build the checks refuse leaves no bundle behind (nor an earlie
     });
   }
 
+  test('OpenTelemetry reached other than through the export module (loaded only when export is on)', async (t) => {
+    // A probe without OTEL_EXPORTER_OTLP_ENDPOINT evaluates no OpenTelemetry package; inside the bundle the
+    // module listing cannot see that (test/cli/lightCommands.test.ts), so the build checks that the only way
+    // in is events/telemetryExport.js, which events/telemetry.ts imports only when export is on.
+    const dir = await tempDir(t);
+    const dist = buildTree(dir, {
+      'probe.js': "export const run = () => import('./commands/servicesProbe.js');\n",
+      'commands/servicesProbe.js': "export const probe = () => import('@opentelemetry/api');\n",
+    });
+    const r = await runNode([join(dir, 'scripts', 'build-probe.mjs')], {}, dir);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /refused[\s\S]*@opentelemetry\/api[^\n]*: OpenTelemetry reached other than through/);
+    for (const file of ['probe.bundle.cjs', 'probe.bundle.cjs.map']) {
+      assert.equal(existsSync(join(dist, file)), false, `${file} is not left behind`);
+    }
+  });
+
   test('a module the bundle cannot hold', async (t) => {
     const dir = await tempDir(t);
     const dist = buildTree(dir, { 'probe.js': "export const run = () => import('./missing.js');\n" });
