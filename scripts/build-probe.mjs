@@ -60,14 +60,27 @@ const TELEMETRY_EXPORT = 'packages/sdk/dist/events/telemetryExport.js';
 const BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
 /**
- * The bundle's prelude (after the function head and strict mode): `__probeOwnUrl(path)`, the URL of our module at `path` relative to the bundle's
- * directory, links resolved as Node's ES module loader resolves them for `import.meta.url` (a package
- * manager that links packages side by side — pnpm — gives the same file as npm's flat install); a path that
- * does not exist is given as it is.
+ * The bundle's prelude (after the function head and strict mode): `__probeOwnUrl(path)`, the URL of our module at `path`
+ * relative to the bundle's directory, links resolved as Node's ES module loader resolves them for
+ * `import.meta.url` (a package manager that links packages side by side — pnpm — gives the same file as
+ * npm's flat install). A module of the SDK (`../../sdk/…`) is found in the SDK the CLI itself resolves (as
+ * its ES modules import it: a copy nested under the CLI, when npm put another version at the top), one of the
+ * supervisor (`../../supervisor/…`) in the supervisor that SDK resolves; the path beside the bundle is the
+ * fallback. A path that does not exist is given as it is.
  */
 const OWN_URL = [
+  'var __probeRoots = Object.create(null);',
   'var __probeOwnUrl = (own) => {',
-  "  const file = require('node:path').join(__dirname, own);",
+  "  const path = require('node:path');",
+  '  let file = path.join(__dirname, own);',
+  '  const pkg = /^\\.\\.\\/\\.\\.\\/(sdk|supervisor)\\/(.*)$/.exec(own);',
+  '  if (pkg !== null) {',
+  '    try {',
+  "      const root = (name, from) => (__probeRoots[name] ??= path.dirname(require.resolve(`@scienceevolve/${name}/package.json`, { paths: [from] })));",
+  "      const sdk = root('sdk', __dirname);",
+  "      file = path.join(pkg[1] === 'sdk' ? sdk : root('supervisor', sdk), pkg[2]);",
+  '    } catch {}',
+  '  }',
   "  try { return require('node:url').pathToFileURL(require('node:fs').realpathSync(file)).href; }",
   "  catch { return require('node:url').pathToFileURL(file).href; }",
   '};',

@@ -324,3 +324,57 @@ describe('a probe build the checks refuse leaves no bundle behind (nor an earlie
     }
   });
 });
+
+test('installed with the SDK nested under the CLI (another version at the top): the bundle uses the CLI’s own SDK', async (t) => {
+  // npm nests a dependency when the project needs another version of it at the top: here
+  // node_modules/@scienceevolve/sdk is not the CLI's (a decoy with no supervisor beside it), and the CLI's
+  // own is node_modules/@scienceevolve/cli/node_modules/@scienceevolve/sdk. The ES modules resolve the CLI's
+  // own; so must the bundle's rewritten `import.meta.url` (the supervisor's entry, the services' NODE_PATH).
+  const dir = await tempDir(t);
+  const modules = join(dir, 'app', 'node_modules', '@scienceevolve');
+  const cli = join(modules, 'cli');
+  for (const file of ['bin/scienceevolve.js', 'bin/package.json', 'package.json', 'dist/entry.cjs', 'dist/probe.bundle.cjs']) {
+    mkdirSync(dirname(join(cli, file)), { recursive: true });
+    copyFileSync(join(ROOT, 'packages', 'cli', file), join(cli, file));
+  }
+  mkdirSync(join(cli, 'node_modules', '@scienceevolve'), { recursive: true });
+  symlinkSync(join(ROOT, 'packages', 'sdk'), join(cli, 'node_modules', '@scienceevolve', 'sdk'));
+  const decoy = join(modules, 'sdk');
+  for (const file of ['dist/processes/supervisorEntry.js', 'dist/processes/serviceEnv.js']) {
+    mkdirSync(dirname(join(decoy, file)), { recursive: true });
+    writeFileSync(join(decoy, file), '');
+  }
+  writeFileSync(
+    join(decoy, 'package.json'),
+    JSON.stringify({ name: '@scienceevolve/sdk', version: '0.0.0-decoy', exports: { './package.json': './package.json' } }),
+  );
+  const workflow = join(dir, 'workflow.json');
+  writeFileSync(workflow, JSON.stringify(labWorkflow()));
+  const workspace = join(dir, 'ws');
+  await mkdir(workspace);
+  const probed = await runNode(
+    [
+      join(cli, 'bin', 'scienceevolve.js'),
+      'services',
+      'probe',
+      '--data-dir',
+      join(dir, 'data'),
+      '--workspace',
+      workspace,
+      '--agent',
+      'main',
+      '--workflow',
+      workflow,
+      '--json',
+    ],
+    { NODE_DISABLE_COMPILE_CACHE: '1' },
+    dir,
+  );
+  assert.equal(probed.code, 0, probed.stderr);
+  const report = JSON.parse(probed.stdout) as { services: { name: string; state: string; pid: number }[] };
+  assert.deepEqual(
+    report.services.map((s) => [s.name, s.state]),
+    [['lab', 'ready']],
+  );
+  for (const s of report.services) await assertGone(s.pid);
+});
