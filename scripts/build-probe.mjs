@@ -76,7 +76,7 @@ const OWN_URL = [
   '  const pkg = /^\\.\\.\\/\\.\\.\\/(sdk|supervisor)\\/(.*)$/.exec(own);',
   '  if (pkg !== null) {',
   '    try {',
-  "      const root = (name, from) => (__probeRoots[name] ??= path.dirname(require.resolve(`@scienceevolve/${name}/package.json`, { paths: [from] })));",
+  '      const root = (name, from) => (__probeRoots[name] ??= path.dirname(require.resolve("@scienceevolve/" + name + "/package.json", { paths: [from] })));',
   "      const sdk = root('sdk', __dirname);",
   "      file = path.join(pkg[1] === 'sdk' ? sdk : root('supervisor', sdk), pkg[2]);",
   '    } catch {}',
@@ -165,7 +165,9 @@ while (toVisit.length > 0) {
 }
 for (const file of reachable) {
   if (file.includes('node_modules/@opentelemetry/')) {
-    problems.push(`${file}: OpenTelemetry reached other than through ${TELEMETRY_EXPORT} (loaded only when export is on)`);
+    problems.push(
+      `${file}: OpenTelemetry reached other than through ${TELEMETRY_EXPORT} (loaded only when export is on)`,
+    );
   }
 }
 // The static closure of what runs before the spawn.

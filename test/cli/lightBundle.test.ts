@@ -359,7 +359,7 @@ test('a light build the checks refuse leaves no bundle behind (nor an earlier on
   }
 });
 
-test("an entry.cjs from an earlier build (before `runsBundled`) is not asked: the bin runs the ES entry", async (t) => {
+test('an entry.cjs from an earlier build (before `runsBundled`) is not asked: the bin runs the ES entry', async (t) => {
   // A checkout updated and rebuilt by `tsc --build` alone (`npm run typecheck`, `npm run api`): the bin is
   // source, `dist/entry.js` tsc's fresh output, and `dist/entry.cjs` still the one an earlier
   // `npm run build` wrote, which knows `usesLightPath` and `lightBundleFresh` but not `runsBundled`.
@@ -387,7 +387,7 @@ test("an entry.cjs from an earlier build (before `runsBundled`) is not asked: th
     [
       'export function enableCliCompileCache() {}',
       'export async function guardStdoutFor() {}',
-      "export async function loadCli() { return { run: async (argv) => { process.stdout.write(`the ES entry ran ${argv.join(' ')}\\n`); return 0; } }; }",
+      "export async function loadCli() { return { run: async (argv) => { process.stdout.write('the ES entry ran ' + argv.join(' ') + '\\n'); return 0; } }; }",
     ].join('\n'),
   );
   const ran = await runBin(['validate', 'x.json'], {}, join(cli, 'bin', 'scienceevolve.js'));

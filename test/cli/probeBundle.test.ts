@@ -333,7 +333,13 @@ test('installed with the SDK nested under the CLI (another version at the top): 
   const dir = await tempDir(t);
   const modules = join(dir, 'app', 'node_modules', '@scienceevolve');
   const cli = join(modules, 'cli');
-  for (const file of ['bin/scienceevolve.js', 'bin/package.json', 'package.json', 'dist/entry.cjs', 'dist/probe.bundle.cjs']) {
+  for (const file of [
+    'bin/scienceevolve.js',
+    'bin/package.json',
+    'package.json',
+    'dist/entry.cjs',
+    'dist/probe.bundle.cjs',
+  ]) {
     mkdirSync(dirname(join(cli, file)), { recursive: true });
     copyFileSync(join(ROOT, 'packages', 'cli', file), join(cli, file));
   }
@@ -346,7 +352,11 @@ test('installed with the SDK nested under the CLI (another version at the top): 
   }
   writeFileSync(
     join(decoy, 'package.json'),
-    JSON.stringify({ name: '@scienceevolve/sdk', version: '0.0.0-decoy', exports: { './package.json': './package.json' } }),
+    JSON.stringify({
+      name: '@scienceevolve/sdk',
+      version: '0.0.0-decoy',
+      exports: { './package.json': './package.json' },
+    }),
   );
   const workflow = join(dir, 'workflow.json');
   writeFileSync(workflow, JSON.stringify(labWorkflow()));
