@@ -46,17 +46,41 @@ const PRE_SPAWN = [
 ];
 /** What none of them may reach statically: it loads while the service boots, or never. */
 const AFTER_SPAWN = /node_modules\/(@modelcontextprotocol|@opentelemetry|ajv|ajv-formats|yaml)\//;
+/**
+ * What the probe never holds, before or after the spawn: the model libraries (it runs no model loop) and the
+ * SDK's root entry (which imports every layer). The bin loads the bundle as one file, so a module listing
+ * cannot see them inside it: this check keeps them out.
+ */
+const NEVER = /(node_modules\/(ai|@ai-sdk\/[^/]+)\/|packages\/sdk\/dist\/index\.js$)/;
+/**
+ * The one way into OpenTelemetry: `events/telemetry.ts` imports this module (dynamically) only when export is
+ * on, so a probe without OTEL_EXPORTER_OTLP_ENDPOINT evaluates no OpenTelemetry package.
+ */
+const TELEMETRY_EXPORT = 'packages/sdk/dist/events/telemetryExport.js';
 const BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
 /**
- * The bundle's prelude (after the function head and strict mode): `__probeOwnUrl(path)`, the URL of our module at `path` relative to the bundle's
- * directory, links resolved as Node's ES module loader resolves them for `import.meta.url` (a package
- * manager that links packages side by side — pnpm — gives the same file as npm's flat install); a path that
- * does not exist is given as it is.
+ * The bundle's prelude (after the function head and strict mode): `__probeOwnUrl(path)`, the URL of our module at `path`
+ * relative to the bundle's directory, links resolved as Node's ES module loader resolves them for
+ * `import.meta.url` (a package manager that links packages side by side — pnpm — gives the same file as
+ * npm's flat install). A module of the SDK (`../../sdk/…`) is found in the SDK the CLI itself resolves (as
+ * its ES modules import it: a copy nested under the CLI, when npm put another version at the top), one of the
+ * supervisor (`../../supervisor/…`) in the supervisor that SDK resolves; the path beside the bundle is the
+ * fallback. A path that does not exist is given as it is.
  */
 const OWN_URL = [
+  'var __probeRoots = Object.create(null);',
   'var __probeOwnUrl = (own) => {',
-  "  const file = require('node:path').join(__dirname, own);",
+  "  const path = require('node:path');",
+  '  let file = path.join(__dirname, own);',
+  '  const pkg = /^\\.\\.\\/\\.\\.\\/(sdk|supervisor)\\/(.*)$/.exec(own);',
+  '  if (pkg !== null) {',
+  '    try {',
+  '      const root = (name, from) => (__probeRoots[name] ??= path.dirname(require.resolve("@scienceevolve/" + name + "/package.json", { paths: [from] })));',
+  "      const sdk = root('sdk', __dirname);",
+  "      file = path.join(pkg[1] === 'sdk' ? sdk : root('supervisor', sdk), pkg[2]);",
+  '    } catch {}',
+  '  }',
   "  try { return require('node:url').pathToFileURL(require('node:fs').realpathSync(file)).href; }",
   "  catch { return require('node:url').pathToFileURL(file).href; }",
   '};',
@@ -118,6 +142,7 @@ const inputs = result.metafile.inputs;
 const problems = [];
 for (const [file, input] of Object.entries(inputs)) {
   const path = file.split(sep).join('/');
+  if (NEVER.test(path)) problems.push(`${path}: the probe loads no model library and not the SDK's root`);
   if (path.includes('node_modules/') && /\bimport\.meta\b/.test(readFileSync(join(ROOT, file), 'utf8'))) {
     problems.push(`${path}: a dependency that reads import.meta (its file is not at a place the bundle knows)`);
   }
@@ -125,6 +150,24 @@ for (const [file, input] of Object.entries(inputs)) {
     if (imp.external && !BUILTINS.has(imp.path)) {
       problems.push(`${path}: ${imp.kind} of ${imp.path} left outside the bundle`);
     }
+  }
+}
+// Everything the probe may evaluate (static and dynamic imports) but through the telemetry export module.
+const reachable = new Set();
+const toVisit = [relative(ROOT, ENTRY).split(sep).join('/')];
+while (toVisit.length > 0) {
+  const file = toVisit.pop();
+  if (reachable.has(file)) continue;
+  reachable.add(file);
+  for (const imp of inputs[file]?.imports ?? []) {
+    if (!imp.external && !(imp.kind === 'dynamic-import' && imp.path === TELEMETRY_EXPORT)) toVisit.push(imp.path);
+  }
+}
+for (const file of reachable) {
+  if (file.includes('node_modules/@opentelemetry/')) {
+    problems.push(
+      `${file}: OpenTelemetry reached other than through ${TELEMETRY_EXPORT} (loaded only when export is on)`,
+    );
   }
 }
 // The static closure of what runs before the spawn.

@@ -358,3 +358,40 @@ test('a light build the checks refuse leaves no bundle behind (nor an earlier on
     assert.equal(existsSync(join(dist, file)), false, `${file} is not left behind`);
   }
 });
+
+test('an entry.cjs from an earlier build (before `runsBundled`) is not asked: the bin runs the ES entry', async (t) => {
+  // A checkout updated and rebuilt by `tsc --build` alone (`npm run typecheck`, `npm run api`): the bin is
+  // source, `dist/entry.js` tsc's fresh output, and `dist/entry.cjs` still the one an earlier
+  // `npm run build` wrote, which knows `usesLightPath` and `lightBundleFresh` but not `runsBundled`.
+  const dir = await tempDir(t);
+  const cli = join(dir, 'packages', 'cli');
+  for (const file of ['bin/scienceevolve.js', 'bin/package.json', 'package.json']) {
+    mkdirSync(dirname(join(cli, file)), { recursive: true });
+    copyFileSync(join(ROOT, 'packages', 'cli', file), join(cli, file));
+  }
+  mkdirSync(join(cli, 'dist'));
+  writeFileSync(
+    join(cli, 'dist', 'entry.cjs'),
+    [
+      "'use strict';",
+      'module.exports = {',
+      '  usesLightPath: () => true,',
+      '  lightBundleFresh: () => true,',
+      '  enableCliCompileCache: () => undefined,',
+      "  loadCli: async () => ({ run: async () => { process.stdout.write('the old entry.cjs ran\\n'); return 0; } }),",
+      '};',
+    ].join('\n'),
+  );
+  writeFileSync(
+    join(cli, 'dist', 'entry.js'),
+    [
+      'export function enableCliCompileCache() {}',
+      'export async function guardStdoutFor() {}',
+      "export async function loadCli() { return { run: async (argv) => { process.stdout.write('the ES entry ran ' + argv.join(' ') + '\\n'); return 0; } }; }",
+    ].join('\n'),
+  );
+  const ran = await runBin(['validate', 'x.json'], {}, join(cli, 'bin', 'scienceevolve.js'));
+  assert.equal(ran.code, 0, ran.stderr);
+  assert.equal(ran.stderr, '');
+  assert.equal(ran.stdout, 'the ES entry ran validate x.json\n');
+});

@@ -188,9 +188,9 @@ describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 },
     );
     assert.ok(forbidden.includes('builtin:child_process'), 'child_process listed');
     // services probe runs from its own bundle (docs/decisions/probe-bundle.md): the bin, its start and the
-    // bundle are the only files it loads — no SDK root, no model library, no module of node_modules. That
-    // the bundle evaluates no MCP code before its service's spawn (nor at a usage error) is the bundle's
-    // build check (scripts/build-probe.mjs, test/cli/probeBundle.test.ts).
+    // bundle are the only files it loads — no module of node_modules. That the bundle holds no SDK root and
+    // no model library, and evaluates no MCP code before its service's spawn (nor at a usage error), is the
+    // bundle's build check (scripts/build-probe.mjs, test/cli/probeBundle.test.ts).
     const files = (loaded: readonly string[]) =>
       loaded
         .filter((m) => m.startsWith('file:') && !m.includes('/test/fixtures/cli/'))
@@ -257,6 +257,8 @@ describe('cheap commands load no MCP, process or HTTP code', { concurrency: 2 },
       '--json',
     ]);
     assert.equal(probe.code, 0, probe.stderr);
+    // The probe runs from its bundle, whose inside the listing cannot see: that it reaches OpenTelemetry only
+    // through the export module is the bundle's build check (scripts/build-probe.mjs, probeBundle.test.ts).
     assert.deepEqual(otel(probe.loaded), [], 'a probe without the variable loads no OpenTelemetry package');
 
     const runArgs = [

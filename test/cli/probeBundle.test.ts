@@ -275,6 +275,44 @@ describe('a probe build the checks refuse leaves no bundle behind (nor an earlie
     }
   });
 
+  for (const [what, imported] of [
+    ['a model library', 'ai'],
+    ["the SDK's root", '@scienceevolve/sdk'],
+  ] as const) {
+    test(`${what} anywhere in the bundle, even behind a dynamic import`, async (t) => {
+      // The probe starts services and lists them: it never runs a model loop. Its bundle is the one file the
+      // module listing sees (test/cli/lightCommands.test.ts), so this check is what keeps them out.
+      const dir = await tempDir(t);
+      const dist = buildTree(dir, {
+        'probe.js': "export const run = () => import('./commands/servicesProbe.js');\n",
+        'commands/servicesProbe.js': `export const probe = () => import('${imported}');\n`,
+      });
+      const r = await runNode([join(dir, 'scripts', 'build-probe.mjs')], {}, dir);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /refused[\s\S]*: the probe loads no model library and not the SDK's root/);
+      for (const file of ['probe.bundle.cjs', 'probe.bundle.cjs.map']) {
+        assert.equal(existsSync(join(dist, file)), false, `${file} is not left behind`);
+      }
+    });
+  }
+
+  test('OpenTelemetry reached other than through the export module (loaded only when export is on)', async (t) => {
+    // A probe without OTEL_EXPORTER_OTLP_ENDPOINT evaluates no OpenTelemetry package; inside the bundle the
+    // module listing cannot see that (test/cli/lightCommands.test.ts), so the build checks that the only way
+    // in is events/telemetryExport.js, which events/telemetry.ts imports only when export is on.
+    const dir = await tempDir(t);
+    const dist = buildTree(dir, {
+      'probe.js': "export const run = () => import('./commands/servicesProbe.js');\n",
+      'commands/servicesProbe.js': "export const probe = () => import('@opentelemetry/api');\n",
+    });
+    const r = await runNode([join(dir, 'scripts', 'build-probe.mjs')], {}, dir);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /refused[\s\S]*@opentelemetry\/api[^\n]*: OpenTelemetry reached other than through/);
+    for (const file of ['probe.bundle.cjs', 'probe.bundle.cjs.map']) {
+      assert.equal(existsSync(join(dist, file)), false, `${file} is not left behind`);
+    }
+  });
+
   test('a module the bundle cannot hold', async (t) => {
     const dir = await tempDir(t);
     const dist = buildTree(dir, { 'probe.js': "export const run = () => import('./missing.js');\n" });
@@ -285,4 +323,68 @@ describe('a probe build the checks refuse leaves no bundle behind (nor an earlie
       assert.equal(existsSync(join(dist, file)), false, `${file} is not left behind`);
     }
   });
+});
+
+test('installed with the SDK nested under the CLI (another version at the top): the bundle uses the CLI’s own SDK', async (t) => {
+  // npm nests a dependency when the project needs another version of it at the top: here
+  // node_modules/@scienceevolve/sdk is not the CLI's (a decoy with no supervisor beside it), and the CLI's
+  // own is node_modules/@scienceevolve/cli/node_modules/@scienceevolve/sdk. The ES modules resolve the CLI's
+  // own; so must the bundle's rewritten `import.meta.url` (the supervisor's entry, the services' NODE_PATH).
+  const dir = await tempDir(t);
+  const modules = join(dir, 'app', 'node_modules', '@scienceevolve');
+  const cli = join(modules, 'cli');
+  for (const file of [
+    'bin/scienceevolve.js',
+    'bin/package.json',
+    'package.json',
+    'dist/entry.cjs',
+    'dist/probe.bundle.cjs',
+  ]) {
+    mkdirSync(dirname(join(cli, file)), { recursive: true });
+    copyFileSync(join(ROOT, 'packages', 'cli', file), join(cli, file));
+  }
+  mkdirSync(join(cli, 'node_modules', '@scienceevolve'), { recursive: true });
+  symlinkSync(join(ROOT, 'packages', 'sdk'), join(cli, 'node_modules', '@scienceevolve', 'sdk'));
+  const decoy = join(modules, 'sdk');
+  for (const file of ['dist/processes/supervisorEntry.js', 'dist/processes/serviceEnv.js']) {
+    mkdirSync(dirname(join(decoy, file)), { recursive: true });
+    writeFileSync(join(decoy, file), '');
+  }
+  writeFileSync(
+    join(decoy, 'package.json'),
+    JSON.stringify({
+      name: '@scienceevolve/sdk',
+      version: '0.0.0-decoy',
+      exports: { './package.json': './package.json' },
+    }),
+  );
+  const workflow = join(dir, 'workflow.json');
+  writeFileSync(workflow, JSON.stringify(labWorkflow()));
+  const workspace = join(dir, 'ws');
+  await mkdir(workspace);
+  const probed = await runNode(
+    [
+      join(cli, 'bin', 'scienceevolve.js'),
+      'services',
+      'probe',
+      '--data-dir',
+      join(dir, 'data'),
+      '--workspace',
+      workspace,
+      '--agent',
+      'main',
+      '--workflow',
+      workflow,
+      '--json',
+    ],
+    { NODE_DISABLE_COMPILE_CACHE: '1' },
+    dir,
+  );
+  assert.equal(probed.code, 0, probed.stderr);
+  const report = JSON.parse(probed.stdout) as { services: { name: string; state: string; pid: number }[] };
+  assert.deepEqual(
+    report.services.map((s) => [s.name, s.state]),
+    [['lab', 'ready']],
+  );
+  for (const s of report.services) await assertGone(s.pid);
 });

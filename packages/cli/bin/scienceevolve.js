@@ -18,7 +18,9 @@ try {
 } catch (error) {
   if (error?.code !== 'MODULE_NOT_FOUND') throw error;
 }
-if (start?.runsBundled(argv)) {
+// An entry.cjs that predates `runsBundled` (an earlier `npm run build`, followed by `tsc --build` alone) is
+// not asked: its bundles are of that build, so the ES entry, tsc's own output, runs.
+if (typeof start?.runsBundled === 'function' && start.runsBundled(argv)) {
   // The light path loads no module through Node's loader after this file and entry.cjs (its bundle has its
   // own code cache), so the module compile cache would only cost there (measured: cli-light-bundle.md);
   // the probe's bundle keeps it as it was measured (probe-bundle.md).

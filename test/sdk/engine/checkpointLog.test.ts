@@ -455,3 +455,27 @@ test('the log is written O_DSYNC: each record is on disk when its write returns'
     'close() closed it',
   );
 });
+
+test('a log of another file is ignored even when a record of it is damaged: the file is read', async (t) => {
+  const { path, log, writer } = writerIn(t);
+  for (let turn = 1; turn <= 4; turn++) await writer.append(1, conversation(turn));
+  await writer.close();
+  const whole = readFileSync(log);
+  const lines = whole.toString('utf8').split('\n');
+  const secondRecord = lines[0]!.length + 1 + lines[1]!.length + 1;
+  const damaged = Buffer.from(whole);
+  damaged[secondRecord + 40] = damaged[secondRecord + 40] === 0x41 ? 0x42 : 0x41;
+  writeFileSync(log, damaged);
+  // Beside the file it continues, the damage is reported.
+  await refused(path, log, /line 3 \(at byte \d+\) is damaged/);
+  // The file rewritten (as the attempt's end writes it, before it removes the log): the log names the old
+  // file, so none of its records applies, damaged or not.
+  const outcome = { format: 1, ...owner, attempt: 1, savedAt: new Date().toISOString(), state: conversation(9) };
+  await writeJsonAtomic(path, outcome);
+  assert.deepEqual(await stateOf(path), conversation(9));
+  // A damaged header is still refused: whether the log applies cannot be told.
+  const header = Buffer.from(whole);
+  header[20] = header[20] === 0x41 ? 0x42 : 0x41;
+  writeFileSync(log, header);
+  await refused(path, log, /line 1 \(at byte 0\) is damaged/);
+});

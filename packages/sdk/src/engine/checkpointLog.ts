@@ -97,8 +97,9 @@ export async function readLogBytes(path: string, invocation: string): Promise<Bu
 /**
  * The state the log `bytes` (read from `path`) holds over the checkpoint file whose bytes have digest `base`;
  * undefined when it continues another file (stale), or holds no complete record (a torn tail is left out: it
- * was never reported durable). A log damaged before its last line, or whose records do not replay to JSON,
- * is `invalid_checkpoint` naming the log. The state is parsed by `JSON.parse` (own data properties only).
+ * was never reported durable; a whole header naming another file makes the log stale even when a record
+ * after it is damaged). A log damaged before its last line, or whose records do not replay to JSON, is
+ * `invalid_checkpoint` naming the log. The state is parsed by `JSON.parse` (own data properties only).
  */
 export function replayCheckpointLog(
   bytes: Uint8Array,
@@ -108,17 +109,22 @@ export function replayCheckpointLog(
 ): LoggedState | undefined {
   const source = logSource(path, invocation);
   const split = splitLog(bytes);
+  const headerOf = (head: string) =>
+    parseRecord(CheckpointLogHeaderSchema, parseJson(head, source, 'line 1'), {
+      ...source,
+      subject: `line 1 of the checkpoint log ${path}`,
+      what: 'a checkpoint log header',
+    });
   if (split.damaged !== undefined) {
     const { line, offset, problem } = split.damaged;
+    // A whole header that names another file: none of the log applies, damaged or not (it is stale).
+    const head = line > 0 ? splitLog(bytes.subarray(0, offset)).lines?.[0] : undefined;
+    if (head !== undefined && headerOf(head).base !== base) return undefined;
     throw recordError(source, `line ${line + 1} (at byte ${offset}) is damaged: ${problem}`);
   }
   const [head, ...records] = split.lines;
   if (head === undefined) return undefined;
-  const header = parseRecord(CheckpointLogHeaderSchema, parseJson(head, source, 'line 1'), {
-    ...source,
-    subject: `line 1 of the checkpoint log ${path}`,
-    what: 'a checkpoint log header',
-  });
+  const header = headerOf(head);
   if (header.base !== base) return undefined;
   if (records.length === 0) return undefined;
   const text = new Rope();
