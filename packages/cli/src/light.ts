@@ -9,7 +9,7 @@
 import { writeSync } from 'node:fs';
 import { type CommandRun, runCommands } from './dispatch.js';
 import type { LightCommand } from './lightCommands.js';
-import type { Io } from './output.js';
+import { type Io, writeProcessStdout } from './output.js';
 
 /** The light commands' modules, loaded when their command runs; `main.ts` takes these lines from here. */
 export const LIGHT_MODULES: Readonly<Record<LightCommand, () => Promise<CommandRun>>> = {
@@ -35,7 +35,7 @@ let stdoutStream = process.platform === 'win32';
  */
 function writeStdout(text: string): void {
   if (stdoutStream) {
-    process.stdout.write(text);
+    writeProcessStdout(text);
     return;
   }
   const bytes = Buffer.from(text, 'utf8');
@@ -43,8 +43,9 @@ function writeStdout(text: string): void {
   try {
     while (written < bytes.length) written += writeSync(1, bytes, written);
   } catch {
+    // A reader gone (EPIPE) fails the stream's write too, which drops the rest quietly (output.ts).
     stdoutStream = true;
-    process.stdout.write(bytes.subarray(written));
+    writeProcessStdout(bytes.subarray(written));
   }
 }
 

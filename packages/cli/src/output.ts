@@ -10,9 +10,31 @@ export interface Io {
   stderr: (text: string) => void;
 }
 
+/** Set once stdout's reader went away (EPIPE): what is left to print has no one to read it. */
+let stdoutGone = false;
+/** Whether {@link writeProcessStdout} listens to `process.stdout`'s errors yet. */
+let watchingStdout = false;
+
+/**
+ * Writes to `process.stdout`. A reader that goes away before the output ends (`scienceevolve schema | head
+ * -c 100`) ends the output quietly: the rest is dropped and the command finishes with its own exit code,
+ * instead of an unhandled `EPIPE` and a stack trace. Any other error of the stream is thrown, as before.
+ */
+export function writeProcessStdout(text: string | Uint8Array): void {
+  if (stdoutGone) return;
+  if (!watchingStdout) {
+    watchingStdout = true;
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      stdoutGone = true;
+    });
+  }
+  process.stdout.write(text);
+}
+
 /** The process's own streams. */
 export const processIo: Io = {
-  stdout: (text) => process.stdout.write(text),
+  stdout: writeProcessStdout,
   stderr: (text) => process.stderr.write(text),
 };
 
