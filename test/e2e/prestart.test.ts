@@ -5,7 +5,6 @@
  * Real services and CLI processes: a few seconds each on 2 cores.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -17,23 +16,7 @@ import { runCliToEnd, startCli } from '../fixtures/engine/cli.js';
 import { agent, fixtureDefinition } from '../fixtures/engine/workflows.js';
 import { assertGone } from '../fixtures/store/children.js';
 import { assertNothingLeft, markedProcesses, ofType, sandbox } from '../sdk/engine/helpers.js';
-
-function events(path: string): RunEvent[] {
-  try {
-    return readFileSync(path, 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .flatMap((l) => {
-        try {
-          return [JSON.parse(l) as RunEvent];
-        } catch {
-          return [];
-        }
-      });
-  } catch {
-    return [];
-  }
-}
+import { runEvents as events } from './helpers.js';
 
 test('SIGKILL the host while a prestarted set waits: the supervisor collects it', async (t) => {
   const box = await sandbox(t);

@@ -13,25 +13,12 @@ import { test } from 'node:test';
 import { runEventsPath, runRecordPath } from '../../packages/sdk/src/engine/runRecord.js';
 import type { RunRecord } from '../../packages/sdk/src/engine/runRecord.js';
 import type { StatusReport } from '../../packages/sdk/src/engine/runStatus.js';
-import type { RunEvent } from '../../packages/sdk/src/events/runEvents.js';
 import { ProjectPaths } from '../../packages/sdk/src/store/projectStore.js';
 import { runCliToEnd, startCli } from '../fixtures/engine/cli.js';
 import { agent, fixtureDefinition } from '../fixtures/engine/workflows.js';
 import { assertGone } from '../fixtures/store/children.js';
 import { assertNothingLeft, markedProcesses, ofType, sandbox } from '../sdk/engine/helpers.js';
-
-function events(path: string): RunEvent[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as RunEvent];
-      } catch {
-        return [];
-      }
-    });
-}
+import { runEvents as events } from './helpers.js';
 
 test('SIGKILL the host mid-run, then resume finishes the run and nothing survives', async (t) => {
   const box = await sandbox(t);
