@@ -4,10 +4,10 @@
  * is full, so `writeSync` fails with EAGAIN, at once or after part of the text — the rest goes through
  * `process.stdout`, which waits for the reader: every byte arrives, in order, and the command exits 0.
  *
- * libuv makes a child's stdio descriptors blocking before it runs the program, so the FIFO is made
- * non-blocking again after the spawn: a `net.Socket` on the test's own descriptor sets O_NONBLOCK on the
- * open file description both processes share (the child is still starting Node, tens of milliseconds from
- * its first write).
+ * libuv makes a child's stdio descriptors blocking before it runs the program, so the child's side of the
+ * FIFO is made non-blocking again after the spawn: a `net.Socket` on the test's descriptor of that side sets
+ * O_NONBLOCK on the open file description both processes share (the child is still starting Node, tens of
+ * milliseconds from its first write). The test reads through a description of its own.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -41,7 +41,9 @@ for (const [name, free] of [
   ['full: the first write is refused', 0],
   ['with 8 KiB free: the first write goes in part', 8192],
 ] as const) {
-  test(`a light command whose stdout is a non-blocking pipe ${name}, still writes all of it, in order`, async (t) => {
+  test(`a light command whose stdout is a non-blocking pipe ${name}, still writes all of it, in order`, {
+    timeout: 60_000,
+  }, async (t) => {
     await fullPipeRun(t, free);
   });
 }
@@ -55,17 +57,21 @@ async function fullPipeRun(t: import('node:test').TestContext, free: number): Pr
   const fifo = join(dir, 'stdout.fifo');
   const made = spawnSync('mkfifo', ['-m', '0600', fifo]);
   assert.equal(made.status, 0, `mkfifo: ${made.stderr}`);
-  // Opened for reading and writing, a FIFO opens at once; O_NONBLOCK is on the open file description the
-  // child inherits, so its writeSync fails with EAGAIN instead of waiting.
-  const fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+  // Two open file descriptions of the FIFO: the test reads from its own, always non-blocking; the child
+  // writes to the other. O_NONBLOCK lives on a description, so what the child's side is set to (libuv
+  // makes it blocking before the child runs; Node puts back at exit what it found at start) never makes
+  // the test's reads wait.
+  const readFd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  t.after(() => closeSync(readFd));
+  const writeFd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
   let socket: Socket | undefined;
-  t.after(() => (socket === undefined ? closeSync(fd) : socket.destroy()));
+  t.after(() => (socket === undefined ? closeSync(writeFd) : socket.destroy()));
   // Fill the pipe so the command's very first write is refused.
   const filler = Buffer.alloc(4096, 0x2e);
   let filled = 0;
   for (;;) {
     try {
-      filled += writeSync(fd, filler);
+      filled += writeSync(writeFd, filler);
     } catch (error) {
       assert.equal((error as NodeJS.ErrnoException).code, 'EAGAIN');
       break;
@@ -73,11 +79,13 @@ async function fullPipeRun(t: import('node:test').TestContext, free: number): Pr
   }
   assert.ok(filled > 0);
   // Take `free` bytes back out, so that much room is left.
-  const taken = free === 0 ? Buffer.alloc(0) : readExactly(fd, free);
+  const taken = free === 0 ? Buffer.alloc(0) : readExactly(readFd, free);
 
-  const child = spawn(process.execPath, [BIN, 'schema'], { cwd: ROOT, stdio: ['ignore', fd, 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'schema'], { cwd: ROOT, stdio: ['ignore', writeFd, 'pipe'] });
   t.after(() => child.kill('SIGKILL'));
-  socket = new Socket({ fd, readable: false, writable: false });
+  // The child's side is made non-blocking again now that libuv made it blocking (a net.Socket on a pipe
+  // sets O_NONBLOCK): the child is still starting Node, tens of milliseconds from its first write.
+  socket = new Socket({ fd: writeFd, readable: false, writable: false });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (c: string) => {
     stderr += c;
@@ -92,11 +100,11 @@ async function fullPipeRun(t: import('node:test').TestContext, free: number): Pr
   });
   const deadline = Date.now() + 30_000;
   while (!done && Date.now() < deadline) {
-    received.push(drain(fd));
+    received.push(drain(readFd));
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   const code = await exited;
-  received.push(drain(fd));
+  received.push(drain(readFd));
   assert.ok(child.pid !== undefined);
   await assertGone(child.pid);
   assert.equal(code, 0, stderr);
