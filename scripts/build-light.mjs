@@ -11,12 +11,11 @@
 //   outside the bundle (the bin runs it through vm.Script, where `import()` has no loader);
 // - a bundled module that reads `import.meta` other than packages/cli/dist/cliPaths.js: in the bundle,
 //   `import.meta.url` is the bundle's, so only a module at the bundle's own depth (dist/) finds its files.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { bundleOutputs } from './lib/bundleOutputs.mjs';
-import { ownSourcesOnly } from './lib/bundleSourceMap.mjs';
 import { CJS_FUNCTION_FOOTER, cjsFunctionBanner } from './lib/cjsFunction.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -92,7 +91,7 @@ const ENTRY_CJS = join(CLI_DIST, 'entry.cjs');
 /** Everything this script writes: removed first, and again when the build is refused. */
 const OUTPUTS = [OUT, `${OUT}.map`, ENTRY_CJS, `${ENTRY_CJS}.map`];
 
-const { clear, refuse } = bundleOutputs('build-light', OUTPUTS);
+const { clear, refuse, write } = bundleOutputs('build-light', OUTPUTS);
 
 // An earlier bundle is not left behind a build that fails: the bin then runs the unbundled light path.
 clear();
@@ -116,6 +115,8 @@ const result = await build({
   minifySyntax: true,
   legalComments: 'eof',
   metafile: true,
+  // In memory: written only once the checks below pass (scripts/lib/bundleOutputs.mjs).
+  write: false,
   logLevel: 'warning',
   plugins: [lazyBuiltins, ownModulesArePure],
 });
@@ -136,6 +137,7 @@ const start = await build({
   sourcemap: 'linked',
   sourcesContent: false,
   metafile: true,
+  write: false,
   logLevel: 'warning',
 });
 const startInputs = Object.keys(start.metafile.inputs).map((f) => f.split(sep).join('/'));
@@ -160,10 +162,10 @@ for (const [file, input] of Object.entries(result.metafile.inputs)) {
       problems.push(`${file}: dynamic import of ${imp.path} left outside the bundle`);
   }
 }
-const mapFile = `${OUT}.map`;
-writeFileSync(mapFile, JSON.stringify(ownSourcesOnly(JSON.parse(readFileSync(mapFile, 'utf8')))));
-
 if (problems.length > 0) refuse(problems);
+// entry.cjs first, the bundle last: without entry.cjs the bin runs the ES entry, whatever the bundle.
+write(start.outputFiles, { ownSources: false });
+write(result.outputFiles);
 const size = statSync(OUT).size;
 console.log(
   `build-light: ${relative(ROOT, OUT)} (${Math.round(size / 1024)} KiB, ${Object.keys(result.metafile.inputs).length} modules) in ${Date.now() - started} ms`,

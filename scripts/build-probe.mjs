@@ -17,13 +17,12 @@
 //   evaluates before it (the table, the command, the SDK's invocation path — PRE_SPAWN) must not reach them
 //   through static imports; they stay behind the dynamic imports the bundle keeps lazy
 //   (docs/decisions/probe-start.md).
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { bundleOutputs } from './lib/bundleOutputs.mjs';
-import { ownSourcesOnly } from './lib/bundleSourceMap.mjs';
 import { CJS_FUNCTION_FOOTER, cjsFunctionBanner } from './lib/cjsFunction.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -105,7 +104,7 @@ const ownImportMeta = {
   },
 };
 
-const { clear, refuse } = bundleOutputs('build-probe', OUTPUTS);
+const { clear, refuse, write } = bundleOutputs('build-probe', OUTPUTS);
 
 // An earlier bundle is not left behind a build that fails: the bin then runs main.js.
 clear();
@@ -129,6 +128,8 @@ try {
     minifySyntax: true,
     legalComments: 'eof',
     metafile: true,
+    // In memory: written only once the checks below pass (scripts/lib/bundleOutputs.mjs).
+    write: false,
     logLevel: 'silent',
     // import.meta left in the bundle (a dependency's, or ours other than `.url`) would be empty: refused.
     logOverride: { 'empty-import-meta': 'error' },
@@ -189,10 +190,8 @@ for (const file of eager) {
     problems.push(`${file}: evaluated before the service's spawn (statically reached from ${PRE_SPAWN.join(', ')})`);
   }
 }
-const mapFile = `${OUT}.map`;
-writeFileSync(mapFile, JSON.stringify(ownSourcesOnly(JSON.parse(readFileSync(mapFile, 'utf8')))));
-
 if (problems.length > 0) refuse(problems);
+write(result.outputFiles);
 console.log(
   `build-probe: ${relative(ROOT, OUT)} (${Math.round(statSync(OUT).size / 1024)} KiB, ${Object.keys(inputs).length} modules) in ${Date.now() - started} ms`,
 );

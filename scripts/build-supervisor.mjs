@@ -9,13 +9,12 @@
 // The build refuses — and then leaves no bundle, so hosts fork dist/main.js — a bundle that holds anything
 // but the supervisor's own built modules (the supervisor stands alone: no dependency, no other package), that
 // leaves an import of anything but a Node built-in outside, or that reads import.meta.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { bundleOutputs } from './lib/bundleOutputs.mjs';
-import { ownSourcesOnly } from './lib/bundleSourceMap.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'packages', 'supervisor', 'dist');
@@ -23,7 +22,7 @@ const OUT = join(DIST, 'main.bundle.cjs');
 const OUTPUTS = [OUT, `${OUT}.map`];
 const BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
-const { clear, refuse } = bundleOutputs('build-supervisor', OUTPUTS);
+const { clear, refuse, write } = bundleOutputs('build-supervisor', OUTPUTS);
 
 // An earlier bundle is not left behind a build that fails: hosts then fork dist/main.js.
 clear();
@@ -42,6 +41,8 @@ try {
     sourcemap: 'linked',
     sourcesContent: false,
     metafile: true,
+    // In memory: written only once the checks below pass (scripts/lib/bundleOutputs.mjs).
+    write: false,
     logLevel: 'silent',
     logOverride: { 'empty-import-meta': 'error' },
   });
@@ -57,10 +58,8 @@ for (const [file, input] of Object.entries(result.metafile.inputs)) {
     if (imp.external && !BUILTINS.has(imp.path)) problems.push(`${path}: ${imp.kind} of ${imp.path} left outside`);
   }
 }
-const mapFile = `${OUT}.map`;
-writeFileSync(mapFile, JSON.stringify(ownSourcesOnly(JSON.parse(readFileSync(mapFile, 'utf8')))));
-
 if (problems.length > 0) refuse(problems);
+write(result.outputFiles);
 console.log(
   `build-supervisor: ${relative(ROOT, OUT)} (${Math.round(statSync(OUT).size / 1024)} KiB, ${Object.keys(result.metafile.inputs).length} modules) in ${Date.now() - started} ms`,
 );
