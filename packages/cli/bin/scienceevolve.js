@@ -18,16 +18,18 @@ try {
 } catch (error) {
   if (error?.code !== 'MODULE_NOT_FOUND') throw error;
 }
-// An entry.cjs that predates `runsBundled` (an earlier `npm run build`, followed by `tsc --build` alone) is
-// not asked: its bundles are of that build, so the ES entry, tsc's own output, runs.
-if (typeof start?.runsBundled === 'function' && start.runsBundled(argv)) {
+// Which module runs argv, chosen once (a bundle's freshness is four stats) and handed to loadCli. An
+// entry.cjs that predates `runsBundled` (an earlier `npm run build`, followed by `tsc --build` alone) is not
+// asked: its bundles are of that build, so the ES entry, tsc's own output, runs.
+const bundled = typeof start?.runsBundled === 'function' ? start.cliModuleFor(argv) : undefined;
+if (bundled?.endsWith('.bundle.cjs')) {
   // The light path loads no module through Node's loader after this file and entry.cjs (its bundle has its
   // own code cache), so the module compile cache would only cost there (measured: cli-light-bundle.md);
   // the probe's bundle keeps it as it was measured (probe-bundle.md).
   if (!start.usesLightPath(argv)) start.enableCliCompileCache();
   if (argv.includes('--debug')) process.setSourceMapsEnabled(true);
   start
-    .loadCli(argv)
+    .loadCli(argv, bundled)
     .then(({ run }) => run(argv))
     .then((code) => {
       process.exitCode = code;

@@ -146,13 +146,16 @@ export interface CliModule {
 }
 
 /**
- * Loads the module that runs `argv` ({@link cliModuleFor}). The light bundle and the probe's are CommonJS
+ * Loads the module that runs `argv` (`module`, when the caller already chose it with {@link cliModuleFor}:
+ * the bin does, so the bundles' freshness is checked once a start). The light bundle and the probe's are CommonJS
  * files compiled with V8's code cache of their last run ({@link loadLightBundle}); `--debug` loads them
  * with `require` instead, so that Node's source-map support maps their stack frames. The others are ES
  * modules, imported.
  */
-export async function loadCli(argv: readonly string[]): Promise<CliModule> {
-  const module = cliModuleFor(argv);
+export async function loadCli(
+  argv: readonly string[],
+  module: ReturnType<typeof cliModuleFor> = cliModuleFor(argv),
+): Promise<CliModule> {
   if (module !== './light.bundle.cjs' && module !== './probe.bundle.cjs') return (await import(module)) as CliModule;
   const bundle = fileURLToPath(new URL(module, import.meta.url));
   if (argv.includes('--debug')) return nodeModule.createRequire(import.meta.url)(bundle) as CliModule;
