@@ -147,3 +147,27 @@ test('the depth check refuses and accepts the same messages with its bracket cou
     if ('refusal' in checked) assert.match(checked.refusal.message, /nested deeper than 4 levels/);
   }
 });
+
+test('the size bound holds for a line near the worst growth: a result of numbers that each grow 4.4 times', () => {
+  // `1e20,` (5 characters) is written as 21 digits and a comma: a factor under 6 that a bound of 4 would miss.
+  const line = `{"jsonrpc":"2.0","id":"scienceevolve-1","result":{"n":[${Array(2000).fill('1e20').join(',')}]}}`;
+  const result = (JSON.parse(line) as { result: object }).result;
+  noteParsedFrom(result, line.length);
+  const bytes = Buffer.byteLength(JSON.stringify(result), 'utf8');
+  assert.ok(bytes > 4 * line.length, `${bytes} bytes from a line of ${line.length}: the case is near the worst`);
+  assert.ok(bytes <= (sizeBoundOf(result) ?? 0), `${bytes} bytes within the bound ${sizeBoundOf(result)}`);
+});
+
+test('a CallCancel runs every listener when one throws, as an AbortSignal does, and throws the first error after', () => {
+  const cancel = new CallCancel();
+  const heard: string[] = [];
+  cancel.onAbort(() => {
+    throw new Error('first listener failed');
+  });
+  cancel.onAbort(() => heard.push('second'));
+  listenAbort(cancel, () => heard.push('third'));
+  assert.throws(() => cancel.abort('why'), /first listener failed/);
+  assert.deepEqual(heard, ['second', 'third']);
+  assert.equal(cancel.aborted, true);
+  assert.equal(cancel.signal.reason, 'why');
+});

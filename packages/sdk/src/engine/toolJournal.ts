@@ -141,7 +141,10 @@ function observeCalls(surface: Surface, options: ObserveOptions): Surface {
       },
     };
     try {
-      const result = await surface.callTool(name, args, { ...requestOptions, task: taskOptions, question });
+      // The caller's options copied as they are, getters included: a face's `signal` is a getter that builds
+      // an AbortSignal only when read (sessions/callCancel.ts), and a spread would read it on every call.
+      const forwarded = Object.defineProperties({}, Object.getOwnPropertyDescriptors(requestOptions ?? {}));
+      const result = await surface.callTool(name, args, Object.assign(forwarded, { task: taskOptions, question }));
       called(result.isError !== true, resultText(result), recordedAnswer(result), bridgeCode(result));
       return result;
     } catch (error) {

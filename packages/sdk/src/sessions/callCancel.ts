@@ -69,7 +69,17 @@ export class CallCancel {
     this.controller?.abort(this.why);
     const list = this.listeners;
     this.listeners = undefined;
-    if (list !== undefined) for (const listener of list) listener();
+    if (list === undefined) return;
+    // Every listener runs, as an AbortSignal's do, even when one throws: the first error is thrown after.
+    let failed: { error: unknown } | undefined;
+    for (const listener of list) {
+      try {
+        listener();
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
+    if (failed !== undefined) throw failed.error;
   }
 }
 

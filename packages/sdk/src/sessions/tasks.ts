@@ -163,6 +163,9 @@ export async function sendTaskCall(
   params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
   options: RequestOptions,
 ): Promise<TaskCallAnswer> {
+  // Loaded before the request: once the service has created a task, failing to read its answer would leave
+  // the task running, unfollowed and never cancelled.
+  const [{ CreateTaskResultV1Schema }, { CreateTaskResultV2Schema }] = await schemas();
   let raw: unknown;
   if (client.getProtocolEra() === 'modern') {
     const funnel = client as unknown as CodecFunnel;
@@ -189,7 +192,6 @@ export async function sendTaskCall(
       options,
     );
     if (isPlainObject(raw) && raw.resultType === 'task') {
-      const [, { CreateTaskResultV2Schema }] = await schemas();
       const task = parsed(CreateTaskResultV2Schema, raw, 'the task a tools/call created');
       return { kind: 'task', task: accepted(task.taskId, 'modern', task.pollIntervalMs) };
     }
@@ -197,7 +199,6 @@ export async function sendTaskCall(
   }
   raw = await client.request({ method: 'tools/call', params: { ...params, task: {} } }, RESULT_OR_TASK, options);
   if (isPlainObject(raw) && isPlainObject(raw.task)) {
-    const [{ CreateTaskResultV1Schema }] = await schemas();
     const { task } = parsed(CreateTaskResultV1Schema, raw, 'the task a tools/call created');
     return { kind: 'task', task: accepted(task.taskId, 'legacy', task.pollInterval) };
   }
